@@ -1,0 +1,85 @@
+"""Writes for organizations, accounts and credentials. Keys are returned once, never stored."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+from django.utils.text import slugify
+
+from accounts.keys import hash_key, new_key
+from accounts.models import Account, ApiCredential, ApiKey, HashedKey, Organization, ScoredDataKey
+
+API_KEY_KIND = "lc"
+SCORED_DATA_KEY_KIND = "sd"
+
+
+@dataclass(frozen=True)
+class IssuedKey:
+    """A key as issued: ``key`` is the secret, shown this once."""
+
+    record: HashedKey
+    key: str
+
+
+def _issue(model: type[HashedKey], kind: str, **owner: object) -> IssuedKey:
+    key, prefix = new_key(kind)
+    record = model.objects.create(prefix=prefix, key_hash=hash_key(key), **owner)
+    return IssuedKey(record=record, key=key)
+
+
+def _retire(keys: object, grace: timedelta) -> None:
+    """Let the owner's current keys live ``grace`` longer, then stop."""
+    ends = timezone.now() + grace
+    keys.usable().filter(expires_at__isnull=True).update(expires_at=ends)  # type: ignore[attr-defined]
+    keys.usable().filter(expires_at__gt=ends).update(expires_at=ends)  # type: ignore[attr-defined]
+
+
+@transaction.atomic
+def api_credential_issue(
+    *, organization: Organization, name: str = "", api_user: str = "", accounts: list[Account] | None = None
+) -> tuple[ApiCredential, str]:
+    """Create a credential with its first key; returns the key, which is shown only now."""
+    api_user = api_user or f"{slugify(organization.name)[:40]}-{secrets.token_hex(3)}"
+    credential = ApiCredential.objects.create(organization=organization, api_user=api_user, name=name)
+    if accounts:
+        credential.accounts.set(accounts)
+    return credential, _issue(ApiKey, API_KEY_KIND, credential=credential).key
+
+
+@transaction.atomic
+def api_key_rotate(*, credential: ApiCredential, grace: timedelta | None = None) -> str:
+    """Issue a new key; the old ones keep working for the grace period (default a setting)."""
+    _retire(credential.keys, settings.API_KEY_ROTATION_GRACE if grace is None else grace)
+    return _issue(ApiKey, API_KEY_KIND, credential=credential).key
+
+
+def api_credential_revoke(*, credential: ApiCredential) -> int:
+    """Stop every key of the credential now; returns how many were still usable."""
+    return credential.keys.usable().update(revoked_at=timezone.now())
+
+
+@transaction.atomic
+def scored_data_key_issue(*, account: Account, grace: timedelta | None = None) -> str:
+    """Issue the account's scored-data key; an earlier one lives on for the grace period."""
+    _retire(account.scored_data_keys, settings.API_KEY_ROTATION_GRACE if grace is None else grace)
+    return _issue(ScoredDataKey, SCORED_DATA_KEY_KIND, account=account).key
+
+
+def scored_data_key_revoke(*, account: Account) -> int:
+    """Stop every scored-data key of the account now."""
+    return account.scored_data_keys.usable().update(revoked_at=timezone.now())
+
+
+def api_keys_prune(*, older_than: timedelta = timedelta(days=90)) -> int:
+    """Delete keys that stopped working long ago; they can never be used again."""
+    cutoff = timezone.now() - older_than
+    deleted = 0
+    for model in (ApiKey, ScoredDataKey):
+        stale = model.objects.filter(revoked_at__lt=cutoff) | model.objects.filter(expires_at__lt=cutoff)
+        deleted += stale.delete()[0]
+    return deleted

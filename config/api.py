@@ -1,0 +1,160 @@
+"""What every interface shares: the JSON renderer, the success envelope, the error types
+and the one exception handler that renders errors in each interface's documented shape.
+
+A view names its shape with ``error_shape``: ``"envelope"`` (User API, click-to-call:
+``{"success": false, "message": ...}``) or ``"reason"`` (lead intake: ``{"reason": ...}``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf
+from rest_framework import renderers
+from rest_framework.response import Response
+
+from config.validation import flatten_errors
+
+ENVELOPE = "envelope"
+REASON = "reason"
+INVALID_DATA = "The given data was invalid."
+
+
+class JSONRenderer(renderers.JSONRenderer):
+    charset = "utf-8"
+
+
+def envelope(action: str, message: str, *, status: int = 200, **members: Any) -> Response:
+    """The User API's success body: success, action, message, then the operation's members."""
+    return Response({"success": True, "action": action, "message": message, **members}, status=status)
+
+
+class ApiError(Exception):
+    """An error answered in the calling interface's shape; never a 500."""
+
+    status: ClassVar[int] = 400
+    default_message: ClassVar[str] = "Bad request."
+
+    def __init__(self, message: str | None = None) -> None:
+        self.message = message or self.default_message
+        super().__init__(self.message)
+
+    def headers(self) -> dict[str, str]:
+        return {}
+
+
+class InvalidApiKey(ApiError):
+    status = 401
+    default_message = "Invalid API key"
+
+
+class Forbidden(ApiError):
+    status = 403
+    default_message = "Forbidden."
+
+
+class NotFound(ApiError):
+    status = 404
+    default_message = "Not found."
+
+
+class MethodNotAllowed(ApiError):
+    status = 405
+    default_message = "Method not allowed."
+
+
+class PayloadTooLarge(ApiError):
+    status = 413
+    default_message = "The request body is larger than 1 MiB."
+
+
+class UnsupportedMediaType(ApiError):
+    status = 415
+    default_message = "Unsupported content type."
+
+
+class ValidationFailed(ApiError):
+    status = 422
+    default_message = INVALID_DATA
+
+    def __init__(self, errors: dict[str, list[str]]) -> None:
+        super().__init__(INVALID_DATA)
+        self.errors = errors
+
+    @classmethod
+    def one(cls, field: str, message: str) -> ValidationFailed:
+        return cls({field: [message]})
+
+
+class RateLimited(ApiError):
+    status = 429
+    default_message = "Too many requests. Please slow down."
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__()
+        self.retry_after = max(1, math.ceil(retry_after))
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
+def error_body(shape: str, error: ApiError) -> dict[str, Any]:
+    """The body of ``error`` in an interface's shape."""
+    if shape == REASON:
+        if isinstance(error, ValidationFailed):
+            first = next(iter(error.errors.values()), [error.message])
+            return {"reason": first[0]}
+        return {"reason": error.message}
+    if isinstance(error, ValidationFailed):
+        return {"message": INVALID_DATA, "errors": error.errors}
+    return {"success": False, "message": error.message}
+
+
+def error_response(shape: str, error: ApiError) -> JsonResponse:
+    """A plain Django response for errors raised before DRF runs (middleware)."""
+    return JsonResponse(
+        error_body(shape, error),
+        status=error.status,
+        headers=error.headers(),
+        content_type="application/json; charset=utf-8",
+    )
+
+
+def as_api_error(exc: Exception, view: Any) -> ApiError | None:
+    """Translate framework exceptions into ours; ``None`` for anything unexpected."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, drf.ValidationError):
+        return ValidationFailed(flatten_errors(exc.detail))
+    if isinstance(exc, drf.ParseError):
+        return ValidationFailed.one("body", "The request body must be a valid JSON object.")
+    if isinstance(exc, drf.UnsupportedMediaType):
+        return UnsupportedMediaType(f'Unsupported content type "{exc.args[0] if exc.args else ""}".')
+    if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
+        return InvalidApiKey()
+    if isinstance(exc, drf.Throttled):
+        return RateLimited(exc.wait or 1)
+    if isinstance(exc, drf.MethodNotAllowed):
+        return MethodNotAllowed()
+    if isinstance(exc, Http404 | drf.NotFound):
+        return NotFound(getattr(view, "not_found_message", NotFound.default_message))
+    if isinstance(exc, RequestDataTooBig):
+        return PayloadTooLarge()
+    if isinstance(exc, drf.APIException) and exc.status_code < 500:
+        error = ApiError(str(exc.detail))
+        error.status = exc.status_code  # type: ignore[misc]
+        return error
+    return None
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """Render every error of every interface in that interface's documented shape."""
+    view = context.get("view")
+    error = as_api_error(exc, view)
+    if error is None:
+        return None
+    shape = getattr(view, "error_shape", ENVELOPE)
+    return Response(error_body(shape, error), status=error.status, headers=error.headers())

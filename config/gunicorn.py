@@ -1,0 +1,25 @@
+"""gunicorn configuration for every deployment: ``gunicorn -c config/gunicorn.py config.wsgi``.
+
+Values come from the environment so one file serves ``make run``, benchmarks and production.
+"""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
+workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() * 2 + 1))
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+graceful_timeout = 30
+keepalive = 5
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "0"))
+max_requests_jitter = 100
+accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-")
+errorlog = "-"
+reload = os.environ.get("GUNICORN_RELOAD", "") == "1"
+# The click-to-call interface sends its key in a header named ``api_key``. gunicorn drops
+# headers with underscores by default (they could be spoofed past a proxy that maps dashes);
+# the service needs it, and no other header of ours has a dashed twin, so keep them.
+header_map = "dangerous"
+# Never let gunicorn's access log print the query string's apikey (scored data API).
+access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'

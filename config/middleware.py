@@ -1,0 +1,34 @@
+"""Refuse oversized API bodies before anything reads them."""
+
+from collections.abc import Callable
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from django.urls import Resolver404, resolve
+
+from config.api import ENVELOPE, PayloadTooLarge, error_response
+
+
+class RequestSizeLimitMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path_info.startswith("/api/") and _content_length(request) > settings.API_MAX_BODY_BYTES:
+            return error_response(_error_shape(request.path_info), PayloadTooLarge())
+        return self.get_response(request)
+
+
+def _content_length(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+def _error_shape(path: str) -> str:
+    try:
+        view_class = getattr(resolve(path).func, "view_class", None)
+    except Resolver404:
+        return ENVELOPE
+    return getattr(view_class, "error_shape", ENVELOPE)

@@ -1,0 +1,54 @@
+from datetime import time
+
+import factory
+
+from accounts.models import Account, AccountScheduleDay, ApiCredential, Organization, Team
+from accounts.services import api_credential_issue, scored_data_key_issue
+
+
+class OrganizationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Organization
+
+    name = factory.Sequence(lambda n: f"Motor Group {n}")
+
+
+class AccountFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Account
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"Dealer {n}")
+    timezone = "America/Denver"
+    country = "US"
+    postal_code = "80202"
+    address = "1 Main St"
+    city = "Denver"
+    caller_id = "+13035550199"
+
+    @factory.post_generation
+    def schedule(self, create, extracted, **kwargs):
+        """Every account gets a weekday 08:00-18:00 schedule unless ``schedule=False``."""
+        if not create or extracted is False:
+            return
+        AccountScheduleDay.objects.bulk_create(
+            AccountScheduleDay(account=self, weekday=d, active=d < 5, start_time=time(8), end_time=time(18))
+            for d in range(7)
+        )
+
+
+class TeamFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Team
+
+    account = factory.SubFactory(AccountFactory)
+    name = factory.Sequence(lambda n: f"Team {n}")
+
+
+def issue_credential(organization: Organization, **kwargs) -> tuple[ApiCredential, str]:
+    """A credential and its key, through the same service support uses."""
+    return api_credential_issue(organization=organization, **kwargs)
+
+
+def issue_scored_data_key(account: Account) -> str:
+    return scored_data_key_issue(account=account)
