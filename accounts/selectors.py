@@ -13,7 +13,7 @@ def api_credential_for_key(*, key: str, api_user: str | None = None) -> ApiCrede
     prefix = key_prefix(key)
     if prefix is None:
         return None
-    record = ApiKey.objects.select_related("credential").filter(prefix=prefix).first()
+    record = ApiKey.objects.select_related("credential__organization").filter(prefix=prefix).first()
     if record is None or not record.is_usable(timezone.now()) or not matches(key, record.key_hash):
         return None
     if api_user is not None and record.credential.api_user != api_user:

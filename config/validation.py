@@ -82,13 +82,12 @@ class BooleanField(serializers.BooleanField):
     default_error_messages = {**_COMMON, "invalid": "The {{attribute}} field must be true or false."}
 
 
-class StrictBooleanField(BooleanField):
-    """JSON true or false only: "yes", 1 and "on" are not booleans in a JSON interface."""
-
-    def to_internal_value(self, data: Any) -> bool:
-        if not isinstance(data, bool):
-            self.fail("invalid")
-        return data
+class EmailField(serializers.EmailField):
+    default_error_messages = {
+        **CharField.default_error_messages,
+        # Used by Django's EmailValidator as it is, not through str.format: one brace.
+        "invalid": "The {attribute} must be a valid email address.",
+    }
 
 
 class ListField(serializers.ListField):

@@ -1,4 +1,5 @@
 import pytest
+from django.contrib.auth.models import Group
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
@@ -9,6 +10,21 @@ from tests.accounts.factories import AccountFactory, OrganizationFactory, TeamFa
 def _clear_cache():
     """Rate-limit counters and cached values never leak between tests (each xdist worker has its own Redis db)."""
     cache.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _permission_templates(request):
+    """Transactional tests flush every table, the migration's permission templates too;
+    put them back for whichever test comes next."""
+    marker = request.node.get_closest_marker("django_db")
+    transactional = "transactional_db" in request.fixturenames or bool(marker and marker.kwargs.get("transaction"))
+    if not (marker or transactional or "db" in request.fixturenames):
+        yield
+        return
+    request.getfixturevalue("transactional_db" if transactional else "db")
+    for name in ("Agent", "Manager", "Global Manager"):
+        Group.objects.get_or_create(name=name)
     yield
 
 

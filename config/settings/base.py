@@ -99,6 +99,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "users.passwords.ComplexityValidator"},
 ]
 
+# The names integrators and dealers use ("country": "United States").
+COUNTRIES_OVERRIDE = {"US": "United States", "GB": "United Kingdom"}
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True

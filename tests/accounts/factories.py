@@ -16,6 +16,7 @@ class OrganizationFactory(factory.django.DjangoModelFactory):
 class AccountFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = Account
+        skip_postgeneration_save = True
 
     organization = factory.SubFactory(OrganizationFactory)
     name = factory.Sequence(lambda n: f"Dealer {n}")

@@ -1,0 +1,373 @@
+"""The User API (interface A): seven operations on an organization's users."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import phonenumbers
+from django.conf import settings
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import ApiUserKeyAuthentication
+from accounts.models import ApiCredential, Organization
+from accounts.schedules import WEEKDAYS, schedule_as_dict, timezone_names
+from config import validation as v
+from config.api import ValidationFailed, envelope
+from config.throttling import CredentialRateThrottle
+from users.models import User
+from users.passwords import MESSAGE as PASSWORD_MESSAGE
+from users.passwords import password_is_complex
+from users.selectors import (
+    organization_for_credential,
+    user_code_next,
+    user_find_by_email,
+    user_find_by_phone,
+    user_get_visible,
+)
+from users.services import user_create, user_delete, user_update
+
+_HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
+_CODE = re.compile(r"^\d{1,10}$")
+
+
+def user_out(user: User) -> dict[str, Any]:
+    """The User resource of part 2.1, as seen from the organization its relations were fetched for."""
+    memberships = list(user.memberships.all())
+    return {
+        "id": user.pk,
+        "firstName": user.first_name,
+        "lastName": user.last_name,
+        "fullName": f"{user.first_name} {user.last_name}".strip(),
+        "emailAddress": user.email,
+        "username": user.username,
+        "phoneNumber": user.phone_number or None,
+        "companyRole": user.company_role,
+        "imageUrl": picture_url(user),
+        "timezone": user.timezone,
+        "country": user.country,
+        "bio": user.bio,
+        "code": memberships[0].code if memberships else None,
+        "twelveHourTimeFormat": user.twelve_hour_time_format,
+        "organizationIds": [m.organization_id for m in memberships],
+        "accountIds": sorted(a.pk for a in user.accounts.all()),
+        "teams": [{"id": t.pk, "name": t.name, "accountId": t.account_id} for t in sorted(user.teams.all(), key=_by_id)],
+        "schedule": schedule_as_dict(active=user.schedule_active, days=user.schedule_days.all()),
+    }
+
+
+def picture_url(user: User) -> str | None:
+    if not user.profile_picture:
+        return None
+    url = user.profile_picture.url
+    return url if "://" in url else f"{settings.PUBLIC_BASE_URL}{url}"
+
+
+def _by_id(obj: Any) -> int:
+    return int(obj.pk)
+
+
+# --- input ---------------------------------------------------------------------------------
+
+
+class TimeOfDay(v.CharField):
+    default_error_messages = {**v.CharField.default_error_messages, "format": "The {{attribute}} must be a time in HH:MM (24-hour) format."}
+
+    def to_internal_value(self, data: Any) -> Any:
+        text = super().to_internal_value(data)
+        if not _HHMM.match(text):
+            self.fail("format")
+        hours, minutes = text.split(":")
+        from datetime import time
+
+        return time(int(hours), int(minutes))
+
+
+class ScheduleDayInput(v.Serializer):
+    active = v.BooleanField()
+    startTime = TimeOfDay(source="start_time")
+    endTime = TimeOfDay(source="end_time")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs["end_time"] <= attrs["start_time"]:
+            raise serializers.ValidationError({"endTime": ["The {attribute} must be a time after the start time."]})
+        return attrs
+
+
+class ScheduleInput(v.Serializer):
+    active = v.BooleanField()
+    monday = ScheduleDayInput()
+    tuesday = ScheduleDayInput()
+    wednesday = ScheduleDayInput()
+    thursday = ScheduleDayInput()
+    friday = ScheduleDayInput()
+    saturday = ScheduleDayInput()
+    sunday = ScheduleDayInput()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        return {"active": attrs["active"], "days": [attrs[day] for day in WEEKDAYS]}
+
+
+class UserInput(v.Serializer):
+    """Members of create and update; ``partial=True`` makes every member optional (update)."""
+
+    organizationId = v.IntegerField(min_value=1)
+    firstName = v.CharField(source="first_name", max_length=45)
+    lastName = v.CharField(source="last_name", max_length=45)
+    emailAddress = v.EmailField(source="email", max_length=255)
+    accountIds = v.ListField(source="account_ids", child=v.IntegerField(), allow_empty=False, max_length=1000)
+    username = v.CharField(max_length=75)
+    password = v.CharField(min_length=7, max_length=255, trim_whitespace=False)
+    phoneNumber = v.CharField(source="phone_number", max_length=32, allow_null=True, allow_blank=True)
+    companyRole = v.CharField(source="company_role", max_length=255, allow_null=True, allow_blank=True)
+    permissionTemplate = v.CharField(source="permission_template", max_length=150)
+    profilePicture = v.CharField(source="profile_picture", max_length=2048, allow_null=True, allow_blank=True)
+    timezone = v.CharField(max_length=64)
+    country = v.CharField(max_length=255)
+    bio = v.CharField(max_length=255, allow_null=True, allow_blank=True)
+    code = v.CharField(max_length=10, allow_null=True)
+    twelveHourTimeFormat = v.BooleanField(source="twelve_hour_time_format")
+    teams = v.ListField(source="team_ids", child=v.IntegerField(), max_length=1000)
+    schedule = ScheduleInput(allow_null=True)
+
+    OPTIONAL_ON_CREATE = (
+        "username password phoneNumber companyRole permissionTemplate profilePicture timezone country bio code "
+        "twelveHourTimeFormat teams schedule"
+    ).split()
+
+    def __init__(self, *args: Any, creating: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, partial=not creating, **kwargs)
+        if creating:
+            for name in self.OPTIONAL_ON_CREATE:
+                self.fields[name].required = False
+
+    def validate_password(self, value: str) -> str:
+        if not password_is_complex(value):
+            raise serializers.ValidationError(PASSWORD_MESSAGE)
+        return value
+
+    def validate_phoneNumber(self, value: str | None) -> str | None:  # noqa: N802
+        return e164(value) if value else None
+
+    def validate_timezone(self, value: str) -> str:
+        if value not in timezone_names():
+            raise serializers.ValidationError("The {attribute} must be a valid timezone, e.g. America/Denver.")
+        return value
+
+    def validate_code(self, value: str | None) -> str | None:
+        if value is not None and not _CODE.match(value):
+            raise serializers.ValidationError("The {attribute} must be a number of at most 10 digits.")
+        return value
+
+    def validate_profilePicture(self, value: str | None) -> str | None:  # noqa: N802
+        if value and not value.lower().startswith("https://"):
+            raise serializers.ValidationError("The {attribute} must be an HTTPS URL.")
+        return value or None
+
+
+def e164(value: str) -> str:
+    """A phone number in E.164, or a validation error naming the member."""
+    try:
+        number = phonenumbers.parse(value, None)
+    except phonenumbers.NumberParseException:
+        number = None
+    if number is None or not phonenumbers.is_valid_number(number):
+        raise serializers.ValidationError("The {attribute} must be a valid phone number in E.164 format, e.g. +13035550100.")
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def _validated(serializer: serializers.Serializer) -> dict[str, Any]:
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+def _json_object(request: Request) -> dict[str, Any]:
+    if not isinstance(request.data, dict):
+        raise ValidationFailed.one("body", "The request body must be a JSON object.")
+    return request.data
+
+
+def _authorize_organization(credential: ApiCredential, raw: Any) -> None:
+    """403 when the request names an organization the credential does not reach. Runs before
+    validation, as the documented order has it; a malformed id is left to validation."""
+    if raw is None or isinstance(raw, bool):
+        return
+    try:
+        organization_id = int(raw)
+    except (TypeError, ValueError):
+        return
+    organization_for_credential(credential=credential, organization_id=organization_id)
+
+
+class OrganizationQuery(v.Serializer):
+    organizationId = v.IntegerField(min_value=1)
+
+
+def _query_organization(request: Request, query: type[serializers.Serializer] = OrganizationQuery) -> tuple[Organization, dict[str, Any]]:
+    credential: ApiCredential = request.auth
+    params = request.query_params
+    _authorize_organization(credential, params.get("organizationId"))
+    data = _validated(query(data=params))
+    return organization_for_credential(credential=credential, organization_id=data["organizationId"]), data
+
+
+# --- views -------------------------------------------------------------------------------------
+
+USER_OUT = inline_serializer(
+    "User",
+    {
+        "id": serializers.IntegerField(),
+        "firstName": serializers.CharField(),
+        "lastName": serializers.CharField(),
+        "fullName": serializers.CharField(),
+        "emailAddress": serializers.CharField(),
+        "username": serializers.CharField(),
+        "phoneNumber": serializers.CharField(allow_null=True),
+        "companyRole": serializers.CharField(allow_null=True),
+        "imageUrl": serializers.URLField(allow_null=True),
+        "timezone": serializers.CharField(),
+        "country": serializers.CharField(),
+        "bio": serializers.CharField(allow_null=True),
+        "code": serializers.CharField(allow_null=True),
+        "twelveHourTimeFormat": serializers.BooleanField(),
+        "organizationIds": serializers.ListField(child=serializers.IntegerField()),
+        "accountIds": serializers.ListField(child=serializers.IntegerField()),
+        "teams": serializers.ListField(
+            child=inline_serializer(
+                "UserTeam", {"id": serializers.IntegerField(), "name": serializers.CharField(), "accountId": serializers.IntegerField()}
+            )
+        ),
+        "schedule": serializers.JSONField(allow_null=True),
+    },
+)
+
+
+def _envelope_schema(name: str, **members: Any) -> Any:
+    return inline_serializer(
+        name,
+        {"success": serializers.BooleanField(), "action": serializers.CharField(), "message": serializers.CharField(), **members},
+    )
+
+
+ERRORS = {
+    401: OpenApiResponse(description='Missing or invalid apiuser/apikey: `{"success": false, "message": "Invalid API key"}`'),
+    403: OpenApiResponse(description='`{"success": false, "message": "Unauthorized for this organization"}`'),
+    422: OpenApiResponse(description='`{"message": "The given data was invalid.", "errors": {"member": ["..."]}}`'),
+    429: OpenApiResponse(description="Rate limit exceeded; see Retry-After."),
+}
+NOT_FOUND = {404: OpenApiResponse(description='`{"success": false, "message": "User not found"}`')}
+USER_ENVELOPE = _envelope_schema("UserEnvelope", user=USER_OUT)
+
+
+class UserApi(APIView):
+    authentication_classes = [ApiUserKeyAuthentication]
+    throttle_classes = [CredentialRateThrottle]
+    throttle_scope = "users"
+
+
+@extend_schema(tags=["User API"])
+class UserCreateApi(UserApi):
+    @extend_schema(operation_id="user_create", request=UserInput, responses={201: USER_ENVELOPE, **ERRORS})
+    def post(self, request: Request) -> Response:
+        body = _json_object(request)
+        _authorize_organization(request.auth, body.get("organizationId"))
+        data = _validated(UserInput(data=body, creating=True))
+        organization = organization_for_credential(credential=request.auth, organization_id=data.pop("organizationId"))
+        user = user_create(organization=organization, data=data)
+        user = user_get_visible(credential=request.auth, user_id=user.pk)
+        return envelope("create_user", "User created successfully", status=201, user=user_out(user))
+
+
+@extend_schema(tags=["User API"])
+class UserDetailApi(UserApi):
+    """GET, PUT and DELETE share the path ``/api/users/{user}``."""
+
+    not_found_message = "User not found"
+
+    @extend_schema(operation_id="user_get", responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND})
+    def get(self, request: Request, user_id: int) -> Response:
+        user = user_get_visible(credential=request.auth, user_id=user_id)
+        return envelope("get_user", "User retrieved successfully", user=user_out(user))
+
+    @extend_schema(operation_id="user_update", request=UserInput, responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND})
+    def put(self, request: Request, user_id: int) -> Response:
+        user = user_get_visible(credential=request.auth, user_id=user_id)
+        body = _json_object(request)
+        _authorize_organization(request.auth, body.get("organizationId"))
+        data = _validated(UserInput(data=body))
+        organization = organization_for_credential(
+            credential=request.auth, organization_id=data.pop("organizationId", request.auth.organization_id)
+        )
+        user_update(user=user, organization=organization, data=data)
+        user = user_get_visible(credential=request.auth, user_id=user_id)
+        return envelope("update_user", "User updated successfully", user=user_out(user))
+
+    @extend_schema(operation_id="user_delete", responses={200: _envelope_schema("DeleteEnvelope"), **ERRORS, **NOT_FOUND})
+    def delete(self, request: Request, user_id: int) -> Response:
+        user_delete(user=user_get_visible(credential=request.auth, user_id=user_id))
+        return envelope("delete_user", "User deleted successfully")
+
+
+class EmailQuery(OrganizationQuery):
+    emailAddress = v.CharField(max_length=255)
+
+
+class PhoneQuery(OrganizationQuery):
+    phoneNumber = v.CharField(max_length=32, trim_whitespace=False)
+
+    def validate_phoneNumber(self, value: str) -> str:  # noqa: N802
+        # An unencoded "+" arrives as a space; read it as the plus it was meant to be.
+        value = value.strip()
+        return e164(value if value.startswith("+") else f"+{value}")
+
+
+@extend_schema(tags=["User API"])
+class UserFindByEmailApi(UserApi):
+    @extend_schema(
+        operation_id="user_find_by_email",
+        parameters=[
+            OpenApiParameter("organizationId", int, required=True),
+            OpenApiParameter("emailAddress", str, required=True),
+        ],
+        responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request) -> Response:
+        organization, data = _query_organization(request, EmailQuery)
+        user = user_find_by_email(organization=organization, email=data["emailAddress"])
+        return envelope("get_user_by_email_address", "User retrieved successfully", user=user_out(user))
+
+
+@extend_schema(tags=["User API"])
+class UserFindByPhoneApi(UserApi):
+    @extend_schema(
+        operation_id="user_find_by_phone",
+        parameters=[
+            OpenApiParameter("organizationId", int, required=True),
+            OpenApiParameter("phoneNumber", str, required=True, description="E.164; send the plus as %2B."),
+        ],
+        responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
+    )
+    def get(self, request: Request) -> Response:
+        organization, data = _query_organization(request, PhoneQuery)
+        user = user_find_by_phone(organization=organization, phone_number=data["phoneNumber"])
+        return envelope("get_user_by_phone_number", "User retrieved successfully", user=user_out(user))
+
+
+@extend_schema(tags=["User API"])
+class UserCodeAvailableApi(UserApi):
+    @extend_schema(
+        operation_id="user_code_available",
+        parameters=[OpenApiParameter("organizationId", int, required=True)],
+        responses={200: _envelope_schema("CodeEnvelope", code=serializers.CharField()), **ERRORS},
+    )
+    def get(self, request: Request) -> Response:
+        organization, _ = _query_organization(request)
+        return envelope(
+            "get_available_user_code",
+            "Next available user code retrieved successfully",
+            code=user_code_next(organization_id=organization.pk),
+        )

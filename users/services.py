@@ -1,0 +1,215 @@
+"""Every write to users: create, update, delete. The API, the admin and seed_demo call these.
+
+Input is the User API's validated data with model names (``first_name``, ``account_ids``...).
+References to accounts, teams, templates, usernames and codes are checked here, against
+the database, and reported in the interface's validation shape.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from django.contrib.auth.models import Group
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db import IntegrityError, transaction
+
+from accounts.models import Account, Organization, Team
+from config.api import ValidationFailed
+from users.models import Membership, User, UserScheduleDay
+from users.pictures import PictureError, fetch_picture
+from users.selectors import format_code, user_code_next
+
+DEFAULT_TEMPLATE = "Agent"
+PICTURE_DIR = "profile-pictures/"
+TAKEN_USERNAME = "The username has already been taken."
+TAKEN_CODE = "The code has already been taken."
+_SIMPLE_FIELDS = (
+    "first_name",
+    "last_name",
+    "email",
+    "phone_number",
+    "company_role",
+    "bio",
+    "timezone",
+    "country",
+    "twelve_hour_time_format",
+)
+
+
+def user_create(*, organization: Organization, data: dict[str, Any]) -> User:
+    """Create a user in ``organization`` with the documented defaults; codes never collide."""
+    data = {"username": data["email"], "permission_template": DEFAULT_TEMPLATE, **data}
+    accounts = _check(organization=organization, user=None, data=data)
+    first = accounts[0]
+    data.setdefault("timezone", first.timezone)
+    data.setdefault("country", first.country.name)
+    with _stored_picture(data) as picture_name, _unique_violations():
+        with transaction.atomic():
+            code = _lock_and_allocate_code(organization, data.get("code"), keep=None)
+            user = User(username=data["username"], profile_picture=picture_name)
+            _assign(user, data)
+            if data.get("password"):
+                user.set_password(data["password"])
+            else:
+                user.set_unusable_password()
+            user.save()
+            Membership.objects.create(user=user, organization=organization, code=code)
+            user.accounts.set(accounts)
+            user.teams.set(data["team_ids"] if "team_ids" in data else _all_team_ids(accounts))
+            if "schedule" in data:
+                _replace_schedule(user, data["schedule"])
+            else:
+                _copy_account_schedule(user, first)
+            user.groups.set([Group.objects.get(name=data["permission_template"])])
+    return user
+
+
+def user_update(*, user: User, organization: Organization, data: dict[str, Any]) -> User:
+    """Change only the supplied members; ``account_ids``, ``team_ids`` and ``schedule`` replace."""
+    accounts = _check(organization=organization, user=user, data=data)
+    old_picture = user.profile_picture.name if "profile_picture" in data else ""
+    with _stored_picture(data) as picture_name, _unique_violations():
+        with transaction.atomic():
+            if "code" in data:
+                membership = Membership.objects.get(user=user, organization=organization)
+                membership.code = _lock_and_allocate_code(organization, data["code"], keep=membership.code)
+                membership.save(update_fields=["code"])
+            if "username" in data:
+                user.username = data["username"]
+            _assign(user, data)
+            if data.get("password"):
+                user.set_password(data["password"])
+            if "profile_picture" in data:
+                user.profile_picture.name = picture_name
+            user.save()
+            if "account_ids" in data:
+                user.accounts.set(accounts)
+                if "team_ids" not in data:
+                    user.teams.set(user.teams.filter(account__in=accounts))
+            if "team_ids" in data:
+                user.teams.set(data["team_ids"])
+            if "schedule" in data:
+                _replace_schedule(user, data["schedule"])
+            if "permission_template" in data:
+                user.groups.set([Group.objects.get(name=data["permission_template"])])
+            if old_picture:
+                transaction.on_commit(lambda: _discard_picture(old_picture))
+    return user
+
+
+@transaction.atomic
+def user_delete(*, user: User) -> None:
+    """Delete the user, its schedule and memberships for good, then its stored picture."""
+    picture = user.profile_picture.name
+    user.delete()
+    if picture:
+        transaction.on_commit(lambda: _discard_picture(picture))
+
+
+def _check(*, organization: Organization, user: User | None, data: dict[str, Any]) -> list[Account]:
+    """Check the references in ``data`` against the database; all problems are reported at once."""
+    errors: dict[str, list[str]] = {}
+    accounts: list[Account] = list(user.accounts.filter(organization=organization)) if user else []
+    if "account_ids" in data:
+        found = {a.pk: a for a in Account.objects.filter(organization=organization, pk__in=data["account_ids"])}
+        for index, account_id in enumerate(data["account_ids"]):
+            if account_id not in found:
+                errors[f"accountIds.{index}"] = [f"The selected account ids.{index} is invalid."]
+        accounts = list({found[i].pk: found[i] for i in data["account_ids"] if i in found}.values())
+    if "team_ids" in data:
+        valid_teams = set(Team.objects.filter(account__in=accounts, pk__in=data["team_ids"]).values_list("pk", flat=True))
+        for index, team_id in enumerate(data["team_ids"]):
+            if team_id not in valid_teams:
+                errors[f"teams.{index}"] = [f"The selected teams.{index} is invalid."]
+    if "username" in data and User.objects.filter(username=data["username"]).exclude(pk=user.pk if user else None).exists():
+        errors["username"] = [TAKEN_USERNAME]
+    if "permission_template" in data and not Group.objects.filter(name=data["permission_template"]).exists():
+        errors["permissionTemplate"] = ["The selected permission template is invalid."]
+    if errors:
+        raise ValidationFailed(errors)
+    return accounts
+
+
+@contextmanager
+def _stored_picture(data: dict[str, Any]) -> Iterator[str]:
+    """Download and store ``profile_picture`` before the transaction (slow I/O holds no locks);
+    yields the stored name ("" for none) and deletes the file again if the write fails."""
+    url = data.get("profile_picture")
+    if not url:
+        yield ""
+        return
+    try:
+        picture = fetch_picture(url)
+    except PictureError as error:
+        raise ValidationFailed.one("profilePicture", str(error)) from error
+    name = default_storage.save(f"{PICTURE_DIR}{uuid.uuid4().hex}.{picture.extension}", ContentFile(picture.content))
+    try:
+        yield name
+    except BaseException:
+        _discard_picture(name)
+        raise
+
+
+@contextmanager
+def _unique_violations() -> Iterator[None]:
+    """A unique constraint lost to a concurrent request gets the same answer as the checks above."""
+    try:
+        yield
+    except IntegrityError as error:
+        if "user_code_unique_in_org" in str(error):
+            raise ValidationFailed.one("code", TAKEN_CODE) from error
+        if "username" in str(error):
+            raise ValidationFailed.one("username", TAKEN_USERNAME) from error
+        raise
+
+
+def _lock_and_allocate_code(organization: Organization, wanted: str | None, *, keep: str | None) -> str:
+    """The code to store: ``wanted`` if free, else the next one. Locks the organization row so that
+    concurrent creates allocate one after another."""
+    Organization.objects.select_for_update().filter(pk=organization.pk).first()
+    if wanted is None:
+        return keep if keep is not None else user_code_next(organization_id=organization.pk)
+    code = format_code(int(wanted))
+    if code != keep and Membership.objects.filter(organization=organization, code=code).exists():
+        raise ValidationFailed.one("code", TAKEN_CODE)
+    return code
+
+
+def _assign(user: User, data: dict[str, Any]) -> None:
+    for field in _SIMPLE_FIELDS:
+        if field in data:
+            value = data[field]
+            setattr(user, field, "" if value is None and field == "phone_number" else value)
+
+
+def _discard_picture(name: str) -> None:
+    if name:
+        default_storage.delete(name)
+
+
+def _all_team_ids(accounts: Iterable[Account]) -> list[int]:
+    return list(Team.objects.filter(account__in=list(accounts)).values_list("pk", flat=True))
+
+
+def _replace_schedule(user: User, schedule: dict[str, Any] | None) -> None:
+    UserScheduleDay.objects.filter(user=user).delete()
+    user.schedule_active = None if schedule is None else schedule["active"]
+    user.save(update_fields=["schedule_active"])
+    if schedule is not None:
+        UserScheduleDay.objects.bulk_create(UserScheduleDay(user=user, weekday=i, **day) for i, day in enumerate(schedule["days"]))
+
+
+def _copy_account_schedule(user: User, account: Account) -> None:
+    days = list(account.schedule_days.all())
+    if not days:
+        return
+    user.schedule_active = account.schedule_active
+    user.save(update_fields=["schedule_active"])
+    UserScheduleDay.objects.bulk_create(
+        UserScheduleDay(user=user, weekday=d.weekday, active=d.active, start_time=d.start_time, end_time=d.end_time)
+        for d in days
+    )
