@@ -27,9 +27,14 @@ class JSONRenderer(renderers.JSONRenderer):
     charset = "utf-8"
 
 
-def envelope(action: str, message: str, *, status: int = 200, **members: Any) -> Response:
+def envelope(
+    action: str, message: str, *, status: int = 200, **members: Any
+) -> Response:
     """The User API's success body: success, action, message, then the operation's members."""
-    return Response({"success": True, "action": action, "message": message, **members}, status=status)
+    return Response(
+        {"success": True, "action": action, "message": message, **members},
+        status=status,
+    )
 
 
 class ApiError(Exception):
@@ -130,9 +135,13 @@ def as_api_error(exc: Exception, view: Any) -> ApiError | None:
     if isinstance(exc, drf.ValidationError):
         return ValidationFailed(flatten_errors(exc.detail))
     if isinstance(exc, drf.ParseError):
-        return ValidationFailed.one("body", "The request body must be a valid JSON object.")
+        return ValidationFailed.one(
+            "body", "The request body must be a valid JSON object."
+        )
     if isinstance(exc, drf.UnsupportedMediaType):
-        return UnsupportedMediaType(f'Unsupported content type "{exc.args[0] if exc.args else ""}".')
+        return UnsupportedMediaType(
+            f'Unsupported content type "{exc.args[0] if exc.args else ""}".'
+        )
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
         return InvalidApiKey()
     if isinstance(exc, drf.Throttled):
@@ -157,4 +166,6 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if error is None:
         return None
     shape = getattr(view, "error_shape", ENVELOPE)
-    return Response(error_body(shape, error), status=error.status, headers=error.headers())
+    return Response(
+        error_body(shape, error), status=error.status, headers=error.headers()
+    )

@@ -14,7 +14,10 @@ class RequestSizeLimitMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
-        if request.path_info.startswith("/api/") and _content_length(request) > settings.API_MAX_BODY_BYTES:
+        if (
+            request.path_info.startswith("/api/")
+            and _content_length(request) > settings.API_MAX_BODY_BYTES
+        ):
             return error_response(_error_shape(request.path_info), PayloadTooLarge())
         return self.get_response(request)
 

@@ -13,7 +13,18 @@ from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
 from rest_framework.throttling import BaseThrottle
 
-_PERIODS = {"s": 1, "sec": 1, "second": 1, "m": 60, "min": 60, "minute": 60, "h": 3600, "hour": 3600, "d": 86400, "day": 86400}
+_PERIODS = {
+    "s": 1,
+    "sec": 1,
+    "second": 1,
+    "m": 60,
+    "min": 60,
+    "minute": 60,
+    "h": 3600,
+    "hour": 3600,
+    "d": 86400,
+    "day": 86400,
+}
 
 
 def parse_rate(rate: str) -> tuple[int, int]:

@@ -14,7 +14,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("api/users", include("users.urls")),
+    path("api/", include("users.urls")),
     path("healthz", healthz),
 ]
 if settings.DEBUG:

@@ -30,7 +30,11 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     flat: dict[str, list[str]] = {}
     if isinstance(detail, Mapping):
         for key, value in detail.items():
-            name = "body" if key in ("non_field_errors", "__all__") and not prefix else str(key)
+            name = (
+                "body"
+                if key in ("non_field_errors", "__all__") and not prefix
+                else str(key)
+            )
             dotted = f"{prefix}.{name}" if prefix else name
             if key in ("non_field_errors", "__all__") and prefix:
                 dotted = prefix
@@ -39,13 +43,21 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
     elif isinstance(detail, Sequence) and not isinstance(detail, str):
         if all(isinstance(item, str) for item in detail):
             label = attribute_name(prefix or "body")
-            flat[prefix or "body"] = [str(item).replace("{attribute}", label) for item in detail]
+            flat[prefix or "body"] = [
+                str(item).replace("{attribute}", label) for item in detail
+            ]
         else:
             for index, item in enumerate(detail):
                 if item:
-                    flat.update(flatten_errors(item, f"{prefix}.{index}" if prefix else str(index)))
+                    flat.update(
+                        flatten_errors(
+                            item, f"{prefix}.{index}" if prefix else str(index)
+                        )
+                    )
     else:
-        flat[prefix or "body"] = [str(detail).replace("{attribute}", attribute_name(prefix or "body"))]
+        flat[prefix or "body"] = [
+            str(detail).replace("{attribute}", attribute_name(prefix or "body"))
+        ]
     return flat
 
 
@@ -73,13 +85,16 @@ class IntegerField(serializers.IntegerField):
 
     def to_internal_value(self, data: Any) -> int:
         # JSON true/false are not integers, whatever Python thinks.
-        if isinstance(data, bool) or isinstance(data, float) and not data.is_integer():
+        if isinstance(data, bool) or (isinstance(data, float) and not data.is_integer()):
             self.fail("invalid")
         return super().to_internal_value(data)
 
 
 class BooleanField(serializers.BooleanField):
-    default_error_messages = {**_COMMON, "invalid": "The {{attribute}} field must be true or false."}
+    default_error_messages = {
+        **_COMMON,
+        "invalid": "The {{attribute}} field must be true or false.",
+    }
 
 
 class EmailField(serializers.EmailField):
@@ -101,4 +116,7 @@ class ListField(serializers.ListField):
 
 
 class Serializer(serializers.Serializer):
-    default_error_messages = {**_COMMON, "invalid": "The {{attribute}} must be an object."}
+    default_error_messages = {
+        **_COMMON,
+        "invalid": "The {{attribute}} must be an object.",
+    }

@@ -7,7 +7,12 @@ from typing import Any
 
 import phonenumbers
 from django.conf import settings
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -46,17 +51,22 @@ def user_out(user: User) -> dict[str, Any]:
         "emailAddress": user.email,
         "username": user.username,
         "phoneNumber": user.phone_number or None,
-        "companyRole": user.company_role,
+        "companyRole": user.company_role or None,
         "imageUrl": picture_url(user),
         "timezone": user.timezone,
         "country": user.country,
-        "bio": user.bio,
+        "bio": user.bio or None,
         "code": memberships[0].code if memberships else None,
         "twelveHourTimeFormat": user.twelve_hour_time_format,
         "organizationIds": [m.organization_id for m in memberships],
         "accountIds": sorted(a.pk for a in user.accounts.all()),
-        "teams": [{"id": t.pk, "name": t.name, "accountId": t.account_id} for t in sorted(user.teams.all(), key=_by_id)],
-        "schedule": schedule_as_dict(active=user.schedule_active, days=user.schedule_days.all()),
+        "teams": [
+            {"id": t.pk, "name": t.name, "accountId": t.account_id}
+            for t in sorted(user.teams.all(), key=_by_id)
+        ],
+        "schedule": schedule_as_dict(
+            active=user.schedule_active, days=user.schedule_days.all()
+        ),
     }
 
 
@@ -75,7 +85,10 @@ def _by_id(obj: Any) -> int:
 
 
 class TimeOfDay(v.CharField):
-    default_error_messages = {**v.CharField.default_error_messages, "format": "The {{attribute}} must be a time in HH:MM (24-hour) format."}
+    default_error_messages = {
+        **v.CharField.default_error_messages,
+        "format": "The {{attribute}} must be a time in HH:MM (24-hour) format.",
+    }
 
     def to_internal_value(self, data: Any) -> Any:
         text = super().to_internal_value(data)
@@ -94,7 +107,9 @@ class ScheduleDayInput(v.Serializer):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if attrs["end_time"] <= attrs["start_time"]:
-            raise serializers.ValidationError({"endTime": ["The {attribute} must be a time after the start time."]})
+            raise serializers.ValidationError(
+                {"endTime": ["The {attribute} must be a time after the start time."]}
+            )
         return attrs
 
 
@@ -112,61 +127,89 @@ class ScheduleInput(v.Serializer):
         return {"active": attrs["active"], "days": [attrs[day] for day in WEEKDAYS]}
 
 
-class UserInput(v.Serializer):
-    """Members of create and update; ``partial=True`` makes every member optional (update)."""
+class UserCreateInput(v.Serializer):
+    """The members of create; update takes the same members, all optional."""
 
     organizationId = v.IntegerField(min_value=1)
     firstName = v.CharField(source="first_name", max_length=45)
     lastName = v.CharField(source="last_name", max_length=45)
     emailAddress = v.EmailField(source="email", max_length=255)
-    accountIds = v.ListField(source="account_ids", child=v.IntegerField(), allow_empty=False, max_length=1000)
-    username = v.CharField(max_length=75)
-    password = v.CharField(min_length=7, max_length=255, trim_whitespace=False)
-    phoneNumber = v.CharField(source="phone_number", max_length=32, allow_null=True, allow_blank=True)
-    companyRole = v.CharField(source="company_role", max_length=255, allow_null=True, allow_blank=True)
-    permissionTemplate = v.CharField(source="permission_template", max_length=150)
-    profilePicture = v.CharField(source="profile_picture", max_length=2048, allow_null=True, allow_blank=True)
-    timezone = v.CharField(max_length=64)
-    country = v.CharField(max_length=255)
-    bio = v.CharField(max_length=255, allow_null=True, allow_blank=True)
-    code = v.CharField(max_length=10, allow_null=True)
-    twelveHourTimeFormat = v.BooleanField(source="twelve_hour_time_format")
-    teams = v.ListField(source="team_ids", child=v.IntegerField(), max_length=1000)
-    schedule = ScheduleInput(allow_null=True)
-
-    OPTIONAL_ON_CREATE = (
-        "username password phoneNumber companyRole permissionTemplate profilePicture timezone country bio code "
-        "twelveHourTimeFormat teams schedule"
-    ).split()
-
-    def __init__(self, *args: Any, creating: bool = False, **kwargs: Any) -> None:
-        super().__init__(*args, partial=not creating, **kwargs)
-        if creating:
-            for name in self.OPTIONAL_ON_CREATE:
-                self.fields[name].required = False
+    accountIds = v.ListField(
+        source="account_ids", child=v.IntegerField(), allow_empty=False, max_length=1000
+    )
+    username = v.CharField(max_length=75, required=False)
+    password = v.CharField(
+        min_length=7, max_length=255, trim_whitespace=False, required=False
+    )
+    phoneNumber = v.CharField(
+        source="phone_number",
+        max_length=32,
+        allow_null=True,
+        allow_blank=True,
+        required=False,
+    )
+    companyRole = v.CharField(
+        source="company_role",
+        max_length=255,
+        allow_null=True,
+        allow_blank=True,
+        required=False,
+    )
+    permissionTemplate = v.CharField(
+        source="permission_template", max_length=150, required=False
+    )
+    profilePicture = v.CharField(
+        source="profile_picture",
+        max_length=2048,
+        allow_null=True,
+        allow_blank=True,
+        required=False,
+    )
+    timezone = v.CharField(max_length=64, required=False)
+    country = v.CharField(max_length=255, required=False)
+    bio = v.CharField(max_length=255, allow_null=True, allow_blank=True, required=False)
+    code = v.CharField(max_length=10, allow_null=True, required=False)
+    twelveHourTimeFormat = v.BooleanField(
+        source="twelve_hour_time_format", required=False
+    )
+    teams = v.ListField(
+        source="team_ids", child=v.IntegerField(), max_length=1000, required=False
+    )
+    schedule = ScheduleInput(allow_null=True, required=False)
 
     def validate_password(self, value: str) -> str:
         if not password_is_complex(value):
             raise serializers.ValidationError(PASSWORD_MESSAGE)
         return value
 
-    def validate_phoneNumber(self, value: str | None) -> str | None:  # noqa: N802
+    def validate_phoneNumber(self, value: str | None) -> str | None:
         return e164(value) if value else None
 
     def validate_timezone(self, value: str) -> str:
         if value not in timezone_names():
-            raise serializers.ValidationError("The {attribute} must be a valid timezone, e.g. America/Denver.")
+            raise serializers.ValidationError(
+                "The {attribute} must be a valid timezone, e.g. America/Denver."
+            )
         return value
 
     def validate_code(self, value: str | None) -> str | None:
         if value is not None and not _CODE.match(value):
-            raise serializers.ValidationError("The {attribute} must be a number of at most 10 digits.")
+            raise serializers.ValidationError(
+                "The {attribute} must be a number of at most 10 digits."
+            )
         return value
 
-    def validate_profilePicture(self, value: str | None) -> str | None:  # noqa: N802
+    def validate_profilePicture(self, value: str | None) -> str | None:
         if value and not value.lower().startswith("https://"):
             raise serializers.ValidationError("The {attribute} must be an HTTPS URL.")
         return value or None
+
+
+class UserUpdateInput(UserCreateInput):
+    """Every member optional; only the supplied ones change."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, partial=True, **kwargs)
 
 
 def e164(value: str) -> str:
@@ -176,7 +219,9 @@ def e164(value: str) -> str:
     except phonenumbers.NumberParseException:
         number = None
     if number is None or not phonenumbers.is_valid_number(number):
-        raise serializers.ValidationError("The {attribute} must be a valid phone number in E.164 format, e.g. +13035550100.")
+        raise serializers.ValidationError(
+            "The {attribute} must be a valid phone number in E.164 format, e.g. +13035550100."
+        )
     return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
 
 
@@ -207,12 +252,16 @@ class OrganizationQuery(v.Serializer):
     organizationId = v.IntegerField(min_value=1)
 
 
-def _query_organization(request: Request, query: type[serializers.Serializer] = OrganizationQuery) -> tuple[Organization, dict[str, Any]]:
+def _query_organization(
+    request: Request, query: type[serializers.Serializer] = OrganizationQuery
+) -> tuple[Organization, dict[str, Any]]:
     credential: ApiCredential = request.auth
     params = request.query_params
     _authorize_organization(credential, params.get("organizationId"))
     data = _validated(query(data=params))
-    return organization_for_credential(credential=credential, organization_id=data["organizationId"]), data
+    return organization_for_credential(
+        credential=credential, organization_id=data["organizationId"]
+    ), data
 
 
 # --- views -------------------------------------------------------------------------------------
@@ -238,7 +287,12 @@ USER_OUT = inline_serializer(
         "accountIds": serializers.ListField(child=serializers.IntegerField()),
         "teams": serializers.ListField(
             child=inline_serializer(
-                "UserTeam", {"id": serializers.IntegerField(), "name": serializers.CharField(), "accountId": serializers.IntegerField()}
+                "UserTeam",
+                {
+                    "id": serializers.IntegerField(),
+                    "name": serializers.CharField(),
+                    "accountId": serializers.IntegerField(),
+                },
             )
         ),
         "schedule": serializers.JSONField(allow_null=True),
@@ -249,17 +303,32 @@ USER_OUT = inline_serializer(
 def _envelope_schema(name: str, **members: Any) -> Any:
     return inline_serializer(
         name,
-        {"success": serializers.BooleanField(), "action": serializers.CharField(), "message": serializers.CharField(), **members},
+        {
+            "success": serializers.BooleanField(),
+            "action": serializers.CharField(),
+            "message": serializers.CharField(),
+            **members,
+        },
     )
 
 
 ERRORS = {
-    401: OpenApiResponse(description='Missing or invalid apiuser/apikey: `{"success": false, "message": "Invalid API key"}`'),
-    403: OpenApiResponse(description='`{"success": false, "message": "Unauthorized for this organization"}`'),
-    422: OpenApiResponse(description='`{"message": "The given data was invalid.", "errors": {"member": ["..."]}}`'),
+    401: OpenApiResponse(
+        description='Missing or invalid apiuser/apikey: `{"success": false, "message": "Invalid API key"}`'
+    ),
+    403: OpenApiResponse(
+        description='`{"success": false, "message": "Unauthorized for this organization"}`'
+    ),
+    422: OpenApiResponse(
+        description='`{"message": "The given data was invalid.", "errors": {"member": ["..."]}}`'
+    ),
     429: OpenApiResponse(description="Rate limit exceeded; see Retry-After."),
 }
-NOT_FOUND = {404: OpenApiResponse(description='`{"success": false, "message": "User not found"}`')}
+NOT_FOUND = {
+    404: OpenApiResponse(
+        description='`{"success": false, "message": "User not found"}`'
+    )
+}
 USER_ENVELOPE = _envelope_schema("UserEnvelope", user=USER_OUT)
 
 
@@ -271,15 +340,23 @@ class UserApi(APIView):
 
 @extend_schema(tags=["User API"])
 class UserCreateApi(UserApi):
-    @extend_schema(operation_id="user_create", request=UserInput, responses={201: USER_ENVELOPE, **ERRORS})
+    @extend_schema(
+        operation_id="user_create",
+        request=UserCreateInput,
+        responses={201: USER_ENVELOPE, **ERRORS},
+    )
     def post(self, request: Request) -> Response:
         body = _json_object(request)
         _authorize_organization(request.auth, body.get("organizationId"))
-        data = _validated(UserInput(data=body, creating=True))
-        organization = organization_for_credential(credential=request.auth, organization_id=data.pop("organizationId"))
+        data = _validated(UserCreateInput(data=body))
+        organization = organization_for_credential(
+            credential=request.auth, organization_id=data.pop("organizationId")
+        )
         user = user_create(organization=organization, data=data)
         user = user_get_visible(credential=request.auth, user_id=user.pk)
-        return envelope("create_user", "User created successfully", status=201, user=user_out(user))
+        return envelope(
+            "create_user", "User created successfully", status=201, user=user_out(user)
+        )
 
 
 @extend_schema(tags=["User API"])
@@ -288,25 +365,35 @@ class UserDetailApi(UserApi):
 
     not_found_message = "User not found"
 
-    @extend_schema(operation_id="user_get", responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND})
+    @extend_schema(
+        operation_id="user_get", responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND}
+    )
     def get(self, request: Request, user_id: int) -> Response:
         user = user_get_visible(credential=request.auth, user_id=user_id)
         return envelope("get_user", "User retrieved successfully", user=user_out(user))
 
-    @extend_schema(operation_id="user_update", request=UserInput, responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND})
+    @extend_schema(
+        operation_id="user_update",
+        request=UserUpdateInput,
+        responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
+    )
     def put(self, request: Request, user_id: int) -> Response:
         user = user_get_visible(credential=request.auth, user_id=user_id)
         body = _json_object(request)
         _authorize_organization(request.auth, body.get("organizationId"))
-        data = _validated(UserInput(data=body))
+        data = _validated(UserUpdateInput(data=body))
         organization = organization_for_credential(
-            credential=request.auth, organization_id=data.pop("organizationId", request.auth.organization_id)
+            credential=request.auth,
+            organization_id=data.pop("organizationId", request.auth.organization_id),
         )
         user_update(user=user, organization=organization, data=data)
         user = user_get_visible(credential=request.auth, user_id=user_id)
         return envelope("update_user", "User updated successfully", user=user_out(user))
 
-    @extend_schema(operation_id="user_delete", responses={200: _envelope_schema("DeleteEnvelope"), **ERRORS, **NOT_FOUND})
+    @extend_schema(
+        operation_id="user_delete",
+        responses={200: _envelope_schema("DeleteEnvelope"), **ERRORS, **NOT_FOUND},
+    )
     def delete(self, request: Request, user_id: int) -> Response:
         user_delete(user=user_get_visible(credential=request.auth, user_id=user_id))
         return envelope("delete_user", "User deleted successfully")
@@ -319,7 +406,7 @@ class EmailQuery(OrganizationQuery):
 class PhoneQuery(OrganizationQuery):
     phoneNumber = v.CharField(max_length=32, trim_whitespace=False)
 
-    def validate_phoneNumber(self, value: str) -> str:  # noqa: N802
+    def validate_phoneNumber(self, value: str) -> str:
         # An unencoded "+" arrives as a space; read it as the plus it was meant to be.
         value = value.strip()
         return e164(value if value.startswith("+") else f"+{value}")
@@ -338,7 +425,11 @@ class UserFindByEmailApi(UserApi):
     def get(self, request: Request) -> Response:
         organization, data = _query_organization(request, EmailQuery)
         user = user_find_by_email(organization=organization, email=data["emailAddress"])
-        return envelope("get_user_by_email_address", "User retrieved successfully", user=user_out(user))
+        return envelope(
+            "get_user_by_email_address",
+            "User retrieved successfully",
+            user=user_out(user),
+        )
 
 
 @extend_schema(tags=["User API"])
@@ -347,14 +438,25 @@ class UserFindByPhoneApi(UserApi):
         operation_id="user_find_by_phone",
         parameters=[
             OpenApiParameter("organizationId", int, required=True),
-            OpenApiParameter("phoneNumber", str, required=True, description="E.164; send the plus as %2B."),
+            OpenApiParameter(
+                "phoneNumber",
+                str,
+                required=True,
+                description="E.164; send the plus as %2B.",
+            ),
         ],
         responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request) -> Response:
         organization, data = _query_organization(request, PhoneQuery)
-        user = user_find_by_phone(organization=organization, phone_number=data["phoneNumber"])
-        return envelope("get_user_by_phone_number", "User retrieved successfully", user=user_out(user))
+        user = user_find_by_phone(
+            organization=organization, phone_number=data["phoneNumber"]
+        )
+        return envelope(
+            "get_user_by_phone_number",
+            "User retrieved successfully",
+            user=user_out(user),
+        )
 
 
 @extend_schema(tags=["User API"])
@@ -362,7 +464,10 @@ class UserCodeAvailableApi(UserApi):
     @extend_schema(
         operation_id="user_code_available",
         parameters=[OpenApiParameter("organizationId", int, required=True)],
-        responses={200: _envelope_schema("CodeEnvelope", code=serializers.CharField()), **ERRORS},
+        responses={
+            200: _envelope_schema("CodeEnvelope", code=serializers.CharField()),
+            **ERRORS,
+        },
     )
     def get(self, request: Request) -> Response:
         organization, _ = _query_organization(request)

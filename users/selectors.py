@@ -14,7 +14,9 @@ UNAUTHORIZED_ORGANIZATION = "Unauthorized for this organization"
 CODE_WIDTH = 4
 
 
-def organization_for_credential(*, credential: ApiCredential, organization_id: int) -> Organization:
+def organization_for_credential(
+    *, credential: ApiCredential, organization_id: int
+) -> Organization:
     """The organization named in a request, if the credential reaches it; else 403."""
     if organization_id != credential.organization_id:
         raise Forbidden(UNAUTHORIZED_ORGANIZATION)
@@ -23,11 +25,22 @@ def organization_for_credential(*, credential: ApiCredential, organization_id: i
 
 def users_in(*, organization_id: int) -> QuerySet[User]:
     """Users of one organization, with everything the User API shows, seen from that organization."""
-    return User.objects.filter(memberships__organization_id=organization_id).prefetch_related(
-        Prefetch("memberships", queryset=Membership.objects.filter(organization_id=organization_id)),
-        Prefetch("accounts", queryset=Account.objects.filter(organization_id=organization_id).only("id")),
+    return User.objects.filter(
+        memberships__organization_id=organization_id
+    ).prefetch_related(
         Prefetch(
-            "teams", queryset=Team.objects.filter(account__organization_id=organization_id).only("id", "name", "account_id")
+            "memberships",
+            queryset=Membership.objects.filter(organization_id=organization_id),
+        ),
+        Prefetch(
+            "accounts",
+            queryset=Account.objects.filter(organization_id=organization_id).only("id"),
+        ),
+        Prefetch(
+            "teams",
+            queryset=Team.objects.filter(account__organization_id=organization_id).only(
+                "id", "name", "account_id"
+            ),
         ),
         "schedule_days",
     )
@@ -35,7 +48,9 @@ def users_in(*, organization_id: int) -> QuerySet[User]:
 
 def user_get_visible(*, credential: ApiCredential, user_id: int) -> User:
     """A user of the credential's organization, else 404 "User not found"."""
-    user = users_in(organization_id=credential.organization_id).filter(pk=user_id).first()
+    user = (
+        users_in(organization_id=credential.organization_id).filter(pk=user_id).first()
+    )
     if user is None:
         raise NotFound(USER_NOT_FOUND)
     return user
@@ -43,7 +58,12 @@ def user_get_visible(*, credential: ApiCredential, user_id: int) -> User:
 
 def user_find_by_email(*, organization: Organization, email: str) -> User:
     """The organization's (oldest) user with this email address, compared case-insensitively."""
-    user = users_in(organization_id=organization.pk).filter(email__iexact=email).order_by("id").first()
+    user = (
+        users_in(organization_id=organization.pk)
+        .filter(email__iexact=email)
+        .order_by("id")
+        .first()
+    )
     if user is None:
         raise NotFound(USER_NOT_FOUND)
     return user
@@ -51,7 +71,12 @@ def user_find_by_email(*, organization: Organization, email: str) -> User:
 
 def user_find_by_phone(*, organization: Organization, phone_number: str) -> User:
     """The organization's (oldest) user with this E.164 phone number."""
-    user = users_in(organization_id=organization.pk).filter(phone_number=phone_number).order_by("id").first()
+    user = (
+        users_in(organization_id=organization.pk)
+        .filter(phone_number=phone_number)
+        .order_by("id")
+        .first()
+    )
     if user is None:
         raise NotFound(USER_NOT_FOUND)
     return user
@@ -59,9 +84,9 @@ def user_find_by_phone(*, organization: Organization, phone_number: str) -> User
 
 def user_code_next(*, organization_id: int) -> str:
     """One more than the highest numeric code in the organization, zero-padded ("0001" for none)."""
-    highest = Membership.objects.filter(organization_id=organization_id, code__isnull=False).aggregate(
-        highest=Max(Cast("code", BigIntegerField()))
-    )["highest"]
+    highest = Membership.objects.filter(
+        organization_id=organization_id, code__isnull=False
+    ).aggregate(highest=Max(Cast("code", BigIntegerField())))["highest"]
     return format_code((highest or 0) + 1)
 
 

@@ -47,57 +47,69 @@ def user_create(*, organization: Organization, data: dict[str, Any]) -> User:
     first = accounts[0]
     data.setdefault("timezone", first.timezone)
     data.setdefault("country", first.country.name)
-    with _stored_picture(data) as picture_name, _unique_violations():
-        with transaction.atomic():
-            code = _lock_and_allocate_code(organization, data.get("code"), keep=None)
-            user = User(username=data["username"], profile_picture=picture_name)
-            _assign(user, data)
-            if data.get("password"):
-                user.set_password(data["password"])
-            else:
-                user.set_unusable_password()
-            user.save()
-            Membership.objects.create(user=user, organization=organization, code=code)
-            user.accounts.set(accounts)
-            user.teams.set(data["team_ids"] if "team_ids" in data else _all_team_ids(accounts))
-            if "schedule" in data:
-                _replace_schedule(user, data["schedule"])
-            else:
-                _copy_account_schedule(user, first)
-            user.groups.set([Group.objects.get(name=data["permission_template"])])
+    with (
+        _stored_picture(data) as picture_name,
+        _unique_violations(),
+        transaction.atomic(),
+    ):
+        code = _lock_and_allocate_code(organization, data.get("code"), keep=None)
+        user = User(username=data["username"], profile_picture=picture_name)
+        _assign(user, data)
+        if data.get("password"):
+            user.set_password(data["password"])
+        else:
+            user.set_unusable_password()
+        user.save()
+        Membership.objects.create(user=user, organization=organization, code=code)
+        user.accounts.set(accounts)
+        user.teams.set(
+            data["team_ids"] if "team_ids" in data else _all_team_ids(accounts)
+        )
+        if "schedule" in data:
+            _replace_schedule(user, data["schedule"])
+        else:
+            _copy_account_schedule(user, first)
+        user.groups.set([Group.objects.get(name=data["permission_template"])])
     return user
 
 
-def user_update(*, user: User, organization: Organization, data: dict[str, Any]) -> User:
+def user_update(
+    *, user: User, organization: Organization, data: dict[str, Any]
+) -> User:
     """Change only the supplied members; ``account_ids``, ``team_ids`` and ``schedule`` replace."""
     accounts = _check(organization=organization, user=user, data=data)
     old_picture = user.profile_picture.name if "profile_picture" in data else ""
-    with _stored_picture(data) as picture_name, _unique_violations():
-        with transaction.atomic():
-            if "code" in data:
-                membership = Membership.objects.get(user=user, organization=organization)
-                membership.code = _lock_and_allocate_code(organization, data["code"], keep=membership.code)
-                membership.save(update_fields=["code"])
-            if "username" in data:
-                user.username = data["username"]
-            _assign(user, data)
-            if data.get("password"):
-                user.set_password(data["password"])
-            if "profile_picture" in data:
-                user.profile_picture.name = picture_name
-            user.save()
-            if "account_ids" in data:
-                user.accounts.set(accounts)
-                if "team_ids" not in data:
-                    user.teams.set(user.teams.filter(account__in=accounts))
-            if "team_ids" in data:
-                user.teams.set(data["team_ids"])
-            if "schedule" in data:
-                _replace_schedule(user, data["schedule"])
-            if "permission_template" in data:
-                user.groups.set([Group.objects.get(name=data["permission_template"])])
-            if old_picture:
-                transaction.on_commit(lambda: _discard_picture(old_picture))
+    with (
+        _stored_picture(data) as picture_name,
+        _unique_violations(),
+        transaction.atomic(),
+    ):
+        if "code" in data:
+            membership = Membership.objects.get(user=user, organization=organization)
+            membership.code = _lock_and_allocate_code(
+                organization, data["code"], keep=membership.code
+            )
+            membership.save(update_fields=["code"])
+        if "username" in data:
+            user.username = data["username"]
+        _assign(user, data)
+        if data.get("password"):
+            user.set_password(data["password"])
+        if "profile_picture" in data:
+            user.profile_picture.name = picture_name
+        user.save()
+        if "account_ids" in data:
+            user.accounts.set(accounts)
+            if "team_ids" not in data:
+                user.teams.set(user.teams.filter(account__in=accounts))
+        if "team_ids" in data:
+            user.teams.set(data["team_ids"])
+        if "schedule" in data:
+            _replace_schedule(user, data["schedule"])
+        if "permission_template" in data:
+            user.groups.set([Group.objects.get(name=data["permission_template"])])
+        if old_picture:
+            transaction.on_commit(lambda: _discard_picture(old_picture))
     return user
 
 
@@ -110,24 +122,49 @@ def user_delete(*, user: User) -> None:
         transaction.on_commit(lambda: _discard_picture(picture))
 
 
-def _check(*, organization: Organization, user: User | None, data: dict[str, Any]) -> list[Account]:
+def _check(
+    *, organization: Organization, user: User | None, data: dict[str, Any]
+) -> list[Account]:
     """Check the references in ``data`` against the database; all problems are reported at once."""
     errors: dict[str, list[str]] = {}
-    accounts: list[Account] = list(user.accounts.filter(organization=organization)) if user else []
+    accounts: list[Account] = (
+        list(user.accounts.filter(organization=organization)) if user else []
+    )
     if "account_ids" in data:
-        found = {a.pk: a for a in Account.objects.filter(organization=organization, pk__in=data["account_ids"])}
+        found = {
+            a.pk: a
+            for a in Account.objects.filter(
+                organization=organization, pk__in=data["account_ids"]
+            )
+        }
         for index, account_id in enumerate(data["account_ids"]):
             if account_id not in found:
-                errors[f"accountIds.{index}"] = [f"The selected account ids.{index} is invalid."]
-        accounts = list({found[i].pk: found[i] for i in data["account_ids"] if i in found}.values())
+                errors[f"accountIds.{index}"] = [
+                    f"The selected account ids.{index} is invalid."
+                ]
+        accounts = list(
+            {found[i].pk: found[i] for i in data["account_ids"] if i in found}.values()
+        )
     if "team_ids" in data:
-        valid_teams = set(Team.objects.filter(account__in=accounts, pk__in=data["team_ids"]).values_list("pk", flat=True))
+        valid_teams = set(
+            Team.objects.filter(
+                account__in=accounts, pk__in=data["team_ids"]
+            ).values_list("pk", flat=True)
+        )
         for index, team_id in enumerate(data["team_ids"]):
             if team_id not in valid_teams:
                 errors[f"teams.{index}"] = [f"The selected teams.{index} is invalid."]
-    if "username" in data and User.objects.filter(username=data["username"]).exclude(pk=user.pk if user else None).exists():
+    if (
+        "username" in data
+        and User.objects.filter(username=data["username"])
+        .exclude(pk=user.pk if user else None)
+        .exists()
+    ):
         errors["username"] = [TAKEN_USERNAME]
-    if "permission_template" in data and not Group.objects.filter(name=data["permission_template"]).exists():
+    if (
+        "permission_template" in data
+        and not Group.objects.filter(name=data["permission_template"]).exists()
+    ):
         errors["permissionTemplate"] = ["The selected permission template is invalid."]
     if errors:
         raise ValidationFailed(errors)
@@ -146,7 +183,10 @@ def _stored_picture(data: dict[str, Any]) -> Iterator[str]:
         picture = fetch_picture(url)
     except PictureError as error:
         raise ValidationFailed.one("profilePicture", str(error)) from error
-    name = default_storage.save(f"{PICTURE_DIR}{uuid.uuid4().hex}.{picture.extension}", ContentFile(picture.content))
+    name = default_storage.save(
+        f"{PICTURE_DIR}{uuid.uuid4().hex}.{picture.extension}",
+        ContentFile(picture.content),
+    )
     try:
         yield name
     except BaseException:
@@ -167,14 +207,23 @@ def _unique_violations() -> Iterator[None]:
         raise
 
 
-def _lock_and_allocate_code(organization: Organization, wanted: str | None, *, keep: str | None) -> str:
+def _lock_and_allocate_code(
+    organization: Organization, wanted: str | None, *, keep: str | None
+) -> str:
     """The code to store: ``wanted`` if free, else the next one. Locks the organization row so that
     concurrent creates allocate one after another."""
     Organization.objects.select_for_update().filter(pk=organization.pk).first()
     if wanted is None:
-        return keep if keep is not None else user_code_next(organization_id=organization.pk)
+        return (
+            keep
+            if keep is not None
+            else user_code_next(organization_id=organization.pk)
+        )
     code = format_code(int(wanted))
-    if code != keep and Membership.objects.filter(organization=organization, code=code).exists():
+    if (
+        code != keep
+        and Membership.objects.filter(organization=organization, code=code).exists()
+    ):
         raise ValidationFailed.one("code", TAKEN_CODE)
     return code
 
@@ -182,8 +231,8 @@ def _lock_and_allocate_code(organization: Organization, wanted: str | None, *, k
 def _assign(user: User, data: dict[str, Any]) -> None:
     for field in _SIMPLE_FIELDS:
         if field in data:
-            value = data[field]
-            setattr(user, field, "" if value is None and field == "phone_number" else value)
+            # null clears a text member; the API shows an empty one as null
+            setattr(user, field, "" if data[field] is None else data[field])
 
 
 def _discard_picture(name: str) -> None:
@@ -192,7 +241,9 @@ def _discard_picture(name: str) -> None:
 
 
 def _all_team_ids(accounts: Iterable[Account]) -> list[int]:
-    return list(Team.objects.filter(account__in=list(accounts)).values_list("pk", flat=True))
+    return list(
+        Team.objects.filter(account__in=list(accounts)).values_list("pk", flat=True)
+    )
 
 
 def _replace_schedule(user: User, schedule: dict[str, Any] | None) -> None:
@@ -200,7 +251,10 @@ def _replace_schedule(user: User, schedule: dict[str, Any] | None) -> None:
     user.schedule_active = None if schedule is None else schedule["active"]
     user.save(update_fields=["schedule_active"])
     if schedule is not None:
-        UserScheduleDay.objects.bulk_create(UserScheduleDay(user=user, weekday=i, **day) for i, day in enumerate(schedule["days"]))
+        UserScheduleDay.objects.bulk_create(
+            UserScheduleDay(user=user, weekday=i, **day)
+            for i, day in enumerate(schedule["days"])
+        )
 
 
 def _copy_account_schedule(user: User, account: Account) -> None:
@@ -210,6 +264,12 @@ def _copy_account_schedule(user: User, account: Account) -> None:
     user.schedule_active = account.schedule_active
     user.save(update_fields=["schedule_active"])
     UserScheduleDay.objects.bulk_create(
-        UserScheduleDay(user=user, weekday=d.weekday, active=d.active, start_time=d.start_time, end_time=d.end_time)
+        UserScheduleDay(
+            user=user,
+            weekday=d.weekday,
+            active=d.active,
+            start_time=d.start_time,
+            end_time=d.end_time,
+        )
         for d in days
     )

@@ -7,7 +7,9 @@ from config.settings.base import env
 
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="")
 if len(SECRET_KEY) < 50:
-    raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set to a random value of at least 50 characters.")
+    raise ImproperlyConfigured(
+        "DJANGO_SECRET_KEY must be set to a random value of at least 50 characters."
+    )
 DEBUG = False
 
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

@@ -5,14 +5,25 @@ import os
 from config.settings.base import *  # noqa: F403
 from config.settings.base import env
 
-DATABASES = {"default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/leadcall")}
+DATABASES = {
+    "default": env.db(
+        "DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/leadcall"
+    )
+}
 DATABASES["default"]["TEST"] = {"NAME": "test_leadcall"}
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 _redis_db = 1 + int(_worker.removeprefix("gw") or 0) % 14
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:6379/{_redis_db}")
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=f"redis://127.0.0.1:6379/{_redis_db}")
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+    }
+}
+CELERY_BROKER_URL = env(
+    "CELERY_BROKER_URL", default=f"redis://127.0.0.1:6379/{_redis_db}"
+)
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

@@ -18,7 +18,9 @@ INVALID = "The given data was invalid."
 def week(start="09:00", end="17:00", active=True, **days):
     schedule = {"active": active}
     for day in WEEK:
-        schedule[day] = days.get(day, {"active": True, "startTime": start, "endTime": end})
+        schedule[day] = days.get(
+            day, {"active": True, "startTime": start, "endTime": end}
+        )
     return schedule
 
 
@@ -26,7 +28,10 @@ def account_schedule():
     """The factory's account schedule: weekdays 08:00-18:00, weekend inactive."""
     return {
         "active": True,
-        **{day: {"active": i < 5, "startTime": "08:00", "endTime": "18:00"} for i, day in enumerate(WEEK)},
+        **{
+            day: {"active": i < 5, "startTime": "08:00", "endTime": "18:00"}
+            for i, day in enumerate(WEEK)
+        },
     }
 
 
@@ -43,7 +48,9 @@ def create_body(tenant, **overrides):
 
 
 def post_user(tenant, **overrides):
-    return tenant.client().post("/api/users", create_body(tenant, **overrides), format="json")
+    return tenant.client().post(
+        "/api/users", create_body(tenant, **overrides), format="json"
+    )
 
 
 def team_out(team):
@@ -103,7 +110,9 @@ def test_create_with_every_member(tenant):
         code="42",
         twelveHourTimeFormat=True,
         teams=[tenant.teams[1].pk, tenant.other_teams[0].pk],
-        schedule=week(saturday={"active": False, "startTime": "10:00", "endTime": "12:00"}),
+        schedule=week(
+            saturday={"active": False, "startTime": "10:00", "endTime": "12:00"}
+        ),
     )
 
     assert response.status_code == 201, response.json()
@@ -126,7 +135,9 @@ def test_create_with_every_member(tenant):
         "organizationIds": [tenant.organization.pk],
         "accountIds": sorted([tenant.account.pk, tenant.other_account.pk]),
         "teams": [team_out(tenant.teams[1]), team_out(tenant.other_teams[0])],
-        "schedule": week(saturday={"active": False, "startTime": "10:00", "endTime": "12:00"}),
+        "schedule": week(
+            saturday={"active": False, "startTime": "10:00", "endTime": "12:00"}
+        ),
     }
     user = User.objects.get(pk=body["id"])
     assert user.check_password("Secr3t!pw")
@@ -151,7 +162,9 @@ def test_create_copies_no_schedule_from_an_account_without_one(tenant):
 
 
 def test_create_reports_every_missing_required_member(tenant):
-    response = tenant.client().post("/api/users", {"organizationId": tenant.organization.pk}, format="json")
+    response = tenant.client().post(
+        "/api/users", {"organizationId": tenant.organization.pk}, format="json"
+    )
 
     assert response.status_code == 422
     assert response.json() == {
@@ -169,28 +182,80 @@ def test_create_reports_every_missing_required_member(tenant):
 @pytest.mark.parametrize(
     ("member", "value", "message"),
     [
-        ("firstName", "x" * 46, "The first name may not be greater than 45 characters."),
+        (
+            "firstName",
+            "x" * 46,
+            "The first name may not be greater than 45 characters.",
+        ),
         ("lastName", "y" * 46, "The last name may not be greater than 45 characters."),
-        ("emailAddress", "a" * 250 + "@x.com", "The email address may not be greater than 255 characters."),
-        ("emailAddress", "not-an-email", "The email address must be a valid email address."),
+        (
+            "emailAddress",
+            "a" * 250 + "@x.com",
+            "The email address may not be greater than 255 characters.",
+        ),
+        (
+            "emailAddress",
+            "not-an-email",
+            "The email address must be a valid email address.",
+        ),
         ("username", "u" * 76, "The username may not be greater than 75 characters."),
         ("password", "Ab1!", "The password must be at least 7 characters."),
-        ("password", "A1!" + "b" * 253, "The password may not be greater than 255 characters."),
-        ("password", "alllower1!", "The password must contain at least one digit, one lowercase letter, one uppercase letter and one special character."),
-        ("password", "NoDigits!!", "The password must contain at least one digit, one lowercase letter, one uppercase letter and one special character."),
-        ("password", "NoSpecial12", "The password must contain at least one digit, one lowercase letter, one uppercase letter and one special character."),
-        ("phoneNumber", "303-555", "The phone number must be a valid phone number in E.164 format, e.g. +13035550100."),
-        ("companyRole", "r" * 256, "The company role may not be greater than 255 characters."),
+        (
+            "password",
+            "A1!" + "b" * 253,
+            "The password may not be greater than 255 characters.",
+        ),
+        (
+            "password",
+            "alllower1!",
+            "The password must contain at least one digit, one lowercase letter, one uppercase letter and one special character.",
+        ),
+        (
+            "password",
+            "NoDigits!!",
+            "The password must contain at least one digit, one lowercase letter, one uppercase letter and one special character.",
+        ),
+        (
+            "password",
+            "NoSpecial12",
+            "The password must contain at least one digit, one lowercase letter, one uppercase letter and one special character.",
+        ),
+        (
+            "phoneNumber",
+            "303-555",
+            "The phone number must be a valid phone number in E.164 format, e.g. +13035550100.",
+        ),
+        (
+            "companyRole",
+            "r" * 256,
+            "The company role may not be greater than 255 characters.",
+        ),
         ("bio", "b" * 256, "The bio may not be greater than 255 characters."),
-        ("timezone", "Mars/Olympus", "The timezone must be a valid timezone, e.g. America/Denver."),
+        (
+            "timezone",
+            "Mars/Olympus",
+            "The timezone must be a valid timezone, e.g. America/Denver.",
+        ),
         ("code", "12a", "The code must be a number of at most 10 digits."),
         ("code", "12345678901", "The code may not be greater than 10 characters."),
-        ("twelveHourTimeFormat", "perhaps", "The twelve hour time format field must be true or false."),
+        (
+            "twelveHourTimeFormat",
+            "perhaps",
+            "The twelve hour time format field must be true or false.",
+        ),
         ("accountIds", "1", "The account ids must be an array."),
         ("accountIds", [], "The account ids field is required."),
         ("teams", 5, "The teams must be an array."),
-        ("permissionTemplate", "Astronaut", "The selected permission template is invalid."),
-        ("profilePicture", "http://example.com/a.png", "The profile picture must be an HTTPS URL."),
+        (
+            "permissionTemplate",
+            "Astronaut",
+            "The selected permission template is invalid.",
+        ),
+        (
+            "profilePicture",
+            "http://example.com/a.png",
+            "The profile picture must be an HTTPS URL.",
+        ),
         ("schedule", "always", "The schedule must be an object."),
         ("firstName", ["Jane"], "The first name must be a string."),
         ("firstName", "", "The first name field is required."),
@@ -209,25 +274,46 @@ def test_create_reports_nested_members_with_dotted_keys(tenant):
     schedule = week()
     del schedule["sunday"]
     schedule["monday"] = {"active": True, "startTime": "17:00", "endTime": "09:00"}
-    schedule["tuesday"] = {"active": "sometimes", "startTime": "9am", "endTime": "25:00"}
+    schedule["tuesday"] = {
+        "active": "sometimes",
+        "startTime": "9am",
+        "endTime": "25:00",
+    }
     schedule["wednesday"] = {"active": True, "startTime": "09:00"}
 
-    response = post_user(tenant, schedule=schedule, accountIds=[tenant.account.pk, "x"], teams=[tenant.teams[0].pk, "y"])
+    response = post_user(
+        tenant,
+        schedule=schedule,
+        accountIds=[tenant.account.pk, "x"],
+        teams=[tenant.teams[0].pk, "y"],
+    )
 
     assert response.status_code == 422
     assert response.json()["errors"] == {
         "accountIds.1": ["The account ids.1 must be an integer."],
         "teams.1": ["The teams.1 must be an integer."],
-        "schedule.monday.endTime": ["The schedule.monday.end time must be a time after the start time."],
-        "schedule.tuesday.active": ["The schedule.tuesday.active field must be true or false."],
-        "schedule.tuesday.startTime": ["The schedule.tuesday.start time must be a time in HH:MM (24-hour) format."],
-        "schedule.tuesday.endTime": ["The schedule.tuesday.end time must be a time in HH:MM (24-hour) format."],
-        "schedule.wednesday.endTime": ["The schedule.wednesday.end time field is required."],
+        "schedule.monday.endTime": [
+            "The schedule.monday.end time must be a time after the start time."
+        ],
+        "schedule.tuesday.active": [
+            "The schedule.tuesday.active field must be true or false."
+        ],
+        "schedule.tuesday.startTime": [
+            "The schedule.tuesday.start time must be a time in HH:MM (24-hour) format."
+        ],
+        "schedule.tuesday.endTime": [
+            "The schedule.tuesday.end time must be a time in HH:MM (24-hour) format."
+        ],
+        "schedule.wednesday.endTime": [
+            "The schedule.wednesday.end time field is required."
+        ],
         "schedule.sunday": ["The schedule.sunday field is required."],
     }
 
 
-def test_create_rejects_accounts_and_teams_outside_the_organization(tenant, other_tenant):
+def test_create_rejects_accounts_and_teams_outside_the_organization(
+    tenant, other_tenant
+):
     response = post_user(
         tenant,
         accountIds=[tenant.account.pk, other_tenant.account.pk],
@@ -250,7 +336,9 @@ def test_create_rejects_a_taken_username_case_sensitively(tenant, other_tenant):
     different_case = post_user(tenant, username="jane@example.com")
 
     assert taken.status_code == 422
-    assert taken.json()["errors"] == {"username": ["The username has already been taken."]}
+    assert taken.json()["errors"] == {
+        "username": ["The username has already been taken."]
+    }
     assert different_case.status_code == 201
 
 
@@ -260,10 +348,14 @@ def test_create_defaults_username_to_email_and_refuses_a_taken_one(tenant):
     again = post_user(tenant, firstName="Other")
 
     assert again.status_code == 422
-    assert again.json()["errors"] == {"username": ["The username has already been taken."]}
+    assert again.json()["errors"] == {
+        "username": ["The username has already been taken."]
+    }
 
 
-def test_create_rejects_a_code_taken_in_the_organization_but_not_elsewhere(tenant, other_tenant):
+def test_create_rejects_a_code_taken_in_the_organization_but_not_elsewhere(
+    tenant, other_tenant
+):
     UserFactory(account=tenant.account, account__code="0007")
     UserFactory(account=other_tenant.account, account__code="0008")
 
@@ -285,11 +377,20 @@ def test_create_auto_assigns_one_more_than_the_highest_code(tenant):
     assert response.json()["user"]["code"] == "0042"
 
 
-def test_create_in_an_organization_of_another_tenant_is_unauthorized(tenant, other_tenant):
-    response = post_user(tenant, organizationId=other_tenant.organization.pk, accountIds=[other_tenant.account.pk])
+def test_create_in_an_organization_of_another_tenant_is_unauthorized(
+    tenant, other_tenant
+):
+    response = post_user(
+        tenant,
+        organizationId=other_tenant.organization.pk,
+        accountIds=[other_tenant.account.pk],
+    )
 
     assert response.status_code == 403
-    assert response.json() == {"success": False, "message": "Unauthorized for this organization"}
+    assert response.json() == {
+        "success": False,
+        "message": "Unauthorized for this organization",
+    }
     assert not User.objects.exists()
 
 
@@ -297,7 +398,10 @@ def test_create_in_an_unknown_organization_is_unauthorized(tenant):
     response = post_user(tenant, organizationId=999999)
 
     assert response.status_code == 403
-    assert response.json() == {"success": False, "message": "Unauthorized for this organization"}
+    assert response.json() == {
+        "success": False,
+        "message": "Unauthorized for this organization",
+    }
 
 
 @pytest.mark.parametrize(
@@ -309,7 +413,9 @@ def test_create_in_an_unknown_organization_is_unauthorized(tenant):
     ],
 )
 def test_create_rejects_a_body_that_is_not_a_json_object(tenant, body, content_type):
-    response = tenant.client().generic("POST", "/api/users", body, content_type=content_type)
+    response = tenant.client().generic(
+        "POST", "/api/users", body, content_type=content_type
+    )
 
     assert response.status_code == 422
     assert response.json()["message"] == INVALID
@@ -318,11 +424,17 @@ def test_create_rejects_a_body_that_is_not_a_json_object(tenant, body, content_t
 
 def test_create_refuses_a_body_over_one_mebibyte_before_reading_it(tenant):
     response = tenant.client().generic(
-        "POST", "/api/users", b'{"bio": "' + b"x" * (1024 * 1024) + b'"}', content_type="application/json"
+        "POST",
+        "/api/users",
+        b'{"bio": "' + b"x" * (1024 * 1024) + b'"}',
+        content_type="application/json",
     )
 
     assert response.status_code == 413
-    assert response.json() == {"success": False, "message": "The request body is larger than 1 MiB."}
+    assert response.json() == {
+        "success": False,
+        "message": "The request body is larger than 1 MiB.",
+    }
 
 
 @pytest.mark.django_db(transaction=True)
@@ -342,7 +454,11 @@ def test_concurrent_creates_never_share_a_code(tenant):
         statuses = list(pool.map(create, range(16)))
 
     assert statuses == [201] * 16
-    codes = list(Membership.objects.filter(organization=tenant.organization).values_list("code", flat=True))
+    codes = list(
+        Membership.objects.filter(organization=tenant.organization).values_list(
+            "code", flat=True
+        )
+    )
     assert sorted(codes) == [f"{n:04d}" for n in range(1, 17)]
 
 
@@ -354,7 +470,9 @@ def test_concurrent_creates_with_the_same_code_let_one_win(tenant):
 
     def create(n):
         try:
-            return post_user(tenant, emailAddress=f"same{n}@example.com", code="77").status_code
+            return post_user(
+                tenant, emailAddress=f"same{n}@example.com", code="77"
+            ).status_code
         finally:
             connection.close()
 
@@ -378,13 +496,18 @@ def test_concurrent_creates_with_the_same_code_let_one_win(tenant):
     ],
 )
 def test_missing_or_invalid_credentials_are_refused(api_client, tenant, headers):
-    response = api_client.get(f"/api/users/find/available-user-code?organizationId={tenant.organization.pk}", **headers)
+    response = api_client.get(
+        f"/api/users/find/available-user-code?organizationId={tenant.organization.pk}",
+        **headers,
+    )
 
     assert response.status_code == 401
     assert response.json() == {"success": False, "message": "Invalid API key"}
 
 
-def test_a_key_with_another_credentials_apiuser_is_refused(api_client, tenant, other_tenant):
+def test_a_key_with_another_credentials_apiuser_is_refused(
+    api_client, tenant, other_tenant
+):
     response = api_client.get(
         f"/api/users/find/available-user-code?organizationId={tenant.organization.pk}",
         HTTP_APIUSER=other_tenant.credential.api_user,
@@ -394,18 +517,32 @@ def test_a_key_with_another_credentials_apiuser_is_refused(api_client, tenant, o
     assert response.status_code == 401
 
 
-def test_a_rotated_key_works_until_its_grace_ends_and_a_revoked_one_stops_at_once(api_client, tenant):
+def test_a_rotated_key_works_until_its_grace_ends_and_a_revoked_one_stops_at_once(
+    api_client, tenant
+):
     url = f"/api/users/find/available-user-code?organizationId={tenant.organization.pk}"
     new_key = api_key_rotate(credential=tenant.credential)
 
     assert tenant.client().get(url).status_code == 200
-    assert api_client.get(url, HTTP_APIUSER=tenant.credential.api_user, HTTP_APIKEY=new_key).status_code == 200
+    assert (
+        api_client.get(
+            url, HTTP_APIUSER=tenant.credential.api_user, HTTP_APIKEY=new_key
+        ).status_code
+        == 200
+    )
 
-    api_key_rotate(credential=tenant.credential, grace=__import__("datetime").timedelta(0))
+    api_key_rotate(
+        credential=tenant.credential, grace=__import__("datetime").timedelta(0)
+    )
     assert tenant.client().get(url).status_code == 401
 
     api_credential_revoke(credential=tenant.credential)
-    assert api_client.get(url, HTTP_APIUSER=tenant.credential.api_user, HTTP_APIKEY=new_key).status_code == 401
+    assert (
+        api_client.get(
+            url, HTTP_APIUSER=tenant.credential.api_user, HTTP_APIKEY=new_key
+        ).status_code
+        == 401
+    )
 
 
 def test_rate_limit_answers_429_with_retry_after(tenant, settings):
@@ -418,7 +555,10 @@ def test_rate_limit_answers_429_with_retry_after(tenant, settings):
 
     assert statuses == [200, 200, 200, 429]
     assert limited.status_code == 429
-    assert limited.json() == {"success": False, "message": "Too many requests. Please slow down."}
+    assert limited.json() == {
+        "success": False,
+        "message": "Too many requests. Please slow down.",
+    }
     assert 1 <= int(limited["Retry-After"]) <= 60
 
 
@@ -428,7 +568,10 @@ def test_rate_limit_counts_each_credential_separately(tenant, other_tenant, sett
 
     assert tenant.client().get(url.format(tenant.organization.pk)).status_code == 200
     assert tenant.client().get(url.format(tenant.organization.pk)).status_code == 429
-    assert other_tenant.client().get(url.format(other_tenant.organization.pk)).status_code == 200
+    assert (
+        other_tenant.client().get(url.format(other_tenant.organization.pk)).status_code
+        == 200
+    )
 
 
 # --- retrieve, update, delete ------------------------------------------------------------------
@@ -465,7 +608,9 @@ def test_get_pins_its_query_count(tenant, django_assert_max_num_queries):
 def test_a_user_of_another_organization_is_not_found(tenant, other_tenant, method):
     foreign = created(other_tenant)
 
-    response = getattr(tenant.client(), method)(f"/api/users/{foreign['id']}", {"firstName": "X"}, format="json")
+    response = getattr(tenant.client(), method)(
+        f"/api/users/{foreign['id']}", {"firstName": "X"}, format="json"
+    )
 
     assert response.status_code == 404
     assert response.json() == {"success": False, "message": "User not found"}
@@ -483,7 +628,9 @@ def test_an_unknown_user_is_not_found(tenant, method):
 def test_update_changes_only_the_supplied_members(tenant):
     user = created(tenant, bio="Old bio", phoneNumber="+13035550123")
 
-    response = tenant.client().put(f"/api/users/{user['id']}", {"firstName": "Janet", "bio": None}, format="json")
+    response = tenant.client().put(
+        f"/api/users/{user['id']}", {"firstName": "Janet", "bio": None}, format="json"
+    )
 
     assert response.status_code == 200
     assert response.json() == {
@@ -499,7 +646,11 @@ def test_update_replaces_accounts_teams_and_schedule(tenant):
 
     response = tenant.client().put(
         f"/api/users/{user['id']}",
-        {"accountIds": [tenant.other_account.pk], "teams": [tenant.other_teams[0].pk], "schedule": week("07:00", "15:30")},
+        {
+            "accountIds": [tenant.other_account.pk],
+            "teams": [tenant.other_teams[0].pk],
+            "schedule": week("07:00", "15:30"),
+        },
         format="json",
     )
 
@@ -514,7 +665,9 @@ def test_update_replaces_accounts_teams_and_schedule(tenant):
 def test_update_with_empty_teams_removes_every_team(tenant):
     user = created(tenant)
 
-    response = tenant.client().put(f"/api/users/{user['id']}", {"teams": []}, format="json")
+    response = tenant.client().put(
+        f"/api/users/{user['id']}", {"teams": []}, format="json"
+    )
 
     assert response.json()["user"]["teams"] == []
 
@@ -522,7 +675,11 @@ def test_update_with_empty_teams_removes_every_team(tenant):
 def test_update_of_accounts_drops_teams_of_removed_accounts(tenant):
     user = created(tenant, accountIds=[tenant.account.pk, tenant.other_account.pk])
 
-    response = tenant.client().put(f"/api/users/{user['id']}", {"accountIds": [tenant.other_account.pk]}, format="json")
+    response = tenant.client().put(
+        f"/api/users/{user['id']}",
+        {"accountIds": [tenant.other_account.pk]},
+        format="json",
+    )
 
     assert response.json()["user"]["teams"] == [team_out(tenant.other_teams[0])]
 
@@ -530,7 +687,9 @@ def test_update_of_accounts_drops_teams_of_removed_accounts(tenant):
 def test_update_with_null_schedule_removes_it(tenant):
     user = created(tenant)
 
-    response = tenant.client().put(f"/api/users/{user['id']}", {"schedule": None}, format="json")
+    response = tenant.client().put(
+        f"/api/users/{user['id']}", {"schedule": None}, format="json"
+    )
 
     assert response.json()["user"]["schedule"] is None
     assert not UserScheduleDay.objects.filter(user_id=user["id"]).exists()
@@ -541,7 +700,12 @@ def test_update_of_password_code_username_and_template(tenant):
 
     response = tenant.client().put(
         f"/api/users/{user['id']}",
-        {"password": "N3w!passw", "code": "9", "username": "janet", "permissionTemplate": "Global Manager"},
+        {
+            "password": "N3w!passw",
+            "code": "9",
+            "username": "janet",
+            "permissionTemplate": "Global Manager",
+        },
         format="json",
     )
 
@@ -557,7 +721,9 @@ def test_update_keeping_its_own_code_and_username_is_allowed(tenant):
     user = created(tenant)
 
     response = tenant.client().put(
-        f"/api/users/{user['id']}", {"code": user["code"], "username": user["username"]}, format="json"
+        f"/api/users/{user['id']}",
+        {"code": user["code"], "username": user["username"]},
+        format="json",
     )
 
     assert response.status_code == 200
@@ -569,7 +735,13 @@ def test_update_validates_like_create_and_changes_nothing(tenant):
 
     response = tenant.client().put(
         f"/api/users/{user['id']}",
-        {"firstName": "z" * 46, "username": other["username"], "code": "50", "timezone": "Nowhere/City", "accountIds": []},
+        {
+            "firstName": "z" * 46,
+            "username": other["username"],
+            "code": "50",
+            "timezone": "Nowhere/City",
+            "accountIds": [],
+        },
         format="json",
     )
 
@@ -589,10 +761,16 @@ def test_update_reports_taken_username_and_code(tenant):
     user = created(tenant)
     other = created(tenant, emailAddress="other@example.com", code="0050")
 
-    username = tenant.client().put(f"/api/users/{user['id']}", {"username": other["username"]}, format="json")
-    code = tenant.client().put(f"/api/users/{user['id']}", {"code": "50"}, format="json")
+    username = tenant.client().put(
+        f"/api/users/{user['id']}", {"username": other["username"]}, format="json"
+    )
+    code = tenant.client().put(
+        f"/api/users/{user['id']}", {"code": "50"}, format="json"
+    )
 
-    assert username.json()["errors"] == {"username": ["The username has already been taken."]}
+    assert username.json()["errors"] == {
+        "username": ["The username has already been taken."]
+    }
     assert code.json()["errors"] == {"code": ["The code has already been taken."]}
 
 
@@ -600,11 +778,16 @@ def test_update_naming_another_organization_is_unauthorized(tenant, other_tenant
     user = created(tenant)
 
     response = tenant.client().put(
-        f"/api/users/{user['id']}", {"organizationId": other_tenant.organization.pk, "firstName": "X"}, format="json"
+        f"/api/users/{user['id']}",
+        {"organizationId": other_tenant.organization.pk, "firstName": "X"},
+        format="json",
     )
 
     assert response.status_code == 403
-    assert response.json() == {"success": False, "message": "Unauthorized for this organization"}
+    assert response.json() == {
+        "success": False,
+        "message": "Unauthorized for this organization",
+    }
     assert User.objects.get(pk=user["id"]).first_name == "Jane"
 
 
@@ -614,7 +797,11 @@ def test_delete_removes_the_user_and_schedule(tenant):
     response = tenant.client().delete(f"/api/users/{user['id']}")
 
     assert response.status_code == 200
-    assert response.json() == {"success": True, "action": "delete_user", "message": "User deleted successfully"}
+    assert response.json() == {
+        "success": True,
+        "action": "delete_user",
+        "message": "User deleted successfully",
+    }
     assert not User.objects.filter(pk=user["id"]).exists()
     assert not UserScheduleDay.objects.exists()
     assert tenant.client().get(f"/api/users/{user['id']}").status_code == 404
@@ -627,7 +814,11 @@ def test_find_by_email_is_case_insensitive(tenant):
     user = created(tenant, emailAddress="Jane.Doe@Example.com")
 
     response = tenant.client().get(
-        "/api/users/find/email", {"organizationId": tenant.organization.pk, "emailAddress": "jane.doe@EXAMPLE.COM"}
+        "/api/users/find/email",
+        {
+            "organizationId": tenant.organization.pk,
+            "emailAddress": "jane.doe@EXAMPLE.COM",
+        },
     )
 
     assert response.status_code == 200
@@ -643,7 +834,11 @@ def test_find_by_email_does_not_see_other_organizations(tenant, other_tenant):
     created(other_tenant, emailAddress="shared@example.com")
 
     response = tenant.client().get(
-        "/api/users/find/email", {"organizationId": tenant.organization.pk, "emailAddress": "shared@example.com"}
+        "/api/users/find/email",
+        {
+            "organizationId": tenant.organization.pk,
+            "emailAddress": "shared@example.com",
+        },
     )
 
     assert response.status_code == 404
@@ -654,11 +849,18 @@ def test_find_by_email_in_another_organization_is_unauthorized(tenant, other_ten
     created(other_tenant, emailAddress="shared@example.com")
 
     response = tenant.client().get(
-        "/api/users/find/email", {"organizationId": other_tenant.organization.pk, "emailAddress": "shared@example.com"}
+        "/api/users/find/email",
+        {
+            "organizationId": other_tenant.organization.pk,
+            "emailAddress": "shared@example.com",
+        },
     )
 
     assert response.status_code == 403
-    assert response.json() == {"success": False, "message": "Unauthorized for this organization"}
+    assert response.json() == {
+        "success": False,
+        "message": "Unauthorized for this organization",
+    }
 
 
 def test_find_by_email_requires_its_parameters(tenant):
@@ -674,11 +876,15 @@ def test_find_by_email_requires_its_parameters(tenant):
     }
 
 
-@pytest.mark.parametrize("raw", ["%2B13035550123", "+13035550123", "%2B1%20303%20555%200123"])
+@pytest.mark.parametrize(
+    "raw", ["%2B13035550123", "+13035550123", "%2B1%20303%20555%200123"]
+)
 def test_find_by_phone_accepts_encoded_and_unencoded_plus(tenant, raw):
     user = created(tenant, phoneNumber="+13035550123")
 
-    response = tenant.client().get(f"/api/users/find/phone?organizationId={tenant.organization.pk}&phoneNumber={raw}")
+    response = tenant.client().get(
+        f"/api/users/find/phone?organizationId={tenant.organization.pk}&phoneNumber={raw}"
+    )
 
     assert response.status_code == 200
     assert response.json() == {
@@ -700,7 +906,9 @@ def test_find_by_phone_not_found_and_invalid(tenant, other_tenant):
     assert missing.json() == {"success": False, "message": "User not found"}
     assert invalid.status_code == 422
     assert invalid.json()["errors"] == {
-        "phoneNumber": ["The phone number must be a valid phone number in E.164 format, e.g. +13035550100."]
+        "phoneNumber": [
+            "The phone number must be a valid phone number in E.164 format, e.g. +13035550100."
+        ]
     }
 
 
@@ -742,7 +950,9 @@ def test_available_code_is_one_more_than_the_highest(tenant, other_tenant):
 def test_available_code_checks_the_organization(tenant, other_tenant):
     url = "/api/users/find/available-user-code?organizationId={}"
 
-    assert tenant.client().get(url.format(other_tenant.organization.pk)).status_code == 403
+    assert (
+        tenant.client().get(url.format(other_tenant.organization.pk)).status_code == 403
+    )
     assert tenant.client().get(url.format("x")).json() == {
         "message": INVALID,
         "errors": {"organizationId": ["The organization id must be an integer."]},
@@ -750,4 +960,8 @@ def test_available_code_checks_the_organization(tenant, other_tenant):
 
 
 def test_permission_templates_exist():
-    assert set(Group.objects.values_list("name", flat=True)) >= {"Agent", "Manager", "Global Manager"}
+    assert set(Group.objects.values_list("name", flat=True)) >= {
+        "Agent",
+        "Manager",
+        "Global Manager",
+    }
