@@ -153,25 +153,19 @@ def _get(target: _Target, deadline: _Deadline) -> tuple[int, str | None, bytes]:
             (target.address, target.port), timeout=deadline.remaining()
         )
         with sock, deadline.guard(sock):
-            # Certificate and SNI are for the name in the URL, whichever address it resolved to.
-            tls = context.wrap_socket(sock, server_hostname=target.hostname)
             connection = HTTPConnection(target.hostname, target.port)
-            connection.sock = (
-                tls  # http.client speaks over the pinned socket instead of dialling
-            )
+            # Certificate and SNI are for the name in the URL, whichever address it resolved to;
+            # http.client then speaks over this pinned socket instead of dialling by name.
+            connection.sock = context.wrap_socket(sock, server_hostname=target.hostname)
             try:
-                connection.request(
-                    "GET",
-                    target.path,
-                    headers={"Host": target.host_header, "Accept": "image/*"},
-                )
-                response = connection.getresponse()
-                if response.status != 200:
-                    return response.status, response.getheader("Location"), b""
-                return 200, None, _read_body(response)
+                headers = {"Host": target.host_header, "Accept": "image/*"}
+                connection.request("GET", target.path, headers=headers)
+                with connection.getresponse() as response:
+                    if response.status != 200:
+                        return response.status, response.getheader("Location"), b""
+                    return 200, None, _read_body(response)
             finally:
                 connection.close()
-                tls.close()
     # ValueError: http.client refusing to send a malformed request.
     except (HTTPException, OSError, ValueError):
         raise PictureError(NOT_DOWNLOADED) from None
