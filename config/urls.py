@@ -15,6 +15,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("users.urls")),
+    path("api/", include("leads.urls")),
+    path("calls/", include("calls.urls")),
     path("healthz", healthz),
 ]
 if settings.DEBUG:

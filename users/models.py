@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractUser, UserManager
+from django.contrib.auth.models import AbstractUser
 from django.db import models
 
 from accounts.models import E164, Account, Organization, ScheduleDay, Team
@@ -43,7 +43,6 @@ class User(AbstractUser):
     accounts = models.ManyToManyField(Account, related_name="users", blank=True)
     teams = models.ManyToManyField(Team, related_name="users", blank=True)
 
-    objects = UserManager()
 
     class Meta:
         ordering = ["id"]

@@ -1,0 +1,173 @@
+"""Calls: one per lead (or click-to-call request) to connect with an agent.
+
+A call carries the lead members the scored call record (part 2.3) shows, copied when the
+call is queued, so the pipeline never needs to know where a call came from.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from accounts.models import Account, Team
+
+
+class CallStatus(models.TextChoices):
+    QUEUED = "QUEUED"
+    DIALING = "DIALING"
+    ANSWER = "ANSWER"
+    NOANSWER = "NOANSWER"
+    BUSY = "BUSY"
+    FAILED = "FAILED"
+    CANCEL = "CANCEL"
+    NOAGENT = "NOAGENT"
+
+
+class CallOrigin(models.TextChoices):
+    LEAD = "lead", "Lead intake"
+    CLICK_TO_CALL = "clicktocall", "Click to call"
+
+
+class Call(models.Model):
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="calls")
+    origin = models.CharField(max_length=16, choices=CallOrigin.choices, default=CallOrigin.LEAD)
+    status = models.CharField(max_length=16, choices=CallStatus.choices, default=CallStatus.QUEUED, db_index=True)
+    is_test = models.BooleanField(default=False, help_text="A test account's call: no real phone call is placed.")
+    received_at = models.DateTimeField(help_text="When the lead or request arrived; responseTime counts from here.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    # The lead, as the scored record shows it.
+    altid = models.CharField(max_length=255, blank=True, help_text="The vendor's prospect id(s).")
+    source = models.CharField(max_length=45, blank=True)
+    first_name = models.CharField(max_length=45, blank=True)
+    last_name = models.CharField(max_length=45, blank=True)
+    email = models.CharField(max_length=255, blank=True)
+    phone = models.CharField(max_length=16, help_text="E.164")
+    call_notes = models.TextField(blank=True)
+    whisper = models.TextField(blank=True)
+    lead_type = models.CharField(max_length=45, blank=True, help_text="New or Used")
+    department = models.CharField(max_length=45, blank=True)
+    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
+    called_on_make = models.CharField(max_length=45, blank=True)
+    called_on_model = models.CharField(max_length=45, blank=True)
+    called_on_year = models.CharField(max_length=45, blank=True)
+    called_on_registration = models.TextField(blank=True)
+    called_on_summary = models.TextField(blank=True)
+    current_make = models.CharField(max_length=45, blank=True)
+    current_model = models.CharField(max_length=45, blank=True)
+    current_year = models.CharField(max_length=45, blank=True)
+    current_registration = models.TextField(blank=True)
+    current_summary = models.TextField(blank=True)
+    # What happened, filled in by call setup.
+    agent = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls"
+    )
+    attempts = models.PositiveIntegerField(default=0, help_text="Dials of the lead.")
+    duration = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds bridged.")
+    response_time = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds from receipt to the lead answering.")
+    recording_url = models.TextField(blank=True)
+    update_notes = models.TextField(blank=True)
+    inbound_tracking_number = models.TextField(blank=True)
+    summary = models.TextField(blank=True)
+    transcription = models.TextField(blank=True)
+    # Click-to-call names its agent; such a call is offered to that agent only.
+    requested_agent = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    rounds = models.PositiveSmallIntegerField(default=0, help_text="Rounds of offering the call to agents.")
+    unanswered_rounds = models.PositiveSmallIntegerField(default=0, help_text="Rounds no agent accepted.")
+    next_attempt_at = models.DateTimeField(null=True, blank=True, db_index=True, help_text="Not dialed before this.")
+    ended_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        indexes = [models.Index(fields=["account", "received_at"])]
+
+    def __str__(self) -> str:
+        return f"Call {self.pk} ({self.status})"
+
+
+class RingMode(models.TextChoices):
+    SEQUENTIAL = "sequential", "Sequential (one agent at a time)"
+    SIMULTANEOUS = "simultaneous", "Simultaneous (first to press 1 wins)"
+
+
+class NoAgentPolicy(models.TextChoices):
+    WAIT = "wait", "Wait for the next schedule opening"
+    END = "end", "End the call as NOAGENT"
+
+
+def default_retry_cadence() -> list[int]:
+    return [0, 120, 600]
+
+
+class DialingSettings(models.Model):
+    """How an account's calls are set up. An account without a row uses the defaults."""
+
+    account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="dialing_settings")
+    ring_mode = models.CharField(max_length=16, choices=RingMode.choices, default=RingMode.SEQUENTIAL)
+    agent_ring_seconds = models.PositiveSmallIntegerField(
+        default=20, help_text="How long an agent's phone rings before the next agent is tried."
+    )
+    press_one_required = models.BooleanField(
+        default=True, help_text="The agent must press 1 after the whisper; otherwise answering connects."
+    )
+    lead_attempt_limit = models.PositiveSmallIntegerField(default=3, help_text="How many times the lead is dialed.")
+    retry_cadence = models.JSONField(
+        default=default_retry_cadence,
+        help_text="Seconds after the first attempt at which each attempt starts, e.g. [0, 120, 600]: now, +2 min, +10 min.",
+    )
+    agent_rounds = models.PositiveSmallIntegerField(
+        default=2, help_text="How many times every available agent is offered a call before it ends as NOAGENT."
+    )
+    agent_round_pause_seconds = models.PositiveSmallIntegerField(default=60)
+    no_agent_policy = models.CharField(max_length=8, choices=NoAgentPolicy.choices, default=NoAgentPolicy.WAIT)
+
+    class Meta:
+        verbose_name_plural = "dialing settings"
+
+    def __str__(self) -> str:
+        return f"Dialing settings of {self.account}"
+
+
+class Leg(models.TextChoices):
+    AGENT = "agent"
+    LEAD = "lead"
+
+
+class AttemptOutcome(models.TextChoices):
+    PENDING = "", "(in progress)"
+    ACCEPTED = "accepted", "Agent pressed 1"
+    REFUSED = "refused", "Agent did not press 1"
+    ANSWERED = "answered", "Lead answered"
+    NOANSWER = "noanswer", "No answer"
+    BUSY = "busy"
+    FAILED = "failed"
+    CANCELED = "canceled", "Hung up by the service"
+
+
+class CallAttempt(models.Model):
+    """One leg dialed: an agent being offered the call, or the lead being dialed."""
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="attempts_log")
+    leg = models.CharField(max_length=8, choices=Leg.choices)
+    round = models.PositiveSmallIntegerField(default=1)
+    agent = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="agent_attempts"
+    )
+    number = models.CharField(max_length=16)
+    provider = models.CharField(max_length=16)
+    provider_id = models.CharField(max_length=64, blank=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    dial_requested_at = models.DateTimeField(null=True, blank=True)
+    ringing_at = models.DateTimeField(null=True, blank=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(max_length=16, choices=AttemptOutcome.choices, blank=True)
+    key_pressed = models.CharField(max_length=8, blank=True)
+    duration = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds answered.")
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.leg} {self.number} {self.outcome or 'in progress'}"

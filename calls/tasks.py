@@ -1,0 +1,40 @@
+"""Thin tasks: each takes ids, calls a service, and is safe to deliver twice."""
+
+from celery import shared_task
+
+from calls.telephony.base import TelephonyUnavailable
+
+
+@shared_task(acks_late=True, autoretry_for=(TelephonyUnavailable,), retry_backoff=True, retry_jitter=True, max_retries=5)
+def call_setup_task(*, call_id: int) -> None:
+    """Offer a due queued call to agents; a call not due or not queued is left alone."""
+    from calls.services import call_setup
+
+    call_setup(call_id=call_id)
+
+
+@shared_task(acks_late=True, autoretry_for=(TelephonyUnavailable,), retry_backoff=True, retry_jitter=True, max_retries=5)
+def attempt_dial_task(*, attempt_id: int) -> None:
+    """Ring one agent leg; a leg already requested is never dialed again."""
+    from calls.services import attempt_dial
+
+    attempt_dial(attempt_id=attempt_id)
+
+
+@shared_task(acks_late=True)
+def simulator_event_task(*, attempt_id: int, kind: str, digits: str = "", duration: int | None = None, recording_url: str = "") -> None:
+    """Deliver one simulated provider callback through the same handler as real webhooks."""
+    from calls.services import call_event
+    from calls.telephony.base import Event, EventKind
+    from calls.telephony.simulator import SimulatorProvider
+
+    event = Event(attempt_id, EventKind(kind), digits=digits, duration=duration, recording_url=recording_url)
+    SimulatorProvider().follow(attempt_id=attempt_id, instruction=call_event(event))
+
+
+@shared_task(acks_late=True)
+def calls_sweep_task() -> dict[str, int]:
+    """Re-drive stuck calls: the outbox guarantee behind every queued call."""
+    from calls.services import calls_sweep
+
+    return calls_sweep()

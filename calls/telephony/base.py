@@ -1,0 +1,86 @@
+"""The provider interface and the provider-neutral events and instructions."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class EventKind(StrEnum):
+    RINGING = "ringing"
+    ANSWERED = "answered"  # the agent leg answered: the provider asks what to play
+    DIGITS = "digits"  # the agent pressed keys after the whisper
+    NO_ANSWER = "no_answer"
+    BUSY = "busy"
+    FAILED = "failed"
+    COMPLETED = "completed"  # the leg ended after being answered (or, without answer, was canceled)
+    RECORDING = "recording"
+
+
+@dataclass(frozen=True)
+class Event:
+    """Something a provider reports about one leg (``attempt_id`` is our CallAttempt id)."""
+
+    attempt_id: int
+    kind: EventKind
+    digits: str = ""
+    duration: int | None = None
+    recording_url: str = ""
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """What the pipeline wants done on a leg after an event.
+
+    ``say`` is read to the agent; ``gather`` asks for one key; ``connect`` dials the lead
+    (``lead_attempt_id``, ``number``, ``caller_id``) into the agent's leg, recorded;
+    ``hangup`` ends the leg. An empty instruction changes nothing.
+    """
+
+    say: str = ""
+    gather: bool = False
+    connect: bool = False
+    lead_attempt_id: int | None = None
+    number: str = ""
+    caller_id: str = ""
+    hangup: bool = False
+
+    @classmethod
+    def nothing(cls) -> Instruction:
+        return cls()
+
+    @classmethod
+    def end(cls, say: str = "") -> Instruction:
+        return cls(say=say, hangup=True)
+
+
+@dataclass(frozen=True)
+class AgentDial:
+    """Ring an agent: when answered, the provider reports ANSWERED and follows the instruction."""
+
+    attempt_id: int
+    number: str
+    caller_id: str
+    ring_seconds: int
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+class TelephonyUnavailable(Exception):
+    """The provider could not be reached; the task retries."""
+
+
+class Provider(abc.ABC):
+    name: str
+
+    @abc.abstractmethod
+    def dial_agent(self, dial: AgentDial) -> str:
+        """Start ringing the agent; returns the provider's id for the leg."""
+
+    @abc.abstractmethod
+    def hangup(self, *, provider_id: str, attempt_id: int) -> None:
+        """End a leg the pipeline no longer needs (another agent won, the call was canceled)."""
+
+    def follow(self, *, attempt_id: int, instruction: Instruction) -> None:  # noqa: B027
+        """Carry out an instruction the pipeline gave outside a provider's own request
+        cycle. Providers whose callbacks render the instruction (Twilio's TwiML) need not."""

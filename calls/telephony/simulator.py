@@ -1,0 +1,101 @@
+"""The simulator: places no real calls, plays a provider's callbacks through the same
+handler a real provider's webhooks reach (``calls.services.call_event``).
+
+Outcomes follow the last four digits of the number dialed (CONTRACT.md, Simulator):
+``0000`` never answers, ``0001`` busy, ``0002`` fails, ``0003`` answers but (agent) never
+presses 1 or (lead) hangs up at once; anything else answers after about 2 s, the agent
+presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` scales every delay.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from calls.recordings import recording_link
+from calls.telephony.base import AgentDial, Event, EventKind, Instruction, Provider
+
+ANSWER_AFTER = 2.0
+FAIL_AFTER = 0.5
+GATHER_TIMEOUT = 5.0
+LEAD_RING_SECONDS = 30.0
+SECONDS_PER_WHISPER_CHARACTER = 1 / 15
+
+
+def talk_seconds(attempt_id: int) -> int:
+    """A lead's talk time, 30 to 300 s, fixed per attempt so a run can be replayed."""
+    return 30 + (attempt_id * 7919) % 271
+
+
+class SimulatorProvider(Provider):
+    name = "simulator"
+
+    def dial_agent(self, dial: AgentDial) -> str:
+        self._ring(dial.attempt_id, dial.number, no_answer_after=float(dial.ring_seconds))
+        return f"SIM-{dial.attempt_id}"
+
+    def hangup(self, *, provider_id: str, attempt_id: int) -> None:
+        _at(0, Event(attempt_id, EventKind.COMPLETED))
+
+    def follow(self, *, attempt_id: int, instruction: Instruction) -> None:
+        from calls.models import CallAttempt
+
+        if instruction.connect and instruction.lead_attempt_id is not None:
+            self._connect(attempt_id, instruction)
+        elif instruction.gather:
+            number = CallAttempt.objects.values_list("number", flat=True).get(pk=attempt_id)
+            listen = ANSWER_AFTER / 2 + len(instruction.say) * SECONDS_PER_WHISPER_CHARACTER
+            if number.endswith("0003"):
+                _at(listen + GATHER_TIMEOUT, Event(attempt_id, EventKind.COMPLETED, duration=int(listen + GATHER_TIMEOUT)))
+            else:
+                _at(listen, Event(attempt_id, EventKind.DIGITS, digits="1"))
+        elif instruction.hangup:
+            _at(0, Event(attempt_id, EventKind.COMPLETED))
+
+    def _ring(self, attempt_id: int, number: str, *, no_answer_after: float) -> None:
+        _at(0, Event(attempt_id, EventKind.RINGING))
+        match number[-4:]:
+            case "0000":
+                _at(no_answer_after, Event(attempt_id, EventKind.NO_ANSWER))
+            case "0001":
+                _at(FAIL_AFTER, Event(attempt_id, EventKind.BUSY))
+            case "0002":
+                _at(FAIL_AFTER, Event(attempt_id, EventKind.FAILED))
+            case _:
+                _at(ANSWER_AFTER, Event(attempt_id, EventKind.ANSWERED))
+
+    def _connect(self, agent_attempt_id: int, instruction: Instruction) -> None:
+        """Dial the lead into the agent's leg; the agent's leg ends when the lead's does."""
+        lead_id = instruction.lead_attempt_id
+        assert lead_id is not None
+        self._ring(lead_id, instruction.number, no_answer_after=LEAD_RING_SECONDS)
+        match instruction.number[-4:]:
+            case "0000":
+                ends = LEAD_RING_SECONDS
+            case "0001" | "0002":
+                ends = FAIL_AFTER
+            case "0003":
+                ends = ANSWER_AFTER + 1
+                _at(ends, Event(lead_id, EventKind.COMPLETED, duration=1))
+            case _:
+                talk = talk_seconds(lead_id)
+                ends = ANSWER_AFTER + talk
+                _at(ends, Event(lead_id, EventKind.COMPLETED, duration=talk))
+                _at(ends, Event(lead_id, EventKind.RECORDING, recording_url=recording_link(lead_id)))
+        _at(ends, Event(agent_attempt_id, EventKind.COMPLETED))
+
+
+def _at(seconds: float, event: Event) -> None:
+    """Deliver ``event`` after ``seconds`` of simulated time, through a worker."""
+    from calls.tasks import simulator_event_task
+
+    countdown = max(0.0, seconds * float(settings.SIMULATOR_TIME_SCALE))
+    simulator_event_task.apply_async(
+        kwargs={
+            "attempt_id": event.attempt_id,
+            "kind": event.kind.value,
+            "digits": event.digits,
+            "duration": event.duration,
+            "recording_url": event.recording_url,
+        },
+        countdown=countdown or None,
+    )

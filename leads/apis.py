@@ -1,0 +1,103 @@
+"""Lead intake (interface C): ``POST /api/nl`` with the ADF document in the form field ``xml``."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from accounts.authentication import LeadFormAuthentication
+from config.api import REASON, Forbidden, MethodNotAllowed, NotFound
+from config.throttling import CredentialRateThrottle
+from leads.services import lead_receive
+
+NO_POST_DATA = "No POST data received. This endpoint expects POST data."
+XML_BLANK = "XML cannot be blank"
+
+
+class LeadForm(serializers.Serializer):
+    xml = serializers.CharField(help_text="The ADF XML document.")
+    apiuser = serializers.CharField(
+        help_text="API user issued by support (or the `apiuser` header)."
+    )
+    apikey = serializers.CharField(
+        help_text="API key issued by support (or the `apikey` header)."
+    )
+
+
+ACCEPTED = inline_serializer(
+    "LeadAccepted",
+    {
+        "result": serializers.CharField(default="Success"),
+        "leadId": serializers.IntegerField(),
+        "message": serializers.CharField(),
+        "duplicate": serializers.BooleanField(required=False),
+        "leadIds": serializers.ListField(
+            child=serializers.IntegerField(), required=False
+        ),
+    },
+)
+
+
+def _reason(text: str) -> OpenApiResponse:
+    return OpenApiResponse(
+        inline_serializer("Reason", {"reason": serializers.CharField()}),
+        description=text,
+    )
+
+
+@extend_schema(tags=["Lead intake"])
+class LeadReceiveApi(APIView):
+    authentication_classes: list[type] = []
+    throttle_classes = [CredentialRateThrottle]
+    throttle_scope = "leads"
+    parser_classes = [FormParser, MultiPartParser]
+    error_shape = REASON
+
+    @extend_schema(
+        operation_id="lead_receive",
+        request={
+            "application/x-www-form-urlencoded": LeadForm,
+            "multipart/form-data": LeadForm,
+        },
+        responses={
+            200: OpenApiResponse(
+                ACCEPTED,
+                description="Accepted, duplicate (`duplicate: true`), or Do Not Process (`reason`).",
+            ),
+            400: _reason(
+                "Unable to parse XML. Please check that the XML is well-formed and try again."
+            ),
+            403: _reason(
+                "Blank apiuser, apikey or xml, or credentials that match no account."
+            ),
+            413: _reason("The body or the XML document is larger than 1 MiB."),
+            422: _reason(
+                "No active account found! / No parsing rule was found on the account for this lead. / The lead has no prospect id."
+            ),
+            429: _reason("Rate limit exceeded; see Retry-After."),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        xml = request.data.get("xml") if hasattr(request.data, "get") else None
+        if not isinstance(xml, str) or not xml.strip():
+            raise Forbidden(XML_BLANK)
+        answer = lead_receive(credential=request.auth, raw_xml=xml)
+        return Response(answer.body, status=answer.status)
+
+    @extend_schema(exclude=True)
+    def get(self, request: Request) -> Response:
+        raise NotFound(NO_POST_DATA)
+
+    def perform_authentication(self, request: Request) -> None:
+        # GET has no form to read credentials from: it is answered 404 before anything else.
+        if request.method == "POST":
+            request.auth = LeadFormAuthentication().authenticate(request)[1]
+
+    def http_method_not_allowed(
+        self, request: Request, *args: object, **kwargs: object
+    ) -> Response:
+        raise MethodNotAllowed()

@@ -1,0 +1,336 @@
+"""Lead intake: store first, then parse, route, apply rules and hand over a queued call.
+
+Every step leaves its outcome on the stored lead, so support can see what happened to
+every lead and re-run any of them once the configuration is fixed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+import phonenumbers
+from django.db import IntegrityError, transaction
+from django.db.models import Prefetch, Q
+from django.utils import timezone
+
+from accounts.models import Account, ApiCredential
+from accounts.selectors import credential_account_ids
+from calls.models import Call, CallOrigin
+from calls.services import call_queue
+from leads.adf import AdfError, ParsedLead, parse_adf
+from leads.compose import compose_call_notes, compose_whisper
+from leads.models import (
+    Lead,
+    Outcome,
+    ParsingRule,
+    RuleAction,
+    RuleCondition,
+    VendorRegistration,
+)
+from leads.rules import rules_evaluate
+
+MALFORMED = (
+    "Unable to parse XML. Please check that the XML is well-formed and try again."
+)
+NO_VENDOR = "No active account found!"
+NO_RULE = "No parsing rule was found on the account for this lead."
+DO_NOT_PROCESS = "Lead was successfully parsed as a Do Not Process lead."
+NO_PROSPECT_ID = "The lead has no prospect id."
+RECEIVED = "Lead received successfully."
+RECEIVED_NO_PHONE = (
+    "Lead received successfully. It has no usable phone number, so no call was set up."
+)
+TOO_LARGE = "The XML document is larger than 1 MiB."
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What the lead intake endpoint answers for a lead."""
+
+    status: int
+    body: dict[str, Any]
+
+
+def lead_receive(*, credential: ApiCredential, raw_xml: str) -> Answer:
+    """Store the lead first, whatever happens next; a stored lead is never lost.
+
+    A document with several prospects becomes one lead each; the answer is the first
+    lead's, with every lead id in ``leadIds``.
+    """
+    lead = Lead.objects.create(
+        organization_id=credential.organization_id,
+        credential=credential,
+        raw_xml=raw_xml,
+    )
+    try:
+        prospects = parse_adf(raw_xml)
+    except AdfError as error:
+        status, reason = (413, TOO_LARGE) if error.too_large else (400, MALFORMED)
+        return _finish(
+            lead, Outcome.MALFORMED, status, {"reason": reason}, detail=str(error)
+        )
+    leads = [lead] + [
+        Lead.objects.create(
+            organization_id=credential.organization_id,
+            credential=credential,
+            raw_xml=raw_xml,
+            prospect_index=index,
+        )
+        for index in range(1, len(prospects))
+    ]
+    answers = [
+        lead_process(lead=each, parsed=parsed)
+        for each, parsed in zip(leads, prospects, strict=True)
+    ]
+    first = answers[0]
+    if len(leads) > 1:
+        return Answer(
+            first.status,
+            {
+                **first.body,
+                "leadIds": [
+                    _answered_id(a, lead)
+                    for a, lead in zip(answers, leads, strict=True)
+                ],
+            },
+        )
+    return first
+
+
+def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
+    """Route one stored lead through the current configuration and record the outcome.
+
+    Safe to run again on the same lead (the re-run action, the sweep): a lead that was
+    processed once answers as it did then and never queues a second call.
+    """
+    started = time.perf_counter()
+    if lead.dedupe_key:
+        return Answer(lead.response_status or 200, lead.response_body or {})
+    if parsed is None:
+        try:
+            parsed = parse_adf(lead.raw_xml)[lead.prospect_index]
+        except (AdfError, IndexError) as error:
+            return _finish(
+                lead, Outcome.MALFORMED, 400, {"reason": MALFORMED}, detail=str(error)
+            )
+    lead.parsed = parsed.as_dict()
+    lead.vendor_id, lead.vendor_name = parsed.vendor.id[:100], parsed.vendor.name[:200]
+    lead.prospect_id, lead.prospect_source = (
+        parsed.prospect_id[:255],
+        parsed.prospect_source[:255],
+    )
+    if not parsed.prospect_id:
+        return _finish(
+            lead,
+            Outcome.NO_PROSPECT_ID,
+            422,
+            {"reason": NO_PROSPECT_ID},
+            started=started,
+        )
+    account = (
+        vendor_account(credential=lead.credential, parsed=parsed)
+        if lead.credential
+        else None
+    )
+    lead.account = account
+    if account is None:
+        return _finish(
+            lead, Outcome.NO_VENDOR, 422, {"reason": NO_VENDOR}, started=started
+        )
+    lead.is_test = account.is_test
+    rule, _ = rules_evaluate(account_rules(account=account), parsed)
+    lead.matched_rule = rule
+    if rule is None:
+        return _finish(lead, Outcome.NO_RULE, 422, {"reason": NO_RULE}, started=started)
+    lead.whisper = compose_whisper(parsed)
+    lead.call_notes = compose_call_notes(parsed)
+    lead.dedupe_key = f"{account.pk}|{parsed.vendor.id or parsed.vendor.name.casefold()}|{parsed.prospect_id}|{parsed.prospect_source}"
+    if rule.action == RuleAction.DO_NOT_PROCESS:
+        return _finish_once(
+            lead,
+            Outcome.DO_NOT_PROCESS,
+            200,
+            {"reason": DO_NOT_PROCESS},
+            started=started,
+        )
+    phone = lead_phone(parsed, account)
+    if not phone:
+        body = {"result": "Success", "leadId": lead.pk, "message": RECEIVED_NO_PHONE}
+        return _finish_once(lead, Outcome.NO_PHONE, 200, body, started=started)
+    body = {"result": "Success", "leadId": lead.pk, "message": RECEIVED}
+    return _finish_once(
+        lead,
+        Outcome.ACCEPTED,
+        200,
+        body,
+        started=started,
+        call=lambda: _queue_call(lead, parsed, rule, account, phone),
+    )
+
+
+def vendor_account(*, credential: ApiCredential, parsed: ParsedLead) -> Account | None:
+    """The active account registered for the lead's vendor id (or name, when the id is
+    absent) within the credential's organization and accounts."""
+    if parsed.vendor.id:
+        match = Q(vendor_id=parsed.vendor.id)
+    elif parsed.vendor.name:
+        match = Q(vendor_name__iexact=parsed.vendor.name)
+    else:
+        return None
+    registration = (
+        VendorRegistration.objects.select_related("account")
+        .filter(
+            match,
+            organization_id=credential.organization_id,
+            is_active=True,
+            account__is_active=True,
+        )
+        .first()
+    )
+    if registration is None or registration.account_id not in credential_account_ids(
+        credential=credential
+    ):
+        return None
+    return registration.account
+
+
+def account_rules(*, account: Account) -> list[ParsingRule]:
+    """The account's active rules with their conditions, in priority order."""
+    return list(
+        ParsingRule.objects.filter(account=account, is_active=True)
+        .select_related("team")
+        .prefetch_related(
+            Prefetch("conditions", queryset=RuleCondition.objects.order_by("id"))
+        )
+        .order_by("priority", "id")
+    )
+
+
+def lead_phone(parsed: ParsedLead, account: Account) -> str:
+    """The lead's phone number in E.164, read in the account's country; "" when unusable."""
+    raw = parsed.customer.phone
+    if not raw:
+        return ""
+    try:
+        number = phonenumbers.parse(raw, account.country.code)
+    except phonenumbers.NumberParseException:
+        return ""
+    if not phonenumbers.is_valid_number(number):
+        return ""
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def leads_rerun(*, leads: list[Lead]) -> dict[str, int]:
+    """Re-run stored leads through the current configuration; returns outcome counts."""
+    counts: dict[str, int] = {}
+    for lead in leads:
+        lead_process(lead=lead)
+        counts[lead.outcome] = counts.get(lead.outcome, 0) + 1
+    return counts
+
+
+def leads_sweep(*, older_than: timedelta = timedelta(seconds=30)) -> int:
+    """Process leads stored but never processed (their request died mid-way); returns how many."""
+    stuck = Lead.objects.filter(
+        outcome=Outcome.RECEIVED, received_at__lt=timezone.now() - older_than
+    )
+    count = 0
+    for lead in stuck.iterator(chunk_size=100):
+        lead_process(lead=lead)
+        count += 1
+    return count
+
+
+def _queue_call(
+    lead: Lead, parsed: ParsedLead, rule: ParsingRule, account: Account, phone: str
+) -> Call:
+    buy, trade = parsed.buy_vehicle, parsed.trade_in_vehicle
+    customer = parsed.customer
+    first, last = customer.first_name, customer.last_name
+    if not (first or last) and customer.full_name:
+        first, _, last = customer.full_name.partition(" ")
+    return call_queue(
+        account=account,
+        phone=phone,
+        received_at=lead.received_at,
+        origin=CallOrigin.LEAD,
+        team=rule.team,
+        altid=parsed.prospect_id[:255],
+        source=(rule.source_label or parsed.provider.name or parsed.vendor.name)[:45],
+        first_name=first[:45],
+        last_name=last[:45],
+        email=customer.email[:255],
+        call_notes=lead.call_notes,
+        whisper=lead.whisper,
+        lead_type=rule.lead_type or (buy.status.title() if buy else ""),
+        department=rule.department,
+        called_on_make=(buy.make if buy else "")[:45],
+        called_on_model=(buy.model if buy else "")[:45],
+        called_on_year=(buy.year if buy else "")[:45],
+        called_on_registration=buy.license_plate if buy else "",
+        called_on_summary=buy.comments if buy else "",
+        current_make=(trade.make if trade else "")[:45],
+        current_model=(trade.model if trade else "")[:45],
+        current_year=(trade.year if trade else "")[:45],
+        current_registration=trade.license_plate if trade else "",
+        current_summary=trade.comments if trade else "",
+    )
+
+
+def _finish(
+    lead: Lead,
+    outcome: str,
+    status: int,
+    body: dict[str, Any],
+    *,
+    detail: str = "",
+    started: float | None = None,
+) -> Answer:
+    """Record an outcome that does not count as processed (the lead may be re-run)."""
+    lead.outcome = outcome
+    lead.reason = detail or body.get("reason", body.get("message", ""))
+    lead.response_status, lead.response_body = status, body
+    lead.processed_at = timezone.now()
+    lead.processing_ms = (time.perf_counter() - started) * 1000 if started else None
+    lead.save()
+    return Answer(status, body)
+
+
+def _finish_once(
+    lead: Lead,
+    outcome: str,
+    status: int,
+    body: dict[str, Any],
+    *,
+    started: float,
+    call: Any = None,
+) -> Answer:
+    """Record a processed outcome under the lead's dedupe key, and queue its call, in one
+    transaction. A key taken by an earlier lead (also one arriving this very moment)
+    makes this a duplicate: it answers the first lead's answer, with no second call."""
+    try:
+        with transaction.atomic():
+            if call is not None:
+                lead.call = call()
+            _finish(lead, outcome, status, body, started=started)
+    except IntegrityError:
+        lead.call = None
+        key, lead.dedupe_key = lead.dedupe_key, None
+        first = Lead.objects.get(dedupe_key=key)
+        lead.duplicate_of = first
+        answer = {**(first.response_body or {}), "duplicate": True}
+        return _finish(
+            lead,
+            Outcome.DUPLICATE,
+            first.response_status or 200,
+            answer,
+            started=started,
+        )
+    return Answer(status, body)
+
+
+def _answered_id(answer: Answer, lead: Lead) -> int:
+    return int(answer.body.get("leadId", lead.pk))

@@ -1,0 +1,80 @@
+import factory
+
+from leads.models import Operator, ParsingRule, RuleAction, RuleCondition, VendorRegistration
+from tests.accounts.factories import AccountFactory
+
+
+class VendorRegistrationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = VendorRegistration
+
+    account = factory.SubFactory(AccountFactory)
+    organization = factory.SelfAttribute("account.organization")
+    vendor_id = factory.Sequence(lambda n: f"V-{1000 + n}")
+    vendor_name = factory.Sequence(lambda n: f"Vendor {n}")
+
+
+class ParsingRuleFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = ParsingRule
+
+    account = factory.SubFactory(AccountFactory)
+    name = factory.Sequence(lambda n: f"Rule {n}")
+    priority = factory.Sequence(lambda n: 10 * (n + 1))
+    action = RuleAction.PROCESS
+
+
+class RuleConditionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = RuleCondition
+
+    rule = factory.SubFactory(ParsingRuleFactory)
+    field = "prospect/requesttype"
+    operator = Operator.EQUALS
+    value = "sales"
+
+
+def adf(
+    *,
+    prospect_id="P-1",
+    source="CRM",
+    vendor_id="V-1000",
+    vendor_name="Vendor 0",
+    phone="303-555-0123",
+    request_type="sales",
+    provider_name="Web Form",
+    extra_customer="",
+):
+    """A small, realistic ADF document."""
+    id_element = f'<id sequence="1" source="{source}">{prospect_id}</id>' if prospect_id else ""
+    phone_element = f'<phone type="voice">{phone}</phone>' if phone else ""
+    return f"""<?xml version="1.0" encoding="UTF-8"?>
+<?adf version="1.0"?>
+<adf>
+  <prospect status="new">
+    {id_element}
+    <requestdate>2026-11-20T10:15:00</requestdate>
+    <requesttype>{request_type}</requesttype>
+    <vehicle interest="buy" status="new">
+      <year>2025</year><make>Toyota</make><model>Camry</model>
+      <bodystyle>Sedan</bodystyle><comments>Blue please</comments>
+    </vehicle>
+    <vehicle interest="trade-in" status="used">
+      <year>2015</year><make>Honda</make><model>Civic</model>
+    </vehicle>
+    <customer>
+      <contact>
+        <name part="first">Maria</name><name part="last">Lopez</name>
+        <email>maria@example.com</email>
+        {phone_element}
+      </contact>
+      <comments>Can I test drive Saturday?</comments>
+      {extra_customer}
+    </customer>
+    <vendor>
+      <id sequence="1" source="dealerId">{vendor_id}</id>
+      <vendorname>{vendor_name}</vendorname>
+    </vendor>
+    <provider><name part="full">{provider_name}</name><url>https://crm.example.com/lead/1</url></provider>
+  </prospect>
+</adf>"""
