@@ -12,7 +12,9 @@ from django_countries.fields import CountryField
 
 from accounts.schedules import WEEKDAYS, validate_timezone
 
-E164 = RegexValidator(r"^\+[1-9]\d{6,14}$", "Enter a phone number in E.164 format, e.g. +13035550100.")
+E164 = RegexValidator(
+    r"^\+[1-9]\d{6,14}$", "Enter a phone number in E.164 format, e.g. +13035550100."
+)
 
 
 class Organization(models.Model):
@@ -29,26 +31,44 @@ class Organization(models.Model):
 class Account(models.Model):
     """A dealer. Its timezone, country and schedule are the defaults of its users."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.PROTECT, related_name="accounts")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.PROTECT, related_name="accounts"
+    )
     name = models.CharField(max_length=45)
-    timezone = models.CharField(max_length=64, default="America/New_York", validators=[validate_timezone])
+    timezone = models.CharField(
+        max_length=64, default="America/New_York", validators=[validate_timezone]
+    )
     country = CountryField(default="US")
     postal_code = models.CharField(max_length=45, blank=True)
     address = models.CharField(max_length=45, blank=True)
     city = models.CharField(max_length=45, blank=True)
     caller_id = models.CharField(
-        "caller ID number", max_length=16, blank=True, validators=[E164], help_text="Shown to leads; E.164."
+        "caller ID number",
+        max_length=16,
+        blank=True,
+        validators=[E164],
+        help_text="Shown to leads; E.164.",
     )
     schedule_active = models.BooleanField(
-        "default schedule active", default=True, help_text="The weekly schedule new users of this account copy."
+        "default schedule active",
+        default=True,
+        help_text="The weekly schedule new users of this account copy.",
     )
-    is_test = models.BooleanField("test account", default=False, help_text="Leads are processed; no real call is placed.")
+    is_test = models.BooleanField(
+        "test account",
+        default=False,
+        help_text="Leads are processed; no real call is placed.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["organization__name", "name"]
-        constraints = [models.UniqueConstraint(fields=["organization", "name"], name="account_name_unique_in_org")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "name"], name="account_name_unique_in_org"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -57,7 +77,9 @@ class Account(models.Model):
 class ScheduleDay(models.Model):
     """One day of a weekly schedule: open from ``start_time`` to ``end_time`` when active."""
 
-    weekday = models.PositiveSmallIntegerField(choices=[(i, day.title()) for i, day in enumerate(WEEKDAYS)])
+    weekday = models.PositiveSmallIntegerField(
+        choices=[(i, day.title()) for i, day in enumerate(WEEKDAYS)]
+    )
     active = models.BooleanField(default=True)
     start_time = models.TimeField()
     end_time = models.TimeField()
@@ -71,12 +93,19 @@ class ScheduleDay(models.Model):
 
 
 class AccountScheduleDay(ScheduleDay):
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="schedule_days")
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="schedule_days"
+    )
 
     class Meta(ScheduleDay.Meta):
         constraints = [
-            models.UniqueConstraint(fields=["account", "weekday"], name="account_schedule_day_unique"),
-            models.CheckConstraint(condition=Q(end_time__gt=models.F("start_time")), name="account_day_end_after_start"),
+            models.UniqueConstraint(
+                fields=["account", "weekday"], name="account_schedule_day_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(end_time__gt=models.F("start_time")),
+                name="account_day_end_after_start",
+            ),
         ]
 
 
@@ -86,7 +115,11 @@ class Team(models.Model):
 
     class Meta:
         ordering = ["account_id", "name"]
-        constraints = [models.UniqueConstraint(fields=["account", "name"], name="team_name_unique_in_account")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "name"], name="team_name_unique_in_account"
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -95,11 +128,18 @@ class Team(models.Model):
 class ApiCredential(models.Model):
     """An integrator's ``apiuser``: reaches one organization, optionally only some accounts."""
 
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="credentials")
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="credentials"
+    )
     api_user = models.CharField("API user", max_length=64, unique=True)
-    name = models.CharField(max_length=200, blank=True, help_text="Who holds it, e.g. the CRM's name.")
+    name = models.CharField(
+        max_length=200, blank=True, help_text="Who holds it, e.g. the CRM's name."
+    )
     accounts = models.ManyToManyField(
-        Account, blank=True, related_name="credentials", help_text="Leave empty for every account of the organization."
+        Account,
+        blank=True,
+        related_name="credentials",
+        help_text="Leave empty for every account of the organization.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -114,7 +154,9 @@ class ApiCredential(models.Model):
 class HashedKeyQuerySet(models.QuerySet):
     def usable(self, at: datetime | None = None) -> HashedKeyQuerySet:
         at = at or timezone.now()
-        return self.filter(revoked_at__isnull=True).filter(Q(expires_at__isnull=True) | Q(expires_at__gt=at))
+        return self.filter(revoked_at__isnull=True).filter(
+            Q(expires_at__isnull=True) | Q(expires_at__gt=at)
+        )
 
 
 class HashedKey(models.Model):
@@ -123,7 +165,9 @@ class HashedKey(models.Model):
     prefix = models.CharField(max_length=16, unique=True, editable=False)
     key_hash = models.CharField(max_length=64, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
-    expires_at = models.DateTimeField(null=True, blank=True, help_text="Set by rotation: the end of the grace period.")
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="Set by rotation: the end of the grace period."
+    )
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     objects = HashedKeyQuerySet.as_manager()
@@ -137,11 +181,15 @@ class HashedKey(models.Model):
 
     def is_usable(self, at: datetime | None = None) -> bool:
         at = at or timezone.now()
-        return self.revoked_at is None and (self.expires_at is None or self.expires_at > at)
+        return self.revoked_at is None and (
+            self.expires_at is None or self.expires_at > at
+        )
 
 
 class ApiKey(HashedKey):
-    credential = models.ForeignKey(ApiCredential, on_delete=models.CASCADE, related_name="keys")
+    credential = models.ForeignKey(
+        ApiCredential, on_delete=models.CASCADE, related_name="keys"
+    )
 
     class Meta(HashedKey.Meta):
         verbose_name = "API key"
@@ -150,4 +198,6 @@ class ApiKey(HashedKey):
 class ScoredDataKey(HashedKey):
     """An account's own key for the scored data API ("My Account > API")."""
 
-    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="scored_data_keys")
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="scored_data_keys"
+    )

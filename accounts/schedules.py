@@ -13,7 +13,15 @@ from django.core.exceptions import ValidationError
 # HH:MM cannot say 24:00, so a day that ends at 23:59 runs until midnight.
 END_OF_DAY = time(23, 59)
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+WEEKDAYS = (
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+)
 
 
 class Day(Protocol):
@@ -33,7 +41,9 @@ def validate_timezone(value: str) -> None:
         raise ValidationError(f"{value!r} is not a known timezone (Area/City).")
 
 
-def schedule_as_dict(*, active: bool | None, days: Iterable[Day]) -> dict[str, Any] | None:
+def schedule_as_dict(
+    *, active: bool | None, days: Iterable[Day]
+) -> dict[str, Any] | None:
     """The schedule object of part 2.1, or None when there is no schedule."""
     if active is None:
         return None
@@ -42,7 +52,11 @@ def schedule_as_dict(*, active: bool | None, days: Iterable[Day]) -> dict[str, A
     for index, name in enumerate(WEEKDAYS):
         day = by_weekday.get(index)
         out[name] = (
-            {"active": day.active, "startTime": f"{day.start_time:%H:%M}", "endTime": f"{day.end_time:%H:%M}"}
+            {
+                "active": day.active,
+                "startTime": f"{day.start_time:%H:%M}",
+                "endTime": f"{day.end_time:%H:%M}",
+            }
             if day
             else None
         )

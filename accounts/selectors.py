@@ -8,13 +8,23 @@ from accounts.keys import key_prefix, matches
 from accounts.models import Account, ApiCredential, ApiKey, ScoredDataKey
 
 
-def api_credential_for_key(*, key: str, api_user: str | None = None) -> ApiCredential | None:
+def api_credential_for_key(
+    *, key: str, api_user: str | None = None
+) -> ApiCredential | None:
     """The credential a key belongs to, if it is usable (and, when given, its ``apiuser`` matches)."""
     prefix = key_prefix(key)
     if prefix is None:
         return None
-    record = ApiKey.objects.select_related("credential__organization").filter(prefix=prefix).first()
-    if record is None or not record.is_usable(timezone.now()) or not matches(key, record.key_hash):
+    record = (
+        ApiKey.objects.select_related("credential__organization")
+        .filter(prefix=prefix)
+        .first()
+    )
+    if (
+        record is None
+        or not record.is_usable(timezone.now())
+        or not matches(key, record.key_hash)
+    ):
         return None
     if api_user is not None and record.credential.api_user != api_user:
         return None
@@ -26,8 +36,14 @@ def account_for_scored_data_key(*, key: str) -> Account | None:
     prefix = key_prefix(key)
     if prefix is None:
         return None
-    record = ScoredDataKey.objects.select_related("account").filter(prefix=prefix).first()
-    if record is None or not record.is_usable(timezone.now()) or not matches(key, record.key_hash):
+    record = (
+        ScoredDataKey.objects.select_related("account").filter(prefix=prefix).first()
+    )
+    if (
+        record is None
+        or not record.is_usable(timezone.now())
+        or not matches(key, record.key_hash)
+    ):
         return None
     return record.account
 
@@ -37,4 +53,8 @@ def credential_account_ids(*, credential: ApiCredential) -> set[int]:
     narrowed = set(credential.accounts.values_list("id", flat=True))
     if narrowed:
         return narrowed
-    return set(Account.objects.filter(organization_id=credential.organization_id).values_list("id", flat=True))
+    return set(
+        Account.objects.filter(organization_id=credential.organization_id).values_list(
+            "id", flat=True
+        )
+    )

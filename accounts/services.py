@@ -12,7 +12,14 @@ from django.utils import timezone
 from django.utils.text import slugify
 
 from accounts.keys import hash_key, new_key
-from accounts.models import Account, ApiCredential, ApiKey, HashedKey, Organization, ScoredDataKey
+from accounts.models import (
+    Account,
+    ApiCredential,
+    ApiKey,
+    HashedKey,
+    Organization,
+    ScoredDataKey,
+)
 
 API_KEY_KIND = "lc"
 SCORED_DATA_KEY_KIND = "sd"
@@ -41,11 +48,17 @@ def _retire(keys: object, grace: timedelta) -> None:
 
 @transaction.atomic
 def api_credential_issue(
-    *, organization: Organization, name: str = "", api_user: str = "", accounts: list[Account] | None = None
+    *,
+    organization: Organization,
+    name: str = "",
+    api_user: str = "",
+    accounts: list[Account] | None = None,
 ) -> tuple[ApiCredential, str]:
     """Create a credential with its first key; returns the key, which is shown only now."""
     api_user = api_user or f"{slugify(organization.name)[:40]}-{secrets.token_hex(3)}"
-    credential = ApiCredential.objects.create(organization=organization, api_user=api_user, name=name)
+    credential = ApiCredential.objects.create(
+        organization=organization, api_user=api_user, name=name
+    )
     if accounts:
         credential.accounts.set(accounts)
     return credential, _issue(ApiKey, API_KEY_KIND, credential=credential).key
@@ -54,7 +67,9 @@ def api_credential_issue(
 @transaction.atomic
 def api_key_rotate(*, credential: ApiCredential, grace: timedelta | None = None) -> str:
     """Issue a new key; the old ones keep working for the grace period (default a setting)."""
-    _retire(credential.keys, settings.API_KEY_ROTATION_GRACE if grace is None else grace)
+    _retire(
+        credential.keys, settings.API_KEY_ROTATION_GRACE if grace is None else grace
+    )
     return _issue(ApiKey, API_KEY_KIND, credential=credential).key
 
 
@@ -66,7 +81,10 @@ def api_credential_revoke(*, credential: ApiCredential) -> int:
 @transaction.atomic
 def scored_data_key_issue(*, account: Account, grace: timedelta | None = None) -> str:
     """Issue the account's scored-data key; an earlier one lives on for the grace period."""
-    _retire(account.scored_data_keys, settings.API_KEY_ROTATION_GRACE if grace is None else grace)
+    _retire(
+        account.scored_data_keys,
+        settings.API_KEY_ROTATION_GRACE if grace is None else grace,
+    )
     return _issue(ScoredDataKey, SCORED_DATA_KEY_KIND, account=account).key
 
 
@@ -80,6 +98,8 @@ def api_keys_prune(*, older_than: timedelta = timedelta(days=90)) -> int:
     cutoff = timezone.now() - older_than
     deleted = 0
     for model in (ApiKey, ScoredDataKey):
-        stale = model.objects.filter(revoked_at__lt=cutoff) | model.objects.filter(expires_at__lt=cutoff)
+        stale = model.objects.filter(revoked_at__lt=cutoff) | model.objects.filter(
+            expires_at__lt=cutoff
+        )
         deleted += stale.delete()[0]
     return deleted

@@ -24,11 +24,17 @@ class Result:
 
     def percentile(self, p: float) -> float:
         ordered = sorted(self.latencies_ms)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))] if ordered else float("nan")
+        return (
+            ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))]
+            if ordered
+            else float("nan")
+        )
 
     @property
     def median(self) -> float:
-        return statistics.median(self.latencies_ms) if self.latencies_ms else float("nan")
+        return (
+            statistics.median(self.latencies_ms) if self.latencies_ms else float("nan")
+        )
 
 
 @dataclass(frozen=True)
@@ -40,7 +46,13 @@ class Request:
     expect: int = 200
 
 
-def _worker(port: int, request: Request, seconds: float, threads: int, queue: multiprocessing.Queue) -> None:
+def _worker(
+    port: int,
+    request: Request,
+    seconds: float,
+    threads: int,
+    queue: multiprocessing.Queue,
+) -> None:
     lock = threading.Lock()
     latencies: list[float] = []
     errors = [0]
@@ -53,7 +65,12 @@ def _worker(port: int, request: Request, seconds: float, threads: int, queue: mu
             started = time.perf_counter()
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             try:
-                conn.request(request.method, request.path, body=request.body, headers=request.headers)
+                conn.request(
+                    request.method,
+                    request.path,
+                    body=request.body,
+                    headers=request.headers,
+                )
                 response = conn.getresponse()
                 response.read()
                 if response.status != request.expect:
@@ -75,12 +92,22 @@ def _worker(port: int, request: Request, seconds: float, threads: int, queue: mu
     queue.put((latencies, errors[0]))
 
 
-def run(port: int, request: Request, *, seconds: float = 5.0, processes: int = 2, threads: int = 4) -> Result:
+def run(
+    port: int,
+    request: Request,
+    *,
+    seconds: float = 5.0,
+    processes: int = 2,
+    threads: int = 4,
+) -> Result:
     """Hammer one endpoint for ``seconds``; returns throughput and latencies."""
     queue: multiprocessing.Queue = multiprocessing.Queue()
     started = time.perf_counter()
     procs = [
-        multiprocessing.Process(target=_worker, args=(port, request, seconds, threads, queue)) for _ in range(processes)
+        multiprocessing.Process(
+            target=_worker, args=(port, request, seconds, threads, queue)
+        )
+        for _ in range(processes)
     ]
     for p in procs:
         p.start()

@@ -52,7 +52,12 @@ def environment(port: int) -> dict[str, str]:
 
 def python(env: dict[str, str], code: str) -> str:
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
 
 
@@ -63,7 +68,12 @@ def prepare_database(env: dict[str, str]) -> None:
         "import psycopg; c = psycopg.connect('postgresql://postgres@127.0.0.1:5432/postgres', autocommit=True);"
         f"c.execute('DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)'); c.execute('CREATE DATABASE {DB_NAME}')",
     )
-    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v0"], cwd=ROOT, env=env, check=True)
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
 
 
 SEED = """
@@ -110,7 +120,14 @@ def main() -> None:
     prepare_database(env)
     seed = json.loads(python(env, SEED))
     server = subprocess.Popen(
-        [str(ROOT / ".venv/bin/gunicorn"), "-c", "config/gunicorn.py", "config.wsgi:application"], cwd=ROOT, env=env
+        [
+            str(ROOT / ".venv/bin/gunicorn"),
+            "-c",
+            "config/gunicorn.py",
+            "config.wsgi:application",
+        ],
+        cwd=ROOT,
+        env=env,
     )
     try:
         wait_until_up(port, server)
@@ -119,7 +136,9 @@ def main() -> None:
         get_user = Request("GET", f"/api/users/{seed['user']}", auth)
         run(port, bare, seconds=1)  # warm up every worker
         run(port, get_user, seconds=1)
-        print(f"gunicorn {env['GUNICORN_WORKERS']} sync workers, PostgreSQL, Redis; {SECONDS:.0f} s per endpoint, 2x4 clients")
+        print(
+            f"gunicorn {env['GUNICORN_WORKERS']} sync workers, PostgreSQL, Redis; {SECONDS:.0f} s per endpoint, 2x4 clients"
+        )
         baseline = run(port, bare, seconds=SECONDS)
         report("bare Django view (baseline)", baseline, baseline)
         report("GET /api/users/{id}", run(port, get_user, seconds=SECONDS), baseline)

@@ -86,7 +86,7 @@ def call_setup(*, call_id: int) -> None:
     """Start a round for a due queued call: offer it to the available agents. Safe to run twice."""
     now = timezone.now()
     with transaction.atomic():
-        call = Call.objects.select_for_update().select_related("account").filter(pk=call_id).first()
+        call = Call.objects.select_for_update(of=("self",)).select_related("account").filter(pk=call_id).first()
         if call is None or call.status != CallStatus.QUEUED or (call.next_attempt_at and call.next_attempt_at > now):
             return
         config = dialing_settings(call.account_id)
@@ -115,7 +115,7 @@ def attempt_dial(*, attempt_id: int) -> None:
     A provider that refuses the number ends the leg as FAILED."""
     with transaction.atomic():
         attempt = (
-            CallAttempt.objects.select_for_update()
+            CallAttempt.objects.select_for_update(of=("self",))
             .select_related("call__account")
             .filter(pk=attempt_id, dial_requested_at__isnull=True, ended_at__isnull=True)
             .first()
@@ -148,8 +148,8 @@ def call_event(event: Event) -> Instruction:
         attempt = CallAttempt.objects.select_related("agent").filter(pk=event.attempt_id).first()
         if attempt is None:
             return Instruction.nothing()
-        call = Call.objects.select_for_update().select_related("account").get(pk=attempt.call_id)
-        attempt = CallAttempt.objects.select_for_update().select_related("agent").get(pk=event.attempt_id)
+        call = Call.objects.select_for_update(of=("self",)).select_related("account").get(pk=attempt.call_id)
+        attempt = CallAttempt.objects.select_for_update(of=("self",)).select_related("agent").get(pk=event.attempt_id)
         handler = _agent_event if attempt.leg == Leg.AGENT else _lead_event
         instruction = handler(call, attempt, event, followups)
     for followup in followups:
@@ -161,7 +161,7 @@ def call_cancel(*, call: Call) -> bool:
     """Cancel a call that has not connected yet; live agent legs are hung up."""
     followups: list[Any] = []
     with transaction.atomic():
-        call = Call.objects.select_for_update().get(pk=call.pk)
+        call = Call.objects.select_for_update(of=("self",)).get(pk=call.pk)
         if call.status in FINAL or call.agent_id:
             return False
         for attempt in call.attempts_log.filter(ended_at__isnull=True):
@@ -202,7 +202,8 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
 
 def _agent_event(call: Call, attempt: CallAttempt, event: Event, followups: list[Any]) -> Instruction:
     if attempt.ended_at:
-        return Instruction.end()
+        # A leg we already let go of: if it is still asking what to play, hang it up.
+        return Instruction.end() if event.kind in (EventKind.ANSWERED, EventKind.DIGITS) else Instruction.nothing()
     now = timezone.now()
     if event.kind == EventKind.RINGING:
         _mark(attempt, ringing_at=attempt.ringing_at or now)

@@ -3,7 +3,12 @@ from django.contrib.auth.models import Group
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from tests.accounts.factories import AccountFactory, OrganizationFactory, TeamFactory, issue_credential
+from tests.accounts.factories import (
+    AccountFactory,
+    OrganizationFactory,
+    TeamFactory,
+    issue_credential,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -18,7 +23,9 @@ def _permission_templates(request):
     """Transactional tests flush every table, the migration's permission templates too;
     put them back for whichever test comes next."""
     marker = request.node.get_closest_marker("django_db")
-    transactional = "transactional_db" in request.fixturenames or bool(marker and marker.kwargs.get("transaction"))
+    transactional = "transactional_db" in request.fixturenames or bool(
+        marker and marker.kwargs.get("transaction")
+    )
     if not (marker or transactional or "db" in request.fixturenames):
         yield
         return
@@ -40,7 +47,10 @@ class Tenant:
         self.organization = OrganizationFactory()
         self.account = AccountFactory(organization=self.organization)
         self.other_account = AccountFactory(organization=self.organization)
-        self.teams = [TeamFactory(account=self.account, name="Sales"), TeamFactory(account=self.account, name="Service")]
+        self.teams = [
+            TeamFactory(account=self.account, name="Sales"),
+            TeamFactory(account=self.account, name="Service"),
+        ]
         self.other_teams = [TeamFactory(account=self.other_account, name="Sales")]
         self.credential, self.key = issue_credential(self.organization)
 

@@ -205,11 +205,18 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {
-    "api-keys-prune": {
-        "task": "accounts.tasks.api_keys_prune_task",
-        "schedule": timedelta(hours=1),
-    },
+    "calls-sweep": {"task": "calls.tasks.calls_sweep_task", "schedule": timedelta(seconds=10)},
+    "leads-sweep": {"task": "leads.tasks.leads_sweep_task", "schedule": timedelta(seconds=30)},
+    "api-keys-prune": {"task": "accounts.tasks.api_keys_prune_task", "schedule": timedelta(hours=1)},
 }
+
+# Telephony: "simulator" (default; places no real calls) or "twilio".
+TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
+SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=1.0)
+TWILIO_ACCOUNT_SID = env("TWILIO_ACCOUNT_SID", default="")
+TWILIO_AUTH_TOKEN = env("TWILIO_AUTH_TOKEN", default="")
+# Tests point the official client at a local server that speaks Twilio's REST shapes.
+TWILIO_API_BASE_URL = env("TWILIO_API_BASE_URL", default="")
 
 LOGGING = {
     "version": 1,

@@ -2,7 +2,13 @@ from datetime import time
 
 import factory
 
-from accounts.models import Account, AccountScheduleDay, ApiCredential, Organization, Team
+from accounts.models import (
+    Account,
+    AccountScheduleDay,
+    ApiCredential,
+    Organization,
+    Team,
+)
 from accounts.services import api_credential_issue, scored_data_key_issue
 
 
@@ -33,7 +39,13 @@ class AccountFactory(factory.django.DjangoModelFactory):
         if not create or extracted is False:
             return
         AccountScheduleDay.objects.bulk_create(
-            AccountScheduleDay(account=self, weekday=d, active=d < 5, start_time=time(8), end_time=time(18))
+            AccountScheduleDay(
+                account=self,
+                weekday=d,
+                active=d < 5,
+                start_time=time(8),
+                end_time=time(18),
+            )
             for d in range(7)
         )
 

@@ -78,3 +78,29 @@ def adf(
     <provider><name part="full">{provider_name}</name><url>https://crm.example.com/lead/1</url></provider>
   </prospect>
 </adf>"""
+
+
+def adf_many(*documents):
+    """One ADF document holding the prospects of several `adf()` documents, in order."""
+    import re
+
+    prospects = [
+        re.search(r"<prospect\b.*?</prospect>", document, re.DOTALL).group(0)
+        for document in documents
+    ]
+    return '<?xml version="1.0" encoding="UTF-8"?>\n<adf>\n' + "\n".join(prospects) + "\n</adf>"
+
+
+def catch_all_rule(account, **kwargs):
+    """A rule without conditions (it matches every lead) for the account."""
+    kwargs.setdefault("name", "Everything else")
+    kwargs.setdefault("priority", 1000)
+    return ParsingRuleFactory(account=account, **kwargs)
+
+
+def rule_with(account, *conditions, **kwargs):
+    """A rule whose conditions are (field, operator, value) triples, all of which must hold."""
+    rule = ParsingRuleFactory(account=account, **kwargs)
+    for field, operator, value in conditions:
+        RuleConditionFactory(rule=rule, field=field, operator=operator, value=value)
+    return rule

@@ -24,5 +24,25 @@ class UserFactory(factory.django.DjangoModelFactory):
         account = extracted or AccountFactory()
         self.accounts.add(account)
         Membership.objects.get_or_create(
-            user=self, organization=account.organization, defaults={"code": kwargs.get("code")}
+            user=self,
+            organization=account.organization,
+            defaults={"code": kwargs.get("code")},
         )
+
+
+def agent(account, *, phone, schedule=("00:00", "23:59"), tz=None, teams=(), **kwargs):
+    """An agent of ``account`` with a phone and (by default) a schedule open all week."""
+    from datetime import time
+
+    from users.models import UserScheduleDay
+
+    user = UserFactory(account=account, phone_number=phone, timezone=tz or account.timezone, **kwargs)
+    if schedule:
+        start, end = (time.fromisoformat(t) for t in schedule)
+        user.schedule_active = True
+        user.save(update_fields=["schedule_active"])
+        UserScheduleDay.objects.bulk_create(
+            UserScheduleDay(user=user, weekday=d, start_time=start, end_time=end) for d in range(7)
+        )
+    user.teams.set(teams)
+    return user

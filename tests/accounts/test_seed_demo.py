@@ -1,0 +1,266 @@
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from io import StringIO
+
+import phonenumbers
+import pytest
+from django.core.management import call_command
+
+from accounts.models import Account, ApiCredential, Organization, Team
+from accounts.schedules import is_open
+from accounts.selectors import (
+    account_for_scored_data_key,
+    api_credential_for_key,
+    credential_account_ids,
+)
+from users.models import Membership, User
+
+pytestmark = pytest.mark.django_db
+
+SPECIAL_ENDINGS = ("0000", "0001", "0002", "0003")
+EXPECTED = {
+    "Demo Motors Group": {
+        "Demo Motors North": ("America/Denver", "DMN-1001"),
+        "Demo Motors South": ("America/Chicago", "DMS-1002"),
+    },
+    "Lakeside Auto Group": {"Lakeside Ford": ("America/New_York", "LSF-2001")},
+}
+
+
+def seed(*args: str) -> tuple[str, str]:
+    out, err = StringIO(), StringIO()
+    call_command("seed_demo", *args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def seed_json() -> tuple[dict, str]:
+    out, err = seed("--json")
+    return json.loads(out), err
+
+
+def counts() -> dict[str, int]:
+    return {
+        model.__name__: model.objects.count()
+        for model in (Organization, Account, Team, ApiCredential, User, Membership)
+    }
+
+
+def test_json_document_has_the_contracts_shape_and_nothing_else_on_stdout():
+    out, _ = seed("--json")
+
+    document = json.loads(out)  # fails on anything but one JSON document
+    assert list(document) == ["organizations"]
+    assert {
+        org["name"]: {acc["name"] for acc in org["accounts"]}
+        for org in document["organizations"]
+    } == {name: set(accounts) for name, accounts in EXPECTED.items()}
+    for org in document["organizations"]:
+        assert set(org) == {"id", "name", "apiUser", "apiKey", "accounts"}
+        organization = Organization.objects.get(pk=org["id"], name=org["name"])
+        credential = api_credential_for_key(key=org["apiKey"], api_user=org["apiUser"])
+        assert credential is not None
+        assert credential.organization == organization
+        assert credential_account_ids(credential=credential) == {
+            acc["id"] for acc in org["accounts"]
+        }
+        for acc in org["accounts"]:
+            assert set(acc) == {
+                "id",
+                "name",
+                "timezone",
+                "country",
+                "scoredDataKey",
+                "vendorId",
+                "vendorName",
+                "teams",
+            }
+            account = Account.objects.get(pk=acc["id"], organization=organization)
+            timezone_name, vendor_id = EXPECTED[org["name"]][acc["name"]]
+            assert (acc["timezone"], acc["country"], account.country.code) == (
+                timezone_name,
+                "United States",
+                "US",
+            )
+            assert (acc["vendorId"], acc["vendorName"]) == (vendor_id, acc["name"])
+            assert account_for_scored_data_key(key=acc["scoredDataKey"]) == account
+            assert [team["name"] for team in acc["teams"]] == ["Sales", "Service"]
+            assert {team["id"] for team in acc["teams"]} == set(
+                account.teams.values_list("pk", flat=True)
+            )
+
+
+def test_accounts_have_address_caller_id_and_an_always_open_schedule():
+    seed()
+
+    for account in Account.objects.all():
+        assert account.address and account.city and account.postal_code
+        assert phonenumbers.is_valid_number(phonenumbers.parse(account.caller_id))
+        assert account.schedule_active is True
+        assert sorted(account.schedule_days.values_list("weekday", flat=True)) == list(
+            range(7)
+        )
+        assert all_hours_open(
+            account.schedule_active, list(account.schedule_days.all()), account.timezone
+        )
+
+
+def all_hours_open(active, days, tz) -> bool:
+    """Open at the start and in the last minutes of every hour of a whole week."""
+    start = datetime(
+        2025, 3, 3, tzinfo=UTC
+    )  # spans nothing special; every local weekday is covered
+    instants = [
+        start + timedelta(hours=h, minutes=m) for h in range(24 * 8) for m in (0, 59)
+    ]
+    return all(is_open(active=active, days=days, tz=tz, at=at) for at in instants)
+
+
+def test_every_account_has_three_agents_and_a_manager_made_by_the_user_service():
+    seed()
+
+    for account in Account.objects.all():
+        agents = account.users.filter(groups__name="Agent")
+        managers = account.users.filter(groups__name="Manager")
+        assert agents.count() >= 3
+        assert managers.count() >= 1
+        for user in agents:
+            number = phonenumbers.parse(user.phone_number)
+            assert phonenumbers.is_valid_number(number)
+            assert (
+                phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+                == user.phone_number
+            )
+            assert not user.phone_number.endswith(SPECIAL_ENDINGS)
+            assert user.timezone == account.timezone
+            assert set(user.teams.all()) == set(account.teams.all())
+            assert all_hours_open(
+                user.schedule_active, list(user.schedule_days.all()), user.timezone
+            )
+        for user in [*agents, *managers]:
+            membership = user.memberships.get()
+            assert membership.organization == account.organization
+            assert re.fullmatch(r"\d{4}", membership.code)
+    assert (
+        User.objects.exclude(phone_number="").values("phone_number").distinct().count()
+        == 9
+    )
+
+
+def test_superuser_is_created_once_and_its_password_printed_on_stderr_only():
+    out, err = seed()
+
+    match = re.search(r"Superuser 'admin' created; password: (\S+)", err)
+    assert match
+    password = match.group(1)
+    assert password not in out
+    admin = User.objects.get(username="admin")
+    assert admin.is_superuser and admin.is_staff
+    assert admin.check_password(password)
+
+    _, again_err = seed()
+
+    assert "password" not in again_err
+    admin.refresh_from_db()
+    assert admin.check_password(password)
+
+
+def test_second_run_changes_no_counts_and_only_new_keys_work():
+    first, _ = seed_json()
+    before = counts()
+
+    second, err = seed_json()
+
+    assert counts() == before
+    assert before["Organization"] == 2
+    assert before["Account"] == 3
+    assert before["Team"] == 6
+    assert "password" not in err
+    for org_first, org_second in zip(
+        first["organizations"], second["organizations"], strict=True
+    ):
+        assert org_first["id"] == org_second["id"]
+        assert org_first["apiUser"] == org_second["apiUser"]
+        assert org_first["apiKey"] != org_second["apiKey"]
+        assert api_credential_for_key(key=org_first["apiKey"]) is None
+        assert (
+            api_credential_for_key(
+                key=org_second["apiKey"], api_user=org_second["apiUser"]
+            )
+            is not None
+        )
+        for acc_first, acc_second in zip(
+            org_first["accounts"], org_second["accounts"], strict=True
+        ):
+            assert (acc_first["id"], acc_first["teams"]) == (
+                acc_second["id"],
+                acc_second["teams"],
+            )
+            assert account_for_scored_data_key(key=acc_first["scoredDataKey"]) is None
+            assert (
+                account_for_scored_data_key(key=acc_second["scoredDataKey"]) is not None
+            )
+
+
+def test_existing_users_are_left_as_they_are():
+    seed()
+    user = User.objects.get(username="avery.lopez@north.demo-motors.example")
+    User.objects.filter(pk=user.pk).update(
+        first_name="Changed", phone_number="+13035550199"
+    )
+
+    seed()
+
+    user.refresh_from_db()
+    assert (user.first_name, user.phone_number) == ("Changed", "+13035550199")
+    assert (
+        User.objects.filter(email="avery.lopez@north.demo-motors.example").count() == 1
+    )
+
+
+def test_summary_lists_keys_and_the_vendor_ids():
+    out, _ = seed()
+
+    for name in [
+        "Demo Motors Group",
+        "Demo Motors North",
+        "Demo Motors South",
+        "Lakeside Auto Group",
+        "Lakeside Ford",
+    ]:
+        assert name in out
+    for vendor_id in ["DMN-1001", "DMS-1002", "LSF-2001"]:
+        assert vendor_id in out
+    keys = re.findall(r"(?:apikey|scored-data key)\s+(\S+)", out)
+    assert len(keys) == 5
+    assert all(
+        api_credential_for_key(key=key) or account_for_scored_data_key(key=key)
+        for key in keys
+    )
+
+
+def record_step(demo) -> None:
+    """A later app's seed step, as SEED_STEPS names them."""
+    demo.log(
+        f"step saw {sum(len(org.accounts) for org in demo.organizations)} accounts"
+    )
+    for org in demo.organizations:
+        for acc in org.accounts:
+            assert acc.account.pk and len(acc.agents) == 3 and acc.teams["Service"].pk
+            acc.vendor_id = f"step-{acc.vendor_id}"
+
+
+def test_later_apps_add_steps_that_see_the_demo_and_shape_the_output(monkeypatch):
+    from accounts.management.commands import seed_demo as command
+
+    monkeypatch.setattr(
+        command, "SEED_STEPS", ["tests.accounts.test_seed_demo.record_step"]
+    )
+
+    document, err = seed_json()
+
+    assert "step saw 3 accounts" in err
+    vendor_ids = [
+        acc["vendorId"] for org in document["organizations"] for acc in org["accounts"]
+    ]
+    assert vendor_ids == ["step-DMN-1001", "step-DMS-1002", "step-LSF-2001"]

@@ -1,0 +1,88 @@
+"""A deterministic stand-in for the broker and the clock: what the pipeline would hand to
+Celery (dispatches, dials, simulated provider callbacks) is queued here in virtual time
+and delivered in order through the same services the tasks call."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+from calls import services
+from calls.models import Call
+from calls.telephony import simulator
+from calls.telephony.base import Event
+from calls.telephony.simulator import SimulatorProvider
+
+
+@dataclass(order=True)
+class Pending:
+    at: float
+    seq: int
+    what: str = field(compare=False)
+    payload: Any = field(compare=False)
+
+
+class World:
+    def __init__(self, monkeypatch, capture_on_commit) -> None:
+        self.now = 0.0
+        self.queue: list[Pending] = []
+        self.seq = itertools.count()
+        self.capture = capture_on_commit
+        self.delivered: list[Event] = []
+        self.instructions: list[tuple[Event, Any]] = []
+        self.dials: list[int] = []
+        self.requeued_for: list[Any] = []
+        monkeypatch.setattr(simulator, "_at", self._at)
+        monkeypatch.setattr(services, "_dispatch", self._dispatch)
+        monkeypatch.setattr(services, "_dial_later", self._dial_later)
+        original = SimulatorProvider.dial_agent
+
+        def counting_dial(provider, dial):
+            self.dials.append(dial.attempt_id)
+            return original(provider, dial)
+
+        monkeypatch.setattr(SimulatorProvider, "dial_agent", counting_dial)
+
+    def _push(self, delay: float, what: str, payload: Any) -> None:
+        heapq.heappush(self.queue, Pending(self.now + delay, next(self.seq), what, payload))
+
+    def _at(self, seconds: float, event: Event) -> None:
+        self._push(seconds, "event", event)
+
+    def _dispatch(self, call_id: int, at=None) -> None:
+        if at is not None:
+            self.requeued_for.append(at)
+        self._push(0, "setup", call_id)
+
+    def _dial_later(self, attempt_id: int) -> None:
+        self._push(0, "dial", attempt_id)
+
+    def step(self) -> Pending:
+        item = heapq.heappop(self.queue)
+        self.now = max(self.now, item.at)
+        with self.capture(execute=True):
+            if item.what == "event":
+                self.delivered.append(item.payload)
+                instruction = services.call_event(item.payload)
+                self.instructions.append((item.payload, instruction))
+                SimulatorProvider().follow(attempt_id=item.payload.attempt_id, instruction=instruction)
+            elif item.what == "setup":
+                Call.objects.filter(pk=item.payload, next_attempt_at__isnull=False).update(next_attempt_at=None)
+                services.call_setup(call_id=item.payload)
+            else:
+                services.attempt_dial(attempt_id=item.payload)
+        return item
+
+    def run(self, max_steps: int = 500) -> None:
+        """Deliver everything queued (retries become due at once), until nothing is left."""
+        for _ in range(max_steps):
+            if not self.queue:
+                return
+            self.step()
+        raise AssertionError("the pipeline did not settle")
+
+    def queue_call(self, **kwargs) -> Call:
+        with self.capture(execute=True):
+            return services.call_queue(**kwargs)
