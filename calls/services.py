@@ -49,6 +49,8 @@ TAKEN = "Another agent has taken this call. Goodbye."
 # A dial request with no word from the provider after this long is taken as lost.
 LOST_AFTER = timedelta(seconds=90)
 LONGEST_CALL = timedelta(hours=4)
+# Retries due within this are handed to the broker with a countdown; later ones to the sweep.
+HELD_BY_BROKER = timedelta(minutes=2)
 
 
 def call_queue(
@@ -72,7 +74,7 @@ def call_queue(
         is_test=account.is_test,
         **lead,
     )
-    transaction.on_commit(lambda: _dispatch(call.pk))
+    transaction.on_commit(lambda: _dispatch(call.pk), robust=True)
     return call
 
 
@@ -374,10 +376,13 @@ def _end_attempt(attempt: CallAttempt, outcome: str, followups: list[Any], *, du
 
 
 def _requeue(call: Call, when: datetime, *, save_also: list[str] | None = None) -> None:
+    """Back to the queue until ``when``. A soon retry is handed to the broker with a countdown;
+    a later one is left to the sweep, so no worker holds a task for minutes or days."""
     call.status = CallStatus.QUEUED
     call.next_attempt_at = when
     call.save(update_fields=["status", "next_attempt_at", *(save_also or [])])
-    transaction.on_commit(lambda: _dispatch(call.pk, at=when))
+    if when - timezone.now() <= HELD_BY_BROKER:
+        transaction.on_commit(lambda: _dispatch(call.pk, at=when), robust=True)
 
 
 def _finish(call: Call, status: str, *, save_also: list[str] | None = None) -> None:
@@ -388,12 +393,20 @@ def _finish(call: Call, status: str, *, save_also: list[str] | None = None) -> N
 
 
 def _dispatch(call_id: int, at: datetime | None = None) -> None:
+    """Hand a call to a worker. A broker that is down is logged, not raised: the call is
+    stored, and the sweep dispatches it once the broker is back."""
     from calls.tasks import call_setup_task
 
-    call_setup_task.apply_async(kwargs={"call_id": call_id}, eta=at)
+    try:
+        call_setup_task.apply_async(kwargs={"call_id": call_id}, eta=at, retry=False)
+    except Exception:
+        log.warning("broker unavailable; call %s waits for the sweep", call_id, exc_info=True)
 
 
 def _dial_later(attempt_id: int) -> None:
     from calls.tasks import attempt_dial_task
 
-    attempt_dial_task.delay(attempt_id=attempt_id)
+    try:
+        attempt_dial_task.apply_async(kwargs={"attempt_id": attempt_id}, retry=False)
+    except Exception:
+        log.warning("broker unavailable; attempt %s waits for the sweep", attempt_id, exc_info=True)

@@ -16,6 +16,8 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
     path("api/", include("users.urls")),
     path("api/", include("leads.urls")),
+    path("api/", include("clicktocall.urls")),
+    path("calls/twilio/", include("calls.webhook_urls")),
     path("calls/", include("calls.urls")),
     path("healthz", healthz),
 ]

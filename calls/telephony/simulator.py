@@ -10,15 +10,18 @@ presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` scales every
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.cache import cache
 
 from calls.recordings import recording_link
 from calls.telephony.base import AgentDial, Event, EventKind, Instruction, Provider
+from config.throttling import hit
 
 ANSWER_AFTER = 2.0
 FAIL_AFTER = 0.5
 GATHER_TIMEOUT = 5.0
 LEAD_RING_SECONDS = 30.0
 SECONDS_PER_WHISPER_CHARACTER = 1 / 15
+_DIAL_LOG = "simulator:dials:{}"
 
 
 def talk_seconds(attempt_id: int) -> int:
@@ -30,6 +33,7 @@ class SimulatorProvider(Provider):
     name = "simulator"
 
     def dial_agent(self, dial: AgentDial) -> str:
+        _log_dial(dial.attempt_id)
         self._ring(dial.attempt_id, dial.number, no_answer_after=float(dial.ring_seconds))
         return f"SIM-{dial.attempt_id}"
 
@@ -67,6 +71,7 @@ class SimulatorProvider(Provider):
         """Dial the lead into the agent's leg; the agent's leg ends when the lead's does."""
         lead_id = instruction.lead_attempt_id
         assert lead_id is not None
+        _log_dial(lead_id)
         self._ring(lead_id, instruction.number, no_answer_after=LEAD_RING_SECONDS)
         match instruction.number[-4:]:
             case "0000":
@@ -82,6 +87,15 @@ class SimulatorProvider(Provider):
                 _at(ends, Event(lead_id, EventKind.COMPLETED, duration=talk))
                 _at(ends, Event(lead_id, EventKind.RECORDING, recording_url=recording_link(lead_id)))
         _at(ends, Event(agent_attempt_id, EventKind.COMPLETED))
+
+
+def dials_of(attempt_id: int) -> int:
+    """How many times the simulated switch dialed a leg (the fault tests' witness: never twice)."""
+    return int(cache.get(_DIAL_LOG.format(attempt_id)) or 0)
+
+
+def _log_dial(attempt_id: int) -> None:
+    hit(_DIAL_LOG.format(attempt_id), period=7 * 86400)
 
 
 def _at(seconds: float, event: Event) -> None:

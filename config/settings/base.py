@@ -205,7 +205,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {
-    "calls-sweep": {"task": "calls.tasks.calls_sweep_task", "schedule": timedelta(seconds=10)},
+    "calls-sweep": {
+        "task": "calls.tasks.calls_sweep_task",
+        "schedule": timedelta(seconds=env.float("CALLS_SWEEP_SECONDS", default=10)),
+    },
     "leads-sweep": {"task": "leads.tasks.leads_sweep_task", "schedule": timedelta(seconds=30)},
     "api-keys-prune": {"task": "accounts.tasks.api_keys_prune_task", "schedule": timedelta(hours=1)},
 }

@@ -10,10 +10,10 @@ DATABASES = {
         "DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/leadcall"
     )
 }
-DATABASES["default"]["TEST"] = {"NAME": "test_leadcall"}
+DATABASES["default"]["TEST"] = {"NAME": env("TEST_DATABASE_NAME", default="test_leadcall")}
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-_redis_db = 1 + int(_worker.removeprefix("gw") or 0) % 14
+_redis_db = env.int("TEST_REDIS_DB", default=1 + int(_worker.removeprefix("gw") or 0) % 14)
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:6379/{_redis_db}")
 CACHES = {
     "default": {
@@ -33,4 +33,4 @@ STORAGES = {
 }
 MEDIA_ROOT = VAR_DIR / "test-media" / _worker  # noqa: F405
 PUBLIC_BASE_URL = "https://leads.example.test"
-SIMULATOR_TIME_SCALE = 0.01
+SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=0.01)

@@ -46,7 +46,9 @@ class World:
         monkeypatch.setattr(SimulatorProvider, "dial_agent", counting_dial)
 
     def _push(self, delay: float, what: str, payload: Any) -> None:
-        heapq.heappush(self.queue, Pending(self.now + delay, next(self.seq), what, payload))
+        heapq.heappush(
+            self.queue, Pending(self.now + delay, next(self.seq), what, payload)
+        )
 
     def _at(self, seconds: float, event: Event) -> None:
         self._push(seconds, "event", event)
@@ -67,9 +69,13 @@ class World:
                 self.delivered.append(item.payload)
                 instruction = services.call_event(item.payload)
                 self.instructions.append((item.payload, instruction))
-                SimulatorProvider().follow(attempt_id=item.payload.attempt_id, instruction=instruction)
+                SimulatorProvider().follow(
+                    attempt_id=item.payload.attempt_id, instruction=instruction
+                )
             elif item.what == "setup":
-                Call.objects.filter(pk=item.payload, next_attempt_at__isnull=False).update(next_attempt_at=None)
+                Call.objects.filter(
+                    pk=item.payload, next_attempt_at__isnull=False
+                ).update(next_attempt_at=None)
                 services.call_setup(call_id=item.payload)
             else:
                 services.attempt_dial(attempt_id=item.payload)
@@ -78,10 +84,20 @@ class World:
     def run(self, max_steps: int = 500) -> None:
         """Deliver everything queued (retries become due at once), until nothing is left."""
         for _ in range(max_steps):
-            if not self.queue:
+            if not self.queue and not self._sweep():
                 return
             self.step()
         raise AssertionError("the pipeline did not settle")
+
+    def _sweep(self) -> bool:
+        """What the periodic sweep does for retries left to it: dispatch calls waiting to be due."""
+        waiting = list(
+            Call.objects.filter(status="QUEUED", next_attempt_at__isnull=False)
+        )
+        for call in waiting:
+            self.requeued_for.append(call.next_attempt_at)
+            self._push(0, "setup", call.pk)
+        return bool(waiting)
 
     def queue_call(self, **kwargs) -> Call:
         with self.capture(execute=True):

@@ -1,6 +1,12 @@
 import factory
 
-from leads.models import Operator, ParsingRule, RuleAction, RuleCondition, VendorRegistration
+from leads.models import (
+    Operator,
+    ParsingRule,
+    RuleAction,
+    RuleCondition,
+    VendorRegistration,
+)
 from tests.accounts.factories import AccountFactory
 
 
@@ -46,7 +52,9 @@ def adf(
     extra_customer="",
 ):
     """A small, realistic ADF document."""
-    id_element = f'<id sequence="1" source="{source}">{prospect_id}</id>' if prospect_id else ""
+    id_element = (
+        f'<id sequence="1" source="{source}">{prospect_id}</id>' if prospect_id else ""
+    )
     phone_element = f'<phone type="voice">{phone}</phone>' if phone else ""
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <?adf version="1.0"?>
@@ -88,7 +96,11 @@ def adf_many(*documents):
         re.search(r"<prospect\b.*?</prospect>", document, re.DOTALL).group(0)
         for document in documents
     ]
-    return '<?xml version="1.0" encoding="UTF-8"?>\n<adf>\n' + "\n".join(prospects) + "\n</adf>"
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<adf>\n'
+        + "\n".join(prospects)
+        + "\n</adf>"
+    )
 
 
 def catch_all_rule(account, **kwargs):

@@ -1,0 +1,198 @@
+"""Twilio's callbacks: each one is signed, mapped to a provider-neutral ``Event`` for
+``calls.services.call_event``, and answered with the TwiML of the returned ``Instruction``.
+
+Twilio may post a callback twice or out of order; ``call_event`` only ever moves a leg
+forward, so a repeat or a late status changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+
+from django.conf import settings
+from django.http import (
+    HttpRequest,
+    HttpResponse,
+    HttpResponseForbidden,
+    HttpResponseNotFound,
+)
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+from twilio.request_validator import RequestValidator
+from twilio.twiml.voice_response import VoiceResponse
+
+from calls.models import CallAttempt, Leg
+from calls.services import call_event
+from calls.telephony.base import Event, EventKind, Instruction
+from calls.telephony.twilio import webhook_url
+
+GATHER_TIMEOUT = 8
+LEAD_RING_SECONDS = 30
+NO_KEY_PRESSED = "No key was pressed. Goodbye."
+LEAD_STATUS_EVENTS = "initiated ringing answered completed"
+
+# CallStatus of a status callback -> what it means for the leg; statuses left out
+# (queued, initiated, and in-progress on an agent leg, whose answer URL reports it) change nothing.
+AGENT_STATUS = {
+    "ringing": EventKind.RINGING,
+    "completed": EventKind.COMPLETED,
+    "busy": EventKind.BUSY,
+    "no-answer": EventKind.NO_ANSWER,
+    "failed": EventKind.FAILED,
+    "canceled": EventKind.COMPLETED,
+}
+LEAD_STATUS = {
+    "ringing": EventKind.RINGING,
+    "in-progress": EventKind.ANSWERED,
+    "answered": EventKind.ANSWERED,
+    "completed": EventKind.COMPLETED,
+    "busy": EventKind.BUSY,
+    "no-answer": EventKind.NO_ANSWER,
+    "failed": EventKind.FAILED,
+    "canceled": EventKind.NO_ANSWER,
+}
+
+View = Callable[[HttpRequest, int], HttpResponse]
+
+
+def twilio_webhook(leg: str) -> Callable[[View], View]:
+    """POST only, signed by Twilio (403 otherwise, before anything is looked up), for an
+    attempt of ``leg`` that exists (404 otherwise)."""
+
+    def decorate(view: View) -> View:
+        @csrf_exempt
+        @require_POST
+        @wraps(view)
+        def checked(request: HttpRequest, attempt_id: int) -> HttpResponse:
+            if not signed_by_twilio(request):
+                return HttpResponseForbidden()
+            if not CallAttempt.objects.filter(pk=attempt_id, leg=leg).exists():
+                return HttpResponseNotFound()
+            return view(request, attempt_id)
+
+        return checked
+
+    return decorate
+
+
+def signed_by_twilio(request: HttpRequest) -> bool:
+    """Whether ``X-Twilio-Signature`` signs this request's public URL and form parameters
+    with the account's auth token (Twilio signs the URL it called, not our internal host)."""
+    signature = request.headers.get("X-Twilio-Signature", "")
+    if not signature or not settings.TWILIO_AUTH_TOKEN:
+        return False
+    url = settings.PUBLIC_BASE_URL + request.get_full_path()
+    return bool(
+        RequestValidator(settings.TWILIO_AUTH_TOKEN).validate(
+            url, request.POST, signature
+        )
+    )
+
+
+@twilio_webhook(Leg.AGENT)
+def agent_answer(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """The agent picked up: Twilio asks what to play (the whisper and press 1, usually)."""
+    return twiml(attempt_id, call_event(Event(attempt_id, EventKind.ANSWERED)))
+
+
+@twilio_webhook(Leg.AGENT)
+def agent_gather(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """The agent pressed a key after the whisper."""
+    digits = request.POST.get("Digits", "")
+    return twiml(
+        attempt_id, call_event(Event(attempt_id, EventKind.DIGITS, digits=digits))
+    )
+
+
+@twilio_webhook(Leg.AGENT)
+def agent_status(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """A status change of the agent's leg."""
+    return _status(request, attempt_id, AGENT_STATUS)
+
+
+@twilio_webhook(Leg.AGENT)
+def agent_dial_action(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """The bridge with the lead ended; the status callbacks carry the outcome."""
+    return twiml(attempt_id, Instruction.end())
+
+
+@twilio_webhook(Leg.LEAD)
+def lead_status(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """A status change of the lead's leg (the ``<Number>`` of the agent's ``<Dial>``)."""
+    return _status(request, attempt_id, LEAD_STATUS)
+
+
+@twilio_webhook(Leg.LEAD)
+def lead_recording(request: HttpRequest, attempt_id: int) -> HttpResponse:
+    """The recording of the bridged call is ready."""
+    url = request.POST.get("RecordingUrl", "")
+    if request.POST.get("RecordingStatus") == "completed" and url:
+        call_event(Event(attempt_id, EventKind.RECORDING, recording_url=f"{url}.mp3"))
+    return HttpResponse(status=204)
+
+
+def _status(
+    request: HttpRequest, attempt_id: int, meanings: dict[str, EventKind]
+) -> HttpResponse:
+    kind = meanings.get(request.POST.get("CallStatus", ""))
+    if kind is not None:
+        duration = (
+            _seconds(request.POST.get("CallDuration"))
+            if kind == EventKind.COMPLETED
+            else None
+        )
+        call_event(Event(attempt_id, kind, duration=duration))
+    return HttpResponse(status=204)
+
+
+def _seconds(value: str | None) -> int | None:
+    try:
+        return max(0, int(value or ""))
+    except ValueError:
+        return None
+
+
+def twiml(agent_attempt_id: int, instruction: Instruction) -> HttpResponse:
+    return HttpResponse(
+        str(voice_response(agent_attempt_id, instruction)), content_type="text/xml"
+    )
+
+
+def voice_response(agent_attempt_id: int, instruction: Instruction) -> VoiceResponse:
+    """The TwiML that carries out ``instruction`` on an agent's leg."""
+    response = VoiceResponse()
+    if instruction.gather:
+        gather = response.gather(
+            num_digits=1,
+            action=webhook_url("twilio-agent-gather", agent_attempt_id),
+            method="POST",
+            timeout=GATHER_TIMEOUT,
+        )
+        gather.say(instruction.say)
+        response.say(NO_KEY_PRESSED)
+        response.hangup()
+        return response
+    if instruction.say:
+        response.say(instruction.say)
+    if instruction.connect and instruction.lead_attempt_id is not None:
+        dial = response.dial(
+            caller_id=instruction.caller_id,
+            record="record-from-answer-dual",
+            recording_status_callback=webhook_url(
+                "twilio-lead-recording", instruction.lead_attempt_id
+            ),
+            recording_status_callback_event="completed",
+            action=webhook_url("twilio-agent-dial-action", agent_attempt_id),
+            timeout=LEAD_RING_SECONDS,
+        )
+        dial.number(
+            instruction.number,
+            status_callback=webhook_url(
+                "twilio-lead-status", instruction.lead_attempt_id
+            ),
+            status_callback_event=LEAD_STATUS_EVENTS,
+        )
+    elif instruction.hangup:
+        response.hangup()
+    return response

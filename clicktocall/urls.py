@@ -1,0 +1,7 @@
+from django.urls import path
+
+from clicktocall import apis
+
+urlpatterns = [
+    path("clicktocallv2", apis.ClickToCallApi.as_view(), name="click-to-call"),
+]

@@ -1,0 +1,216 @@
+"""A local stand-in for Twilio's REST API (the Calls resource of API 2010-04-01).
+
+It listens on 127.0.0.1 on a free port, checks HTTP basic auth against the account it was
+made for, answers in Twilio's JSON shapes (call resources, and error bodies with Twilio's
+codes), and records every request it receives so tests can assert exactly what the
+official library sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import secrets
+import threading
+from dataclasses import dataclass, field
+from email.utils import formatdate
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+CALLS = re.compile(r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Calls\.json$")
+CALL = re.compile(
+    r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Calls/(?P<sid>[^/]+)\.json$"
+)
+E164 = re.compile(r"^\+[1-9]\d{1,14}$")
+ENDED = {"completed", "canceled", "busy", "no-answer", "failed"}
+
+
+@dataclass
+class Recorded:
+    method: str
+    path: str
+    auth: tuple[str, str] | None
+    headers: dict[str, str]
+    form: dict[str, list[str]]
+
+    def one(self, name: str) -> str:
+        """The single value of a form parameter (fails if it was sent zero or several times)."""
+        (value,) = self.form[name]
+        return value
+
+
+@dataclass
+class FakeTwilio:
+    account_sid: str
+    auth_token: str
+    requests: list[Recorded] = field(default_factory=list)
+    calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # (status, body) answered instead of the next requests, in order: outages on purpose.
+    failures: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    _server: ThreadingHTTPServer | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeTwilio:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                fake._handle(self)
+
+            def do_GET(self) -> None:
+                fake._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
+        ).start()
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def fail_next(
+        self,
+        status: int,
+        *,
+        code: int | None = None,
+        message: str = "Service Unavailable",
+    ) -> None:
+        self.failures.append((status, _error(status, code or status, message)))
+
+    # --- request handling --------------------------------------------------------------------
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length).decode() if length else ""
+        recorded = Recorded(
+            method=handler.command,
+            path=handler.path,
+            auth=_basic_auth(handler.headers.get("Authorization", "")),
+            headers=dict(handler.headers.items()),
+            form=parse_qs(body, keep_blank_values=True),
+        )
+        with self._lock:
+            self.requests.append(recorded)
+            status, payload = self._answer(recorded)
+        data = json.dumps(payload).encode()
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json; charset=utf-8")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+
+    def _answer(self, request: Recorded) -> tuple[int, dict[str, Any]]:
+        if self.failures:
+            return self.failures.pop(0)
+        if request.auth != (self.account_sid, self.auth_token):
+            return 401, _error(401, 20003, "Authenticate")
+        if request.method != "POST":
+            return 405, _error(405, 20004, "Method not allowed")
+        if (match := CALLS.match(request.path)) and match[
+            "account"
+        ] == self.account_sid:
+            return self._create(request.form)
+        if (match := CALL.match(request.path)) and match["account"] == self.account_sid:
+            return self._update(match["sid"], request.form)
+        return 404, _error(
+            404, 20404, f"The requested resource {request.path} was not found"
+        )
+
+    def _create(self, form: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+        to, from_ = form.get("To", [""])[0], form.get("From", [""])[0]
+        if not to:
+            return 400, _error(400, 21201, "No 'To' number is specified")
+        if not from_:
+            return 400, _error(400, 21603, "A 'From' phone number is required.")
+        if not E164.match(to):
+            return 400, _error(400, 21211, f"Invalid 'To' Phone Number: {to}")
+        if not any(name in form for name in ("Url", "Twiml", "ApplicationSid")):
+            return 400, _error(400, 21205, "Url parameter is required.")
+        sid = "CA" + secrets.token_hex(16)
+        now = formatdate(usegmt=True)
+        call = {
+            "account_sid": self.account_sid,
+            "annotation": None,
+            "answered_by": None,
+            "api_version": "2010-04-01",
+            "caller_name": None,
+            "date_created": now,
+            "date_updated": now,
+            "direction": "outbound-api",
+            "duration": None,
+            "end_time": None,
+            "forwarded_from": None,
+            "from": from_,
+            "from_formatted": from_,
+            "group_sid": None,
+            "parent_call_sid": None,
+            "phone_number_sid": None,
+            "price": None,
+            "price_unit": "USD",
+            "queue_time": "0",
+            "sid": sid,
+            "start_time": None,
+            "status": "queued",
+            "subresource_uris": {
+                "notifications": f"/2010-04-01/Accounts/{self.account_sid}/Calls/{sid}/Notifications.json",
+                "recordings": f"/2010-04-01/Accounts/{self.account_sid}/Calls/{sid}/Recordings.json",
+            },
+            "to": to,
+            "to_formatted": to,
+            "trunk_sid": None,
+            "uri": f"/2010-04-01/Accounts/{self.account_sid}/Calls/{sid}.json",
+        }
+        self.calls[sid] = call
+        return 201, call
+
+    def _update(
+        self, sid: str, form: dict[str, list[str]]
+    ) -> tuple[int, dict[str, Any]]:
+        call = self.calls.get(sid)
+        if call is None:
+            return 404, _error(
+                404,
+                20404,
+                f"The requested resource /2010-04-01/Accounts/{self.account_sid}/Calls/{sid}.json was not found",
+            )
+        status = form.get("Status", [""])[0]
+        if status:
+            if status not in {"completed", "canceled"}:
+                return 400, _error(400, 21218, f"Invalid value for 'Status': {status}")
+            if call["status"] not in ENDED:
+                call["status"] = "completed" if status == "completed" else "canceled"
+                call["date_updated"] = formatdate(usegmt=True)
+        return 200, call
+
+
+def _error(status: int, code: int, message: str) -> dict[str, Any]:
+    return {
+        "code": code,
+        "message": message,
+        "more_info": f"https://www.twilio.com/docs/errors/{code}",
+        "status": status,
+    }
+
+
+def _basic_auth(header: str) -> tuple[str, str] | None:
+    scheme, _, encoded = header.partition(" ")
+    if scheme.lower() != "basic":
+        return None
+    user, _, password = base64.b64decode(encoded).decode().partition(":")
+    return user, password

@@ -1,0 +1,149 @@
+"""Real processes for end-to-end and fault tests: Celery workers, gunicorn, a private Redis.
+
+Each runs against the pytest test database (so tests must commit: ``transaction=True``)
+and is stopped, with its whole process group, when the test ends.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = ROOT / ".venv" / "bin"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def service_env(**overrides: str) -> dict[str, str]:
+    """The environment of a service process that shares this test's database and Redis db."""
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://{db['USER'] or 'postgres'}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+        "SIMULATOR_TIME_SCALE": "0.001",
+        "LOG_LEVEL": "WARNING",
+        "PYTHONUNBUFFERED": "1",
+    }
+    env.update(overrides)
+    return env
+
+
+class Process:
+    def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.log = log
+        self.handle = subprocess.Popen(  # noqa: S603
+            args,
+            cwd=ROOT,
+            env=env,
+            stdout=log.open("ab"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.handle.poll() is None:
+            os.killpg(self.handle.pid, sig)
+            self.handle.wait(timeout=30)
+
+    def stop(self) -> None:
+        self.kill(signal.SIGTERM if self.handle.poll() is None else signal.SIGKILL)
+
+
+def start_worker(
+    tmp_path: Path, *, env: dict[str, str], beat: bool = False, name: str = "worker"
+) -> Process:
+    args = [
+        str(BIN / "celery"),
+        "-A",
+        "config",
+        "worker",
+        "--concurrency=1",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    args += ["-n", f"{name}-{os.getpid()}@%h", "--loglevel=INFO"]
+    if beat:
+        args += ["-B", "--schedule", str(tmp_path / f"{name}-beat")]
+    return Process(args, env, tmp_path / f"{name}.log")
+
+
+def start_gunicorn(
+    tmp_path: Path, *, env: dict[str, str], port: int, config: bool = True
+) -> Process:
+    args = [str(BIN / "gunicorn")]
+    if config:
+        args += ["-c", "config/gunicorn.py"]
+    args += ["--bind", f"127.0.0.1:{port}", "--workers", "1", "config.wsgi:application"]
+    process = Process(
+        args, {**env, "GUNICORN_ACCESSLOG": ""}, tmp_path / "gunicorn.log"
+    )
+    wait_for(
+        lambda: _listening(port),
+        timeout=20,
+        what=f"gunicorn on {port}",
+        process=process,
+    )
+    return process
+
+
+def start_redis(tmp_path: Path, port: int) -> Process:
+    redis = shutil.which("redis-server") or "/usr/bin/redis-server"
+    args = [
+        redis,
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]
+    process = Process(args, dict(os.environ), tmp_path / f"redis-{port}.log")
+    wait_for(
+        lambda: _listening(port), timeout=10, what=f"redis on {port}", process=process
+    )
+    return process
+
+
+def _listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+    except OSError:
+        return False
+    return True
+
+
+def wait_for(
+    condition: Callable[[], bool],
+    *,
+    timeout: float,
+    what: str,
+    process: Process | None = None,
+    every: float = 0.1,
+) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        if process is not None and process.handle.poll() is not None:
+            raise AssertionError(
+                f"{what}: the process exited\n{process.log.read_text()[-3000:]}"
+            )
+        time.sleep(every)
+    log = process.log.read_text()[-3000:] if process else ""
+    raise AssertionError(f"timed out waiting for {what}\n{log}")
