@@ -18,6 +18,14 @@ NO_POST_DATA = "No POST data received. This endpoint expects POST data."
 XML_BLANK = "XML cannot be blank"
 
 
+def _form_xml(request: Request) -> str:
+    """The ``xml`` form field, also when a client uploads it as a file (``curl -F xml=@lead.xml``)."""
+    value = request.data.get("xml") if hasattr(request.data, "get") else None
+    if hasattr(value, "read"):
+        value = value.read().decode("utf-8", errors="replace")
+    return value if isinstance(value, str) else ""
+
+
 class LeadForm(serializers.Serializer):
     xml = serializers.CharField(help_text="The ADF XML document.")
     apiuser = serializers.CharField(
@@ -42,11 +50,11 @@ ACCEPTED = inline_serializer(
 )
 
 
+REASON_BODY = inline_serializer("Reason", {"reason": serializers.CharField()})
+
+
 def _reason(text: str) -> OpenApiResponse:
-    return OpenApiResponse(
-        inline_serializer("Reason", {"reason": serializers.CharField()}),
-        description=text,
-    )
+    return OpenApiResponse(REASON_BODY, description=text)
 
 
 @extend_schema(tags=["Lead intake"])
@@ -82,8 +90,8 @@ class LeadReceiveApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        xml = request.data.get("xml") if hasattr(request.data, "get") else None
-        if not isinstance(xml, str) or not xml.strip():
+        xml = _form_xml(request)
+        if not xml.strip():
             raise Forbidden(XML_BLANK)
         answer = lead_receive(credential=request.auth, raw_xml=xml)
         return Response(answer.body, status=answer.status)

@@ -143,6 +143,10 @@ class Lead(models.Model):
     raw_xml = models.TextField()
     # The position of this lead's prospect in its document (several prospects, several leads).
     prospect_index = models.PositiveSmallIntegerField(default=0)
+    document = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="siblings",
+        help_text="The document's first lead, for its other prospects.",
+    )
     received_at = models.DateTimeField(auto_now_add=True, db_index=True)
     processed_at = models.DateTimeField(null=True, blank=True)
     processing_ms = models.FloatField(null=True, blank=True)

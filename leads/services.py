@@ -6,6 +6,8 @@ every lead and re-run any of them once the configuration is fixed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -44,6 +46,8 @@ RECEIVED_NO_PHONE = (
     "Lead received successfully. It has no usable phone number, so no call was set up."
 )
 TOO_LARGE = "The XML document is larger than 1 MiB."
+# A document is one lead or a few; thousands of prospects in one request is an attack.
+MAX_PROSPECTS = 50
 
 
 @dataclass(frozen=True)
@@ -58,46 +62,25 @@ def lead_receive(*, credential: ApiCredential, raw_xml: str) -> Answer:
     """Store the lead first, whatever happens next; a stored lead is never lost.
 
     A document with several prospects becomes one lead each; the answer is the first
-    lead's, with every lead id in ``leadIds``.
+    lead's, with the id every prospect was answered with in ``leadIds``.
     """
     lead = Lead.objects.create(
         organization_id=credential.organization_id,
         credential=credential,
-        raw_xml=raw_xml,
+        # PostgreSQL text cannot hold NUL; the stored copy shows where one was.
+        raw_xml=raw_xml.replace("\x00", "\ufffd"),
     )
     try:
-        prospects = parse_adf(raw_xml)
+        prospects = _prospects(raw_xml)
     except AdfError as error:
         status, reason = (413, TOO_LARGE) if error.too_large else (400, MALFORMED)
-        return _finish(
-            lead, Outcome.MALFORMED, status, {"reason": reason}, detail=str(error)
-        )
-    leads = [lead] + [
-        Lead.objects.create(
-            organization_id=credential.organization_id,
-            credential=credential,
-            raw_xml=raw_xml,
-            prospect_index=index,
-        )
-        for index in range(1, len(prospects))
-    ]
-    answers = [
-        lead_process(lead=each, parsed=parsed)
-        for each, parsed in zip(leads, prospects, strict=True)
-    ]
+        return _finish(lead, Outcome.MALFORMED, status, {"reason": reason}, detail=str(error))
+    leads = _document_leads(lead, len(prospects))
+    answers = [lead_process(lead=each, parsed=parsed) for each, parsed in zip(leads, prospects, strict=True)]
     first = answers[0]
-    if len(leads) > 1:
-        return Answer(
-            first.status,
-            {
-                **first.body,
-                "leadIds": [
-                    _answered_id(a, lead)
-                    for a, lead in zip(answers, leads, strict=True)
-                ],
-            },
-        )
-    return first
+    if len(leads) == 1:
+        return first
+    return Answer(first.status, {**first.body, "leadIds": [_answered_id(a, each) for a, each in zip(answers, leads, strict=True)]})
 
 
 def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
@@ -111,7 +94,7 @@ def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
         return Answer(lead.response_status or 200, lead.response_body or {})
     if parsed is None:
         try:
-            parsed = parse_adf(lead.raw_xml)[lead.prospect_index]
+            parsed = _prospects(lead.raw_xml)[lead.prospect_index]
         except (AdfError, IndexError) as error:
             return _finish(
                 lead, Outcome.MALFORMED, 400, {"reason": MALFORMED}, detail=str(error)
@@ -147,7 +130,7 @@ def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
         return _finish(lead, Outcome.NO_RULE, 422, {"reason": NO_RULE}, started=started)
     lead.whisper = compose_whisper(parsed)
     lead.call_notes = compose_call_notes(parsed)
-    lead.dedupe_key = f"{account.pk}|{parsed.vendor.id or parsed.vendor.name.casefold()}|{parsed.prospect_id}|{parsed.prospect_source}"
+    lead.dedupe_key = dedupe_key(account, parsed)
     if rule.action == RuleAction.DO_NOT_PROCESS:
         return _finish_once(
             lead,
@@ -210,17 +193,18 @@ def account_rules(*, account: Account) -> list[ParsingRule]:
 
 
 def lead_phone(parsed: ParsedLead, account: Account) -> str:
-    """The lead's phone number in E.164, read in the account's country; "" when unusable."""
-    raw = parsed.customer.phone
-    if not raw:
-        return ""
-    try:
-        number = phonenumbers.parse(raw, account.country.code)
-    except phonenumbers.NumberParseException:
-        return ""
-    if not phonenumbers.is_valid_number(number):
-        return ""
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+    """The lead's first usable phone number in E.164, read in the account's country
+    (fax and pager numbers skipped); "" when none is usable."""
+    for phone in parsed.customer.phones:
+        if phone.type.lower() in ("fax", "pager"):
+            continue
+        try:
+            number = phonenumbers.parse(phone.number, account.country.code)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number(number):
+            return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+    return ""
 
 
 def leads_rerun(*, leads: list[Lead]) -> dict[str, int]:
@@ -233,15 +217,62 @@ def leads_rerun(*, leads: list[Lead]) -> dict[str, int]:
 
 
 def leads_sweep(*, older_than: timedelta = timedelta(seconds=30)) -> int:
-    """Process leads stored but never processed (their request died mid-way); returns how many."""
-    stuck = Lead.objects.filter(
-        outcome=Outcome.RECEIVED, received_at__lt=timezone.now() - older_than
-    )
+    """Process leads stored but never processed (their request died mid-way), the other
+    prospects of their documents included; returns how many leads it processed."""
+    stuck = Lead.objects.filter(outcome=Outcome.RECEIVED, received_at__lt=timezone.now() - older_than)
     count = 0
-    for lead in stuck.iterator(chunk_size=100):
+    for lead in stuck.order_by("id").iterator(chunk_size=100):
+        lead.refresh_from_db()
+        if lead.outcome != Outcome.RECEIVED:
+            continue  # processed as a sibling of an earlier one
+        if lead.prospect_index == 0:
+            try:
+                prospects = _prospects(lead.raw_xml)
+            except AdfError:
+                prospects = []
+            if len(prospects) > 1:
+                for each, parsed in zip(_document_leads(lead, len(prospects)), prospects, strict=True):
+                    if each.outcome == Outcome.RECEIVED:
+                        lead_process(lead=each, parsed=parsed)
+                        count += 1
+                continue
         lead_process(lead=lead)
         count += 1
     return count
+
+
+def dedupe_key(account: Account, parsed: ParsedLead) -> str:
+    """Same account, vendor, prospect id and source: the same lead. Hashed, so any length
+    and any characters make a key of one size that no other combination shares."""
+    parts = [account.pk, parsed.vendor.id or parsed.vendor.name.casefold(), parsed.prospect_id, parsed.prospect_source]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
+
+
+def _prospects(raw_xml: str) -> list[ParsedLead]:
+    prospects = parse_adf(raw_xml)
+    if len(prospects) > MAX_PROSPECTS:
+        raise AdfError(f"The document holds more than {MAX_PROSPECTS} prospects.")
+    return prospects
+
+
+def _document_leads(first: Lead, count: int) -> list[Lead]:
+    """The document's leads, one per prospect: the stored first one and its siblings,
+    created where missing (a request may have died after storing only the first)."""
+    if count == 1:
+        return [first]
+    existing = {lead.prospect_index: lead for lead in Lead.objects.filter(document=first)}
+    siblings = [
+        existing.get(index)
+        or Lead.objects.create(
+            organization_id=first.organization_id,
+            credential=first.credential,
+            raw_xml=first.raw_xml,
+            prospect_index=index,
+            document=first,
+        )
+        for index in range(1, count)
+    ]
+    return [first, *siblings]
 
 
 def _queue_call(
@@ -313,6 +344,9 @@ def _finish_once(
     makes this a duplicate: it answers the first lead's answer, with no second call."""
     try:
         with transaction.atomic():
+            current = Lead.objects.select_for_update().only("dedupe_key", "response_status", "response_body").get(pk=lead.pk)
+            if current.dedupe_key:  # processed meanwhile (a stale copy from the sweep or a re-run)
+                return Answer(current.response_status or 200, current.response_body or {})
             if call is not None:
                 lead.call = call()
             _finish(lead, outcome, status, body, started=started)

@@ -26,7 +26,7 @@ class ParsingRuleFactory(factory.django.DjangoModelFactory):
 
     account = factory.SubFactory(AccountFactory)
     name = factory.Sequence(lambda n: f"Rule {n}")
-    priority = factory.Sequence(lambda n: 10 * (n + 1))
+    priority = 100  # ties run in creation order
     action = RuleAction.PROCESS
 
 

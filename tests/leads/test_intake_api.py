@@ -1279,7 +1279,7 @@ def test_third_request_in_a_minute_is_rate_limited(intake, settings):
 def test_accepted_lead_pins_its_query_count(intake, django_assert_max_num_queries):
     xml = document()
 
-    with django_assert_max_num_queries(11):
+    with django_assert_max_num_queries(12):
         response = post_lead(intake, xml)
 
     assert response.json() == accepted(only_lead().pk)
@@ -1367,11 +1367,6 @@ def test_a_prospect_sent_before_answers_as_a_duplicate_inside_a_batch(intake):
 # --- bugs -------------------------------------------------------------------------------------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the dedupe key joins the untruncated vendor id, prospect id and source into a "
-    "varchar(600); a long prospect id or source raises DataError (500)",
-)
 @pytest.mark.parametrize(
     ("prospect_id", "source"),
     [("P" * 700, "CRM"), ("P" * 255, "S" * 340)],
@@ -1387,11 +1382,6 @@ def test_long_prospect_id_or_source_is_accepted(intake, prospect_id, source):
     assert Call.objects.get().altid == prospect_id[:255]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the dedupe key joins its parts with '|', so different prospect id/source "
-    "pairs collide and a new lead is answered as a duplicate with no call",
-)
 def test_prospect_id_and_source_are_not_confused_when_they_contain_the_separator(
     intake,
 ):
@@ -1404,11 +1394,6 @@ def test_prospect_id_and_source_are_not_confused_when_they_contain_the_separator
     assert Call.objects.count() == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a NUL character cannot be stored in a PostgreSQL text column; the lead is "
-    "not stored and the request ends in a 500 instead of the documented 400",
-)
 def test_document_with_a_nul_character_is_stored_and_answered_400(intake):
     xml = document().replace("Blue please", "Blue\x00please")
 
@@ -1419,11 +1404,6 @@ def test_document_with_a_nul_character_is_stored_and_answered_400(intake):
     assert only_lead().outcome == Outcome.MALFORMED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: only the first phone with a digit is tried; when it is not a valid number "
-    "the lead gets no call even though a later phone is usable",
-)
 def test_lead_whose_first_phone_is_unusable_calls_the_next_usable_one(intake):
     xml = document(phone="555-0100").replace(
         "</contact>", '<phone type="cellphone">303-555-0124</phone></contact>'
@@ -1433,3 +1413,27 @@ def test_lead_whose_first_phone_is_unusable_calls_the_next_usable_one(intake):
 
     assert response.json() == accepted(only_lead().pk)
     assert Call.objects.get().phone == "+13035550124"
+
+
+def test_xml_uploaded_as_a_file_part_is_read_like_the_field(intake):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    upload = SimpleUploadedFile("lead.xml", document().encode(), content_type="text/xml")
+
+    response = APIClient().post(URL, {"xml": upload, **intake.headers})
+
+    assert response.status_code == 200
+    assert response.json() == accepted(only_lead().pk)
+
+
+def test_a_document_with_too_many_prospects_is_refused_and_stored_as_malformed(intake):
+    xml = adf_many(*(document(prospect_id=f"P-{n}") for n in range(51)))
+
+    response = post_lead(intake, xml)
+
+    assert response.status_code == 400
+    assert response.json() == {"reason": "Unable to parse XML. Please check that the XML is well-formed and try again."}
+    lead = only_lead()
+    assert lead.outcome == Outcome.MALFORMED
+    assert lead.reason == "The document holds more than 50 prospects."
+    assert not Call.objects.exists()

@@ -162,11 +162,6 @@ def test_processing_a_duplicate_again_keeps_it_a_duplicate(
     assert Call.objects.count() == 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: lead_process trusts the in-memory lead; a stale copy (the sweep or the "
-    "admin re-run racing the request) queues a second call for the same lead",
-)
 def test_processing_a_stale_copy_of_a_processed_lead_queues_no_second_call(
     intake, django_capture_on_commit_callbacks
 ):
@@ -339,12 +334,23 @@ def test_sweep_leaves_processed_leads_alone(tenant, django_capture_on_commit_cal
 
 def test_sweep_processes_each_stuck_prospect_of_a_document(intake):
     xml = adf_many(document(prospect_id="P-1"), document(prospect_id="P-2"))
-    for index in (0, 1):
-        age(stored(intake, xml, prospect_index=index), 60)
+    first = stored(intake, xml)
+    age(first, 60)
+    age(stored(intake, xml, prospect_index=1, document=first), 60)
 
     assert leads_sweep() == 2
 
     assert sorted(Call.objects.values_list("altid", flat=True)) == ["P-1", "P-2"]
+
+
+def test_sweep_stores_the_prospects_a_dead_request_never_stored(intake):
+    xml = adf_many(document(prospect_id="P-1"), document(prospect_id="P-2"), document(prospect_id="P-3"))
+    age(stored(intake, xml), 60)  # the request died after storing the document's first lead
+
+    assert leads_sweep() == 3
+
+    assert sorted(Call.objects.values_list("altid", flat=True)) == ["P-1", "P-2", "P-3"]
+    assert Lead.objects.filter(document__isnull=False).count() == 2
 
 
 # --- lead_phone -------------------------------------------------------------------------------
