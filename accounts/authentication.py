@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.models import AnonymousUser
 from rest_framework.authentication import BaseAuthentication
@@ -13,13 +13,22 @@ from accounts.selectors import api_credential_for_key
 from config.api import Forbidden, InvalidApiKey
 
 
+def credential_of(request: Request) -> ApiCredential:
+    """The credential an authentication class of this module put on the request."""
+    return cast(ApiCredential, request.auth)
+
+
 class ApiUserKeyAuthentication(BaseAuthentication):
     """The User API's header pair ``apiuser`` and ``apikey``; ``request.auth`` is the credential."""
 
     def authenticate(self, request: Request) -> tuple[Any, ApiCredential]:
         api_user = request.META.get("HTTP_APIUSER", "").strip()
         key = request.META.get("HTTP_APIKEY", "").strip()
-        credential = api_credential_for_key(key=key, api_user=api_user) if api_user and key else None
+        credential = (
+            api_credential_for_key(key=key, api_user=api_user)
+            if api_user and key
+            else None
+        )
         if credential is None:
             raise InvalidApiKey()
         return AnonymousUser(), credential

@@ -73,6 +73,15 @@ class Account(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    @property
+    def country_code(self) -> str:
+        """ISO 3166 code: the region national phone numbers are read in."""
+        return str(self.country.code)  # type: ignore[attr-defined]
+
+    @property
+    def country_name(self) -> str:
+        return str(self.country.name)  # type: ignore[attr-defined]
+
 
 class ScheduleDay(models.Model):
     """One day of a weekly schedule: open from ``start_time`` to ``end_time`` when active."""

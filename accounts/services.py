@@ -8,6 +8,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
 
@@ -98,8 +99,8 @@ def api_keys_prune(*, older_than: timedelta = timedelta(days=90)) -> int:
     cutoff = timezone.now() - older_than
     deleted = 0
     for model in (ApiKey, ScoredDataKey):
-        stale = model.objects.filter(revoked_at__lt=cutoff) | model.objects.filter(
-            expires_at__lt=cutoff
+        stale = model.objects.filter(
+            Q(revoked_at__lt=cutoff) | Q(expires_at__lt=cutoff)
         )
         deleted += stale.delete()[0]
     return deleted

@@ -30,13 +30,26 @@ class CallOrigin(models.TextChoices):
 
 class Call(models.Model):
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="calls")
-    origin = models.CharField(max_length=16, choices=CallOrigin.choices, default=CallOrigin.LEAD)
-    status = models.CharField(max_length=16, choices=CallStatus.choices, default=CallStatus.QUEUED, db_index=True)
-    is_test = models.BooleanField(default=False, help_text="A test account's call: no real phone call is placed.")
-    received_at = models.DateTimeField(help_text="When the lead or request arrived; responseTime counts from here.")
+    origin = models.CharField(
+        max_length=16, choices=CallOrigin.choices, default=CallOrigin.LEAD
+    )
+    status = models.CharField(
+        max_length=16,
+        choices=CallStatus.choices,
+        default=CallStatus.QUEUED,
+        db_index=True,
+    )
+    is_test = models.BooleanField(
+        default=False, help_text="A test account's call: no real phone call is placed."
+    )
+    received_at = models.DateTimeField(
+        help_text="When the lead or request arrived; responseTime counts from here."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     # The lead, as the scored record shows it.
-    altid = models.CharField(max_length=255, blank=True, help_text="The vendor's prospect id(s).")
+    altid = models.CharField(
+        max_length=255, blank=True, help_text="The vendor's prospect id(s)."
+    )
     source = models.CharField(max_length=45, blank=True)
     first_name = models.CharField(max_length=45, blank=True)
     last_name = models.CharField(max_length=45, blank=True)
@@ -46,7 +59,9 @@ class Call(models.Model):
     whisper = models.TextField(blank=True)
     lead_type = models.CharField(max_length=45, blank=True, help_text="New or Used")
     department = models.CharField(max_length=45, blank=True)
-    team = models.ForeignKey(Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls")
+    team = models.ForeignKey(
+        Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls"
+    )
     called_on_make = models.CharField(max_length=45, blank=True)
     called_on_model = models.CharField(max_length=45, blank=True)
     called_on_year = models.CharField(max_length=45, blank=True)
@@ -59,11 +74,19 @@ class Call(models.Model):
     current_summary = models.TextField(blank=True)
     # What happened, filled in by call setup.
     agent = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="calls"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="calls",
     )
     attempts = models.PositiveIntegerField(default=0, help_text="Dials of the lead.")
-    duration = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds bridged.")
-    response_time = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds from receipt to the lead answering.")
+    duration = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Seconds bridged."
+    )
+    response_time = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Seconds from receipt to the lead answering."
+    )
     recording_url = models.TextField(blank=True)
     update_notes = models.TextField(blank=True)
     inbound_tracking_number = models.TextField(blank=True)
@@ -71,11 +94,21 @@ class Call(models.Model):
     transcription = models.TextField(blank=True)
     # Click-to-call names its agent; such a call is offered to that agent only.
     requested_agent = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
     )
-    rounds = models.PositiveSmallIntegerField(default=0, help_text="Rounds of offering the call to agents.")
-    unanswered_rounds = models.PositiveSmallIntegerField(default=0, help_text="Rounds no agent accepted.")
-    next_attempt_at = models.DateTimeField(null=True, blank=True, db_index=True, help_text="Not dialed before this.")
+    rounds = models.PositiveSmallIntegerField(
+        default=0, help_text="Rounds of offering the call to agents."
+    )
+    unanswered_rounds = models.PositiveSmallIntegerField(
+        default=0, help_text="Rounds no agent accepted."
+    )
+    next_attempt_at = models.DateTimeField(
+        null=True, blank=True, db_index=True, help_text="Not dialed before this."
+    )
     ended_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -103,24 +136,35 @@ def default_retry_cadence() -> list[int]:
 class DialingSettings(models.Model):
     """How an account's calls are set up. An account without a row uses the defaults."""
 
-    account = models.OneToOneField(Account, on_delete=models.CASCADE, related_name="dialing_settings")
-    ring_mode = models.CharField(max_length=16, choices=RingMode.choices, default=RingMode.SEQUENTIAL)
+    account = models.OneToOneField(
+        Account, on_delete=models.CASCADE, related_name="dialing_settings"
+    )
+    ring_mode = models.CharField(
+        max_length=16, choices=RingMode.choices, default=RingMode.SEQUENTIAL
+    )
     agent_ring_seconds = models.PositiveSmallIntegerField(
-        default=20, help_text="How long an agent's phone rings before the next agent is tried."
+        default=20,
+        help_text="How long an agent's phone rings before the next agent is tried.",
     )
     press_one_required = models.BooleanField(
-        default=True, help_text="The agent must press 1 after the whisper; otherwise answering connects."
+        default=True,
+        help_text="The agent must press 1 after the whisper; otherwise answering connects.",
     )
-    lead_attempt_limit = models.PositiveSmallIntegerField(default=3, help_text="How many times the lead is dialed.")
+    lead_attempt_limit = models.PositiveSmallIntegerField(
+        default=3, help_text="How many times the lead is dialed."
+    )
     retry_cadence = models.JSONField(
         default=default_retry_cadence,
         help_text="Seconds after the first attempt at which each attempt starts, e.g. [0, 120, 600]: now, +2 min, +10 min.",
     )
     agent_rounds = models.PositiveSmallIntegerField(
-        default=2, help_text="How many times every available agent is offered a call before it ends as NOAGENT."
+        default=2,
+        help_text="How many times every available agent is offered a call before it ends as NOAGENT.",
     )
     agent_round_pause_seconds = models.PositiveSmallIntegerField(default=60)
-    no_agent_policy = models.CharField(max_length=8, choices=NoAgentPolicy.choices, default=NoAgentPolicy.WAIT)
+    no_agent_policy = models.CharField(
+        max_length=8, choices=NoAgentPolicy.choices, default=NoAgentPolicy.WAIT
+    )
 
     class Meta:
         verbose_name_plural = "dialing settings"
@@ -148,11 +192,17 @@ class AttemptOutcome(models.TextChoices):
 class CallAttempt(models.Model):
     """One leg dialed: an agent being offered the call, or the lead being dialed."""
 
-    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="attempts_log")
+    call = models.ForeignKey(
+        Call, on_delete=models.CASCADE, related_name="attempts_log"
+    )
     leg = models.CharField(max_length=8, choices=Leg.choices)
     round = models.PositiveSmallIntegerField(default=1)
     agent = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="agent_attempts"
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="agent_attempts",
     )
     number = models.CharField(max_length=16)
     provider = models.CharField(max_length=16)
@@ -162,9 +212,13 @@ class CallAttempt(models.Model):
     ringing_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
-    outcome = models.CharField(max_length=16, choices=AttemptOutcome.choices, blank=True)
+    outcome = models.CharField(
+        max_length=16, choices=AttemptOutcome.choices, blank=True
+    )
     key_pressed = models.CharField(max_length=8, blank=True)
-    duration = models.PositiveIntegerField(null=True, blank=True, help_text="Seconds answered.")
+    duration = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Seconds answered."
+    )
 
     class Meta:
         ordering = ["created_at", "id"]

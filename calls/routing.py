@@ -16,13 +16,17 @@ from users.models import User, UserScheduleDay
 BUSY_WINDOW = timedelta(hours=4)
 
 
-def agents_available(*, call: Call, at: datetime, exclude: set[int] | frozenset[int] = frozenset()) -> list[User]:
+def agents_available(
+    *, call: Call, at: datetime, exclude: set[int] | frozenset[int] = frozenset()
+) -> list[User]:
     """Active agents of the call's account (and team) with a phone, in their schedule at
     ``at``, not on another leg now; least recently offered a call first."""
     days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
     return [
         agent
-        for agent in _candidates(call).exclude(pk__in=exclude).exclude(Exists(_live_legs(at)))
+        for agent in _candidates(call)
+        .exclude(pk__in=exclude)
+        .exclude(Exists(_live_legs(at)))
         if _in_schedule(agent, call, days, at)
     ]
 
@@ -40,7 +44,13 @@ def next_opening(*, call: Call, after: datetime) -> datetime | None:
     for agent in _candidates(call):
         own = agent.schedule_active is not None and agent.schedule_active
         tz = zoneinfo.ZoneInfo(agent.timezone if own else call.account.timezone)
-        for day in (list(agent.schedule_days.all()) if own else days if call.account.schedule_active else []):
+        for day in (
+            list(agent.schedule_days.all())
+            if own
+            else days
+            if call.account.schedule_active
+            else []
+        ):
             if not day.active:
                 continue
             local = after.astimezone(tz)
@@ -55,7 +65,9 @@ def next_opening(*, call: Call, after: datetime) -> datetime | None:
 
 
 def _candidates(call: Call):  # type: ignore[no-untyped-def]
-    agents = User.objects.filter(accounts=call.account_id, is_active=True).exclude(phone_number="")
+    agents = User.objects.filter(accounts=call.account_id, is_active=True).exclude(
+        phone_number=""
+    )
     if call.requested_agent_id:
         agents = agents.filter(pk=call.requested_agent_id)
     elif call.team_id:
@@ -63,16 +75,31 @@ def _candidates(call: Call):  # type: ignore[no-untyped-def]
     return (
         agents.annotate(last_offered=Max("agent_attempts__created_at"))
         .order_by(F("last_offered").asc(nulls_first=True), "pk")
-        .prefetch_related(Prefetch("schedule_days", queryset=UserScheduleDay.objects.order_by("weekday")))
+        .prefetch_related(
+            Prefetch(
+                "schedule_days", queryset=UserScheduleDay.objects.order_by("weekday")
+            )
+        )
     )
 
 
 def _live_legs(at: datetime):  # type: ignore[no-untyped-def]
-    return CallAttempt.objects.filter(agent=OuterRef("pk"), ended_at__isnull=True, created_at__gte=at - BUSY_WINDOW)
+    return CallAttempt.objects.filter(
+        agent=OuterRef("pk"), ended_at__isnull=True, created_at__gte=at - BUSY_WINDOW
+    )
 
 
-def _in_schedule(agent: User, call: Call, account_days: list[AccountScheduleDay], at: datetime) -> bool:
+def _in_schedule(
+    agent: User, call: Call, account_days: list[AccountScheduleDay], at: datetime
+) -> bool:
     """The agent's own schedule in their timezone; the account's when theirs is absent or inactive."""
     if agent.schedule_active:
-        return is_open(active=True, days=agent.schedule_days.all(), tz=agent.timezone, at=at)
-    return is_open(active=call.account.schedule_active, days=account_days, tz=call.account.timezone, at=at)
+        return is_open(
+            active=True, days=agent.schedule_days.all(), tz=agent.timezone, at=at
+        )
+    return is_open(
+        active=call.account.schedule_active,
+        days=account_days,
+        tz=call.account.timezone,
+        at=at,
+    )

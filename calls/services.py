@@ -28,12 +28,27 @@ from calls.models import (
 )
 from calls.routing import agents_available, agents_on_duty, next_opening
 from calls.telephony import provider_for, provider_named
-from calls.telephony.base import AgentDial, Event, EventKind, Instruction, TelephonyUnavailable
+from calls.telephony.base import (
+    AgentDial,
+    Event,
+    EventKind,
+    Instruction,
+    TelephonyUnavailable,
+)
 from users.models import User
 
 log = logging.getLogger(__name__)
 
-FINAL = frozenset({CallStatus.ANSWER, CallStatus.NOANSWER, CallStatus.BUSY, CallStatus.FAILED, CallStatus.CANCEL, CallStatus.NOAGENT})
+FINAL = frozenset(
+    {
+        CallStatus.ANSWER,
+        CallStatus.NOANSWER,
+        CallStatus.BUSY,
+        CallStatus.FAILED,
+        CallStatus.CANCEL,
+        CallStatus.NOAGENT,
+    }
+)
 LEAD_OUTCOME_STATUS = {
     AttemptOutcome.NOANSWER: CallStatus.NOANSWER,
     AttemptOutcome.BUSY: CallStatus.BUSY,
@@ -88,8 +103,17 @@ def call_setup(*, call_id: int) -> None:
     """Start a round for a due queued call: offer it to the available agents. Safe to run twice."""
     now = timezone.now()
     with transaction.atomic():
-        call = Call.objects.select_for_update(of=("self",)).select_related("account").filter(pk=call_id).first()
-        if call is None or call.status != CallStatus.QUEUED or (call.next_attempt_at and call.next_attempt_at > now):
+        call = (
+            Call.objects.select_for_update(of=("self",))
+            .select_related("account")
+            .filter(pk=call_id)
+            .first()
+        )
+        if (
+            call is None
+            or call.status != CallStatus.QUEUED
+            or (call.next_attempt_at and call.next_attempt_at > now)
+        ):
             return
         config = dialing_settings(call.account_id)
         agents = agents_available(call=call, at=now)
@@ -119,7 +143,9 @@ def attempt_dial(*, attempt_id: int) -> None:
         attempt = (
             CallAttempt.objects.select_for_update(of=("self",))
             .select_related("call__account")
-            .filter(pk=attempt_id, dial_requested_at__isnull=True, ended_at__isnull=True)
+            .filter(
+                pk=attempt_id, dial_requested_at__isnull=True, ended_at__isnull=True
+            )
             .first()
         )
         if attempt is None:
@@ -129,7 +155,10 @@ def attempt_dial(*, attempt_id: int) -> None:
     call = attempt.call
     config = dialing_settings(call.account_id)
     dial = AgentDial(
-        attempt_id=attempt.pk, number=attempt.number, caller_id=call.account.caller_id, ring_seconds=config.agent_ring_seconds
+        attempt_id=attempt.pk,
+        number=attempt.number,
+        caller_id=call.account.caller_id,
+        ring_seconds=config.agent_ring_seconds,
     )
     try:
         provider_id = provider_named(attempt.provider).dial_agent(dial)
@@ -147,11 +176,23 @@ def call_event(event: Event) -> Instruction:
     """Apply what a provider reports about a leg; answers what to do on that leg next."""
     followups: list[Any] = []
     with transaction.atomic():
-        attempt = CallAttempt.objects.select_related("agent").filter(pk=event.attempt_id).first()
+        attempt = (
+            CallAttempt.objects.select_related("agent")
+            .filter(pk=event.attempt_id)
+            .first()
+        )
         if attempt is None:
             return Instruction.nothing()
-        call = Call.objects.select_for_update(of=("self",)).select_related("account").get(pk=attempt.call_id)
-        attempt = CallAttempt.objects.select_for_update(of=("self",)).select_related("agent").get(pk=event.attempt_id)
+        call = (
+            Call.objects.select_for_update(of=("self",))
+            .select_related("account")
+            .get(pk=attempt.call_id)
+        )
+        attempt = (
+            CallAttempt.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .get(pk=event.attempt_id)
+        )
         handler = _agent_event if attempt.leg == Leg.AGENT else _lead_event
         instruction = handler(call, attempt, event, followups)
     for followup in followups:
@@ -178,20 +219,27 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Re-drive whatever is stuck: due queued calls, dials never requested, legs the provider
     went silent on. Returns how many of each it touched."""
     now = now or timezone.now()
-    due = Call.objects.filter(status=CallStatus.QUEUED, created_at__lt=now - timedelta(seconds=5)).exclude(next_attempt_at__gt=now)
+    due = Call.objects.filter(
+        status=CallStatus.QUEUED, created_at__lt=now - timedelta(seconds=5)
+    ).exclude(next_attempt_at__gt=now)
     counts = {"queued": 0, "undialed": 0, "silent": 0}
     for call_id in due.values_list("pk", flat=True).iterator():
         _dispatch(call_id)
         counts["queued"] += 1
     undialed = CallAttempt.objects.filter(
-        leg=Leg.AGENT, dial_requested_at__isnull=True, ended_at__isnull=True, created_at__lt=now - timedelta(seconds=10)
+        leg=Leg.AGENT,
+        dial_requested_at__isnull=True,
+        ended_at__isnull=True,
+        created_at__lt=now - timedelta(seconds=10),
     )
     for attempt_id in undialed.values_list("pk", flat=True):
         _dial_later(attempt_id)
         counts["undialed"] += 1
     silent = CallAttempt.objects.filter(ended_at__isnull=True).filter(
         answered_at__isnull=True, created_at__lt=now - LOST_AFTER
-    ) | CallAttempt.objects.filter(ended_at__isnull=True, answered_at__lt=now - LONGEST_CALL)
+    ) | CallAttempt.objects.filter(
+        ended_at__isnull=True, answered_at__lt=now - LONGEST_CALL
+    )
     for attempt in silent:
         kind = EventKind.COMPLETED if attempt.answered_at else EventKind.NO_ANSWER
         call_event(Event(attempt.pk, kind))
@@ -202,10 +250,16 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
 # --- agent legs -------------------------------------------------------------------------------
 
 
-def _agent_event(call: Call, attempt: CallAttempt, event: Event, followups: list[Any]) -> Instruction:
+def _agent_event(
+    call: Call, attempt: CallAttempt, event: Event, followups: list[Any]
+) -> Instruction:
     if attempt.ended_at:
         # A leg we already let go of: if it is still asking what to play, hang it up.
-        return Instruction.end() if event.kind in (EventKind.ANSWERED, EventKind.DIGITS) else Instruction.nothing()
+        return (
+            Instruction.end()
+            if event.kind in (EventKind.ANSWERED, EventKind.DIGITS)
+            else Instruction.nothing()
+        )
     now = timezone.now()
     if event.kind == EventKind.RINGING:
         _mark(attempt, ringing_at=attempt.ringing_at or now)
@@ -219,21 +273,34 @@ def _agent_event(call: Call, attempt: CallAttempt, event: Event, followups: list
             return Instruction(say=f"{call.whisper} {PROMPT}".strip(), gather=True)
         return _accept(call, attempt, followups, say=call.whisper)
     if event.kind == EventKind.DIGITS:
-        if event.digits.startswith("1") and call.status == CallStatus.DIALING and not call.agent_id:
+        if (
+            event.digits.startswith("1")
+            and call.status == CallStatus.DIALING
+            and not call.agent_id
+        ):
             return _accept(call, attempt, followups)
-        _end_attempt(attempt, AttemptOutcome.CANCELED if call.agent_id else AttemptOutcome.REFUSED, followups)
+        _end_attempt(
+            attempt,
+            AttemptOutcome.CANCELED if call.agent_id else AttemptOutcome.REFUSED,
+            followups,
+        )
         _after_agent_miss(call, followups)
         return Instruction.end(TAKEN if call.agent_id else "")
     if event.kind in EVENT_OUTCOME or event.kind == EventKind.COMPLETED:
         accepted = attempt.outcome == AttemptOutcome.ACCEPTED
-        outcome = attempt.outcome or EVENT_OUTCOME.get(event.kind, AttemptOutcome.REFUSED if attempt.answered_at else AttemptOutcome.NOANSWER)
+        outcome = attempt.outcome or EVENT_OUTCOME.get(
+            event.kind,
+            AttemptOutcome.REFUSED if attempt.answered_at else AttemptOutcome.NOANSWER,
+        )
         _end_attempt(attempt, outcome, followups, duration=event.duration)
         if not accepted:
             _after_agent_miss(call, followups)
     return Instruction.nothing()
 
 
-def _accept(call: Call, attempt: CallAttempt, followups: list[Any], say: str = "") -> Instruction:
+def _accept(
+    call: Call, attempt: CallAttempt, followups: list[Any], say: str = ""
+) -> Instruction:
     """The agent takes the call: other agents' legs are hung up and the lead is dialed."""
     attempt.outcome = AttemptOutcome.ACCEPTED
     attempt.key_pressed = "1"
@@ -241,13 +308,24 @@ def _accept(call: Call, attempt: CallAttempt, followups: list[Any], say: str = "
     call.agent = attempt.agent
     call.attempts += 1
     call.save(update_fields=["agent", "attempts"])
-    for other in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True).exclude(pk=attempt.pk):
+    for other in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True).exclude(
+        pk=attempt.pk
+    ):
         _end_attempt(other, AttemptOutcome.CANCELED, followups, hangup=True)
     lead_attempt = CallAttempt.objects.create(
-        call=call, leg=Leg.LEAD, round=call.rounds, number=call.phone, provider=attempt.provider, dial_requested_at=timezone.now()
+        call=call,
+        leg=Leg.LEAD,
+        round=call.rounds,
+        number=call.phone,
+        provider=attempt.provider,
+        dial_requested_at=timezone.now(),
     )
     instruction = Instruction(
-        say=say, connect=True, lead_attempt_id=lead_attempt.pk, number=call.phone, caller_id=call.account.caller_id
+        say=say,
+        connect=True,
+        lead_attempt_id=lead_attempt.pk,
+        number=call.phone,
+        caller_id=call.account.caller_id,
     )
     return instruction
 
@@ -256,12 +334,20 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
     """An agent did not take the call: offer it to the next agent, or end the round."""
     if call.status != CallStatus.DIALING or call.agent_id:
         return
-    if call.attempts_log.filter(leg=Leg.AGENT, round=call.rounds, ended_at__isnull=True).exists():
+    if call.attempts_log.filter(
+        leg=Leg.AGENT, round=call.rounds, ended_at__isnull=True
+    ).exists():
         return  # simultaneous ringing: others may still press 1
     config = dialing_settings(call.account_id)
     if config.ring_mode == RingMode.SEQUENTIAL:
-        offered = set(call.attempts_log.filter(leg=Leg.AGENT, round=call.rounds).values_list("agent_id", flat=True))
-        following = agents_available(call=call, at=timezone.now(), exclude={a for a in offered if a})
+        offered = set(
+            call.attempts_log.filter(leg=Leg.AGENT, round=call.rounds).values_list(
+                "agent_id", flat=True
+            )
+        )
+        following = agents_available(
+            call=call, at=timezone.now(), exclude={a for a in offered if a}
+        )
         if following:
             attempt = _agent_attempt(call, following[0])
             followups.append(lambda: _dial_later(attempt.pk))
@@ -270,7 +356,11 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
     if call.unanswered_rounds >= config.agent_rounds:
         _finish(call, CallStatus.NOAGENT, save_also=["unanswered_rounds"])
         return
-    _requeue(call, timezone.now() + timedelta(seconds=config.agent_round_pause_seconds), save_also=["unanswered_rounds"])
+    _requeue(
+        call,
+        timezone.now() + timedelta(seconds=config.agent_round_pause_seconds),
+        save_also=["unanswered_rounds"],
+    )
 
 
 def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
@@ -289,7 +379,9 @@ def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
 # --- lead legs ------------------------------------------------------------------------------------
 
 
-def _lead_event(call: Call, attempt: CallAttempt, event: Event, followups: list[Any]) -> Instruction:
+def _lead_event(
+    call: Call, attempt: CallAttempt, event: Event, followups: list[Any]
+) -> Instruction:
     now = timezone.now()
     if event.kind == EventKind.RECORDING:
         if event.recording_url and not call.recording_url:
@@ -304,9 +396,15 @@ def _lead_event(call: Call, attempt: CallAttempt, event: Event, followups: list[
         _answered(call, attempt, now)
     elif event.kind == EventKind.COMPLETED:
         if event.duration and not attempt.answered_at:
-            _answered(call, attempt, now - timedelta(seconds=event.duration))  # the answer event was lost
+            _answered(
+                call, attempt, now - timedelta(seconds=event.duration)
+            )  # the answer event was lost
         if attempt.answered_at:
-            duration = event.duration if event.duration is not None else int((now - attempt.answered_at).total_seconds())
+            duration = (
+                event.duration
+                if event.duration is not None
+                else int((now - attempt.answered_at).total_seconds())
+            )
             _end_attempt(attempt, AttemptOutcome.ANSWERED, followups, duration=duration)
             call.duration = duration
             _finish(call, CallStatus.ANSWER, save_also=["duration"])
@@ -327,7 +425,9 @@ def _answered(call: Call, attempt: CallAttempt, at: datetime) -> None:
     call.save(update_fields=["status", "next_attempt_at", "response_time"])
 
 
-def _lead_missed(call: Call, attempt: CallAttempt, outcome: str, followups: list[Any]) -> None:
+def _lead_missed(
+    call: Call, attempt: CallAttempt, outcome: str, followups: list[Any]
+) -> None:
     """The lead did not answer: retry on the account's cadence, or end with the outcome."""
     _end_attempt(attempt, outcome, followups)
     for agent_leg in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True):
@@ -364,7 +464,14 @@ def _mark(attempt: CallAttempt, **moments: datetime) -> None:
     attempt.save(update_fields=list(moments))
 
 
-def _end_attempt(attempt: CallAttempt, outcome: str, followups: list[Any], *, duration: int | None = None, hangup: bool = False) -> None:
+def _end_attempt(
+    attempt: CallAttempt,
+    outcome: str,
+    followups: list[Any],
+    *,
+    duration: int | None = None,
+    hangup: bool = False,
+) -> None:
     attempt.ended_at = timezone.now()
     attempt.outcome = attempt.outcome or outcome
     attempt.duration = duration if duration is not None else attempt.duration
@@ -372,7 +479,9 @@ def _end_attempt(attempt: CallAttempt, outcome: str, followups: list[Any], *, du
     if hangup and attempt.dial_requested_at:
         provider = provider_named(attempt.provider)
         provider_id, attempt_id = attempt.provider_id, attempt.pk
-        followups.append(lambda: provider.hangup(provider_id=provider_id, attempt_id=attempt_id))
+        followups.append(
+            lambda: provider.hangup(provider_id=provider_id, attempt_id=attempt_id)
+        )
 
 
 def _requeue(call: Call, when: datetime, *, save_also: list[str] | None = None) -> None:
@@ -389,7 +498,9 @@ def _finish(call: Call, status: str, *, save_also: list[str] | None = None) -> N
     call.status = status
     call.ended_at = timezone.now()
     call.next_attempt_at = None
-    call.save(update_fields=["status", "ended_at", "next_attempt_at", *(save_also or [])])
+    call.save(
+        update_fields=["status", "ended_at", "next_attempt_at", *(save_also or [])]
+    )
 
 
 def _dispatch(call_id: int, at: datetime | None = None) -> None:
@@ -400,7 +511,9 @@ def _dispatch(call_id: int, at: datetime | None = None) -> None:
     try:
         call_setup_task.apply_async(kwargs={"call_id": call_id}, eta=at, retry=False)
     except Exception:
-        log.warning("broker unavailable; call %s waits for the sweep", call_id, exc_info=True)
+        log.warning(
+            "broker unavailable; call %s waits for the sweep", call_id, exc_info=True
+        )
 
 
 def _dial_later(attempt_id: int) -> None:
@@ -409,4 +522,8 @@ def _dial_later(attempt_id: int) -> None:
     try:
         attempt_dial_task.apply_async(kwargs={"attempt_id": attempt_id}, retry=False)
     except Exception:
-        log.warning("broker unavailable; attempt %s waits for the sweep", attempt_id, exc_info=True)
+        log.warning(
+            "broker unavailable; attempt %s waits for the sweep",
+            attempt_id,
+            exc_info=True,
+        )

@@ -5,7 +5,13 @@ from celery import shared_task
 from calls.telephony.base import TelephonyUnavailable
 
 
-@shared_task(acks_late=True, autoretry_for=(TelephonyUnavailable,), retry_backoff=True, retry_jitter=True, max_retries=5)
+@shared_task(
+    acks_late=True,
+    autoretry_for=(TelephonyUnavailable,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=5,
+)
 def call_setup_task(*, call_id: int) -> None:
     """Offer a due queued call to agents; a call not due or not queued is left alone."""
     from calls.services import call_setup
@@ -13,7 +19,13 @@ def call_setup_task(*, call_id: int) -> None:
     call_setup(call_id=call_id)
 
 
-@shared_task(acks_late=True, autoretry_for=(TelephonyUnavailable,), retry_backoff=True, retry_jitter=True, max_retries=5)
+@shared_task(
+    acks_late=True,
+    autoretry_for=(TelephonyUnavailable,),
+    retry_backoff=True,
+    retry_jitter=True,
+    max_retries=5,
+)
 def attempt_dial_task(*, attempt_id: int) -> None:
     """Ring one agent leg; a leg already requested is never dialed again."""
     from calls.services import attempt_dial
@@ -22,13 +34,26 @@ def attempt_dial_task(*, attempt_id: int) -> None:
 
 
 @shared_task(acks_late=True)
-def simulator_event_task(*, attempt_id: int, kind: str, digits: str = "", duration: int | None = None, recording_url: str = "") -> None:
+def simulator_event_task(
+    *,
+    attempt_id: int,
+    kind: str,
+    digits: str = "",
+    duration: int | None = None,
+    recording_url: str = "",
+) -> None:
     """Deliver one simulated provider callback through the same handler as real webhooks."""
     from calls.services import call_event
     from calls.telephony.base import Event, EventKind
     from calls.telephony.simulator import SimulatorProvider
 
-    event = Event(attempt_id, EventKind(kind), digits=digits, duration=duration, recording_url=recording_url)
+    event = Event(
+        attempt_id,
+        EventKind(kind),
+        digits=digits,
+        duration=duration,
+        recording_url=recording_url,
+    )
     SimulatorProvider().follow(attempt_id=attempt_id, instruction=call_event(event))
 
 

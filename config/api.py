@@ -145,7 +145,7 @@ def as_api_error(exc: Exception, view: Any) -> ApiError | None:
     if isinstance(exc, drf.NotAuthenticated | drf.AuthenticationFailed):
         return InvalidApiKey()
     if isinstance(exc, drf.Throttled):
-        return RateLimited(exc.wait or 1)
+        return RateLimited(getattr(exc, "wait", None) or 1)
     if isinstance(exc, drf.MethodNotAllowed):
         return MethodNotAllowed()
     if isinstance(exc, Http404 | drf.NotFound):

@@ -85,7 +85,9 @@ class IntegerField(serializers.IntegerField):
 
     def to_internal_value(self, data: Any) -> int:
         # JSON true/false are not integers, whatever Python thinks.
-        if isinstance(data, bool) or (isinstance(data, float) and not data.is_integer()):
+        if isinstance(data, bool) or (
+            isinstance(data, float) and not data.is_integer()
+        ):
             self.fail("invalid")
         return super().to_internal_value(data)
 

@@ -101,7 +101,6 @@ class VendorRegistrationAdmin(admin.ModelAdmin):
         "created_at",
     ]
     readonly_fields = ["organization", "created_at"]
-    date_hierarchy = "created_at"
 
 
 # --- parsing rules

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -9,8 +11,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.authentication import LeadFormAuthentication
-from config.api import REASON, Forbidden, MethodNotAllowed, NotFound
+from accounts.authentication import LeadFormAuthentication, credential_of
+from config.api import REASON, Forbidden, NotFound
 from config.throttling import CredentialRateThrottle
 from leads.services import lead_receive
 
@@ -20,7 +22,7 @@ XML_BLANK = "XML cannot be blank"
 
 def _form_xml(request: Request) -> str:
     """The ``xml`` form field, also when a client uploads it as a file (``curl -F xml=@lead.xml``)."""
-    value = request.data.get("xml") if hasattr(request.data, "get") else None
+    value: Any = request.data.get("xml") if hasattr(request.data, "get") else None
     if hasattr(value, "read"):
         value = value.read().decode("utf-8", errors="replace")
     return value if isinstance(value, str) else ""
@@ -93,7 +95,7 @@ class LeadReceiveApi(APIView):
         xml = _form_xml(request)
         if not xml.strip():
             raise Forbidden(XML_BLANK)
-        answer = lead_receive(credential=request.auth, raw_xml=xml)
+        answer = lead_receive(credential=credential_of(request), raw_xml=xml)
         return Response(answer.body, status=answer.status)
 
     @extend_schema(exclude=True)
@@ -104,8 +106,3 @@ class LeadReceiveApi(APIView):
         # GET has no form to read credentials from: it is answered 404 before anything else.
         if request.method == "POST":
             request.auth = LeadFormAuthentication().authenticate(request)[1]
-
-    def http_method_not_allowed(
-        self, request: Request, *args: object, **kwargs: object
-    ) -> Response:
-        raise MethodNotAllowed()

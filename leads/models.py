@@ -144,7 +144,11 @@ class Lead(models.Model):
     # The position of this lead's prospect in its document (several prospects, several leads).
     prospect_index = models.PositiveSmallIntegerField(default=0)
     document = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="siblings",
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="siblings",
         help_text="The document's first lead, for its other prospects.",
     )
     received_at = models.DateTimeField(auto_now_add=True, db_index=True)
@@ -171,7 +175,7 @@ class Lead(models.Model):
     # Set once a lead is processed: a second lead with the same key is a duplicate.
     dedupe_key = models.CharField(
         max_length=600, null=True, blank=True, unique=True, editable=False
-    )  # noqa: DJ001
+    )
     duplicate_of = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

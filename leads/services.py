@@ -74,13 +74,26 @@ def lead_receive(*, credential: ApiCredential, raw_xml: str) -> Answer:
         prospects = _prospects(raw_xml)
     except AdfError as error:
         status, reason = (413, TOO_LARGE) if error.too_large else (400, MALFORMED)
-        return _finish(lead, Outcome.MALFORMED, status, {"reason": reason}, detail=str(error))
+        return _finish(
+            lead, Outcome.MALFORMED, status, {"reason": reason}, detail=str(error)
+        )
     leads = _document_leads(lead, len(prospects))
-    answers = [lead_process(lead=each, parsed=parsed) for each, parsed in zip(leads, prospects, strict=True)]
+    answers = [
+        lead_process(lead=each, parsed=parsed)
+        for each, parsed in zip(leads, prospects, strict=True)
+    ]
     first = answers[0]
     if len(leads) == 1:
         return first
-    return Answer(first.status, {**first.body, "leadIds": [_answered_id(a, each) for a, each in zip(answers, leads, strict=True)]})
+    return Answer(
+        first.status,
+        {
+            **first.body,
+            "leadIds": [
+                _answered_id(a, each) for a, each in zip(answers, leads, strict=True)
+            ],
+        },
+    )
 
 
 def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
@@ -199,11 +212,13 @@ def lead_phone(parsed: ParsedLead, account: Account) -> str:
         if phone.type.lower() in ("fax", "pager"):
             continue
         try:
-            number = phonenumbers.parse(phone.number, account.country.code)
+            number = phonenumbers.parse(phone.number, account.country_code)
         except phonenumbers.NumberParseException:
             continue
         if phonenumbers.is_valid_number(number):
-            return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+            return phonenumbers.format_number(
+                number, phonenumbers.PhoneNumberFormat.E164
+            )
     return ""
 
 
@@ -219,7 +234,9 @@ def leads_rerun(*, leads: list[Lead]) -> dict[str, int]:
 def leads_sweep(*, older_than: timedelta = timedelta(seconds=30)) -> int:
     """Process leads stored but never processed (their request died mid-way), the other
     prospects of their documents included; returns how many leads it processed."""
-    stuck = Lead.objects.filter(outcome=Outcome.RECEIVED, received_at__lt=timezone.now() - older_than)
+    stuck = Lead.objects.filter(
+        outcome=Outcome.RECEIVED, received_at__lt=timezone.now() - older_than
+    )
     count = 0
     for lead in stuck.order_by("id").iterator(chunk_size=100):
         lead.refresh_from_db()
@@ -231,7 +248,9 @@ def leads_sweep(*, older_than: timedelta = timedelta(seconds=30)) -> int:
             except AdfError:
                 prospects = []
             if len(prospects) > 1:
-                for each, parsed in zip(_document_leads(lead, len(prospects)), prospects, strict=True):
+                for each, parsed in zip(
+                    _document_leads(lead, len(prospects)), prospects, strict=True
+                ):
                     if each.outcome == Outcome.RECEIVED:
                         lead_process(lead=each, parsed=parsed)
                         count += 1
@@ -244,7 +263,12 @@ def leads_sweep(*, older_than: timedelta = timedelta(seconds=30)) -> int:
 def dedupe_key(account: Account, parsed: ParsedLead) -> str:
     """Same account, vendor, prospect id and source: the same lead. Hashed, so any length
     and any characters make a key of one size that no other combination shares."""
-    parts = [account.pk, parsed.vendor.id or parsed.vendor.name.casefold(), parsed.prospect_id, parsed.prospect_source]
+    parts = [
+        account.pk,
+        parsed.vendor.id or parsed.vendor.name.casefold(),
+        parsed.prospect_id,
+        parsed.prospect_source,
+    ]
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
@@ -260,7 +284,9 @@ def _document_leads(first: Lead, count: int) -> list[Lead]:
     created where missing (a request may have died after storing only the first)."""
     if count == 1:
         return [first]
-    existing = {lead.prospect_index: lead for lead in Lead.objects.filter(document=first)}
+    existing = {
+        lead.prospect_index: lead for lead in Lead.objects.filter(document=first)
+    }
     siblings = [
         existing.get(index)
         or Lead.objects.create(
@@ -344,9 +370,17 @@ def _finish_once(
     makes this a duplicate: it answers the first lead's answer, with no second call."""
     try:
         with transaction.atomic():
-            current = Lead.objects.select_for_update().only("dedupe_key", "response_status", "response_body").get(pk=lead.pk)
-            if current.dedupe_key:  # processed meanwhile (a stale copy from the sweep or a re-run)
-                return Answer(current.response_status or 200, current.response_body or {})
+            current = (
+                Lead.objects.select_for_update()
+                .only("dedupe_key", "response_status", "response_body")
+                .get(pk=lead.pk)
+            )
+            if (
+                current.dedupe_key
+            ):  # processed meanwhile (a stale copy from the sweep or a re-run)
+                return Answer(
+                    current.response_status or 200, current.response_body or {}
+                )
             if call is not None:
                 lead.call = call()
             _finish(lead, outcome, status, body, started=started)

@@ -45,7 +45,7 @@ def service_env(**overrides: str) -> dict[str, str]:
 class Process:
     def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
         self.log = log
-        self.handle = subprocess.Popen(  # noqa: S603
+        self.handle = subprocess.Popen(
             args,
             cwd=ROOT,
             env=env,

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.authentication import ApiUserKeyAuthentication
+from accounts.authentication import ApiUserKeyAuthentication, credential_of
 from accounts.models import ApiCredential, Organization
 from accounts.schedules import WEEKDAYS, schedule_as_dict, timezone_names
 from config import validation as v
@@ -255,7 +255,7 @@ class OrganizationQuery(v.Serializer):
 def _query_organization(
     request: Request, query: type[serializers.Serializer] = OrganizationQuery
 ) -> tuple[Organization, dict[str, Any]]:
-    credential: ApiCredential = request.auth
+    credential: ApiCredential = credential_of(request)
     params = request.query_params
     _authorize_organization(credential, params.get("organizationId"))
     data = _validated(query(data=params))
@@ -347,13 +347,14 @@ class UserCreateApi(UserApi):
     )
     def post(self, request: Request) -> Response:
         body = _json_object(request)
-        _authorize_organization(request.auth, body.get("organizationId"))
+        _authorize_organization(credential_of(request), body.get("organizationId"))
         data = _validated(UserCreateInput(data=body))
         organization = organization_for_credential(
-            credential=request.auth, organization_id=data.pop("organizationId")
+            credential=credential_of(request),
+            organization_id=data.pop("organizationId"),
         )
         user = user_create(organization=organization, data=data)
-        user = user_get_visible(credential=request.auth, user_id=user.pk)
+        user = user_get_visible(credential=credential_of(request), user_id=user.pk)
         return envelope(
             "create_user", "User created successfully", status=201, user=user_out(user)
         )
@@ -369,7 +370,7 @@ class UserDetailApi(UserApi):
         operation_id="user_get", responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND}
     )
     def get(self, request: Request, user_id: int) -> Response:
-        user = user_get_visible(credential=request.auth, user_id=user_id)
+        user = user_get_visible(credential=credential_of(request), user_id=user_id)
         return envelope("get_user", "User retrieved successfully", user=user_out(user))
 
     @extend_schema(
@@ -378,16 +379,18 @@ class UserDetailApi(UserApi):
         responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
     )
     def put(self, request: Request, user_id: int) -> Response:
-        user = user_get_visible(credential=request.auth, user_id=user_id)
+        user = user_get_visible(credential=credential_of(request), user_id=user_id)
         body = _json_object(request)
-        _authorize_organization(request.auth, body.get("organizationId"))
+        _authorize_organization(credential_of(request), body.get("organizationId"))
         data = _validated(UserUpdateInput(data=body))
         organization = organization_for_credential(
-            credential=request.auth,
-            organization_id=data.pop("organizationId", request.auth.organization_id),
+            credential=credential_of(request),
+            organization_id=data.pop(
+                "organizationId", credential_of(request).organization_id
+            ),
         )
         user_update(user=user, organization=organization, data=data)
-        user = user_get_visible(credential=request.auth, user_id=user_id)
+        user = user_get_visible(credential=credential_of(request), user_id=user_id)
         return envelope("update_user", "User updated successfully", user=user_out(user))
 
     @extend_schema(
@@ -395,7 +398,9 @@ class UserDetailApi(UserApi):
         responses={200: _envelope_schema("DeleteEnvelope"), **ERRORS, **NOT_FOUND},
     )
     def delete(self, request: Request, user_id: int) -> Response:
-        user_delete(user=user_get_visible(credential=request.auth, user_id=user_id))
+        user_delete(
+            user=user_get_visible(credential=credential_of(request), user_id=user_id)
+        )
         return envelope("delete_user", "User deleted successfully")
 
 

@@ -43,7 +43,6 @@ class User(AbstractUser):
     accounts = models.ManyToManyField(Account, related_name="users", blank=True)
     teams = models.ManyToManyField(Team, related_name="users", blank=True)
 
-
     class Meta:
         ordering = ["id"]
 

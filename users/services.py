@@ -46,7 +46,7 @@ def user_create(*, organization: Organization, data: dict[str, Any]) -> User:
     accounts = _check(organization=organization, user=None, data=data)
     first = accounts[0]
     data.setdefault("timezone", first.timezone)
-    data.setdefault("country", first.country.name)
+    data.setdefault("country", first.country_name)
     with (
         _stored_picture(data) as picture_name,
         _unique_violations(),
@@ -154,12 +154,7 @@ def _check(
         for index, team_id in enumerate(data["team_ids"]):
             if team_id not in valid_teams:
                 errors[f"teams.{index}"] = [f"The selected teams.{index} is invalid."]
-    if (
-        "username" in data
-        and User.objects.filter(username=data["username"])
-        .exclude(pk=user.pk if user else None)
-        .exists()
-    ):
+    if "username" in data and _username_taken(data["username"], user):
         errors["username"] = [TAKEN_USERNAME]
     if (
         "permission_template" in data
@@ -205,6 +200,11 @@ def _unique_violations() -> Iterator[None]:
         if "username" in str(error):
             raise ValidationFailed.one("username", TAKEN_USERNAME) from error
         raise
+
+
+def _username_taken(username: str, user: User | None) -> bool:
+    others = User.objects.filter(username=username)
+    return (others.exclude(pk=user.pk) if user else others).exists()
 
 
 def _lock_and_allocate_code(

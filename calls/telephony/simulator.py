@@ -34,7 +34,9 @@ class SimulatorProvider(Provider):
 
     def dial_agent(self, dial: AgentDial) -> str:
         _log_dial(dial.attempt_id)
-        self._ring(dial.attempt_id, dial.number, no_answer_after=float(dial.ring_seconds))
+        self._ring(
+            dial.attempt_id, dial.number, no_answer_after=float(dial.ring_seconds)
+        )
         return f"SIM-{dial.attempt_id}"
 
     def hangup(self, *, provider_id: str, attempt_id: int) -> None:
@@ -46,10 +48,21 @@ class SimulatorProvider(Provider):
         if instruction.connect and instruction.lead_attempt_id is not None:
             self._connect(attempt_id, instruction)
         elif instruction.gather:
-            number = CallAttempt.objects.values_list("number", flat=True).get(pk=attempt_id)
-            listen = ANSWER_AFTER / 2 + len(instruction.say) * SECONDS_PER_WHISPER_CHARACTER
+            number = CallAttempt.objects.values_list("number", flat=True).get(
+                pk=attempt_id
+            )
+            listen = (
+                ANSWER_AFTER / 2 + len(instruction.say) * SECONDS_PER_WHISPER_CHARACTER
+            )
             if number.endswith("0003"):
-                _at(listen + GATHER_TIMEOUT, Event(attempt_id, EventKind.COMPLETED, duration=int(listen + GATHER_TIMEOUT)))
+                _at(
+                    listen + GATHER_TIMEOUT,
+                    Event(
+                        attempt_id,
+                        EventKind.COMPLETED,
+                        duration=int(listen + GATHER_TIMEOUT),
+                    ),
+                )
             else:
                 _at(listen, Event(attempt_id, EventKind.DIGITS, digits="1"))
         elif instruction.hangup:
@@ -85,7 +98,14 @@ class SimulatorProvider(Provider):
                 talk = talk_seconds(lead_id)
                 ends = ANSWER_AFTER + talk
                 _at(ends, Event(lead_id, EventKind.COMPLETED, duration=talk))
-                _at(ends, Event(lead_id, EventKind.RECORDING, recording_url=recording_link(lead_id)))
+                _at(
+                    ends,
+                    Event(
+                        lead_id,
+                        EventKind.RECORDING,
+                        recording_url=recording_link(lead_id),
+                    ),
+                )
         _at(ends, Event(agent_attempt_id, EventKind.COMPLETED))
 
 

@@ -209,8 +209,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "calls.tasks.calls_sweep_task",
         "schedule": timedelta(seconds=env.float("CALLS_SWEEP_SECONDS", default=10)),
     },
-    "leads-sweep": {"task": "leads.tasks.leads_sweep_task", "schedule": timedelta(seconds=30)},
-    "api-keys-prune": {"task": "accounts.tasks.api_keys_prune_task", "schedule": timedelta(hours=1)},
+    "leads-sweep": {
+        "task": "leads.tasks.leads_sweep_task",
+        "schedule": timedelta(seconds=30),
+    },
+    "api-keys-prune": {
+        "task": "accounts.tasks.api_keys_prune_task",
+        "schedule": timedelta(hours=1),
+    },
 }
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".

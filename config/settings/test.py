@@ -10,10 +10,14 @@ DATABASES = {
         "DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/leadcall"
     )
 }
-DATABASES["default"]["TEST"] = {"NAME": env("TEST_DATABASE_NAME", default="test_leadcall")}
+DATABASES["default"]["TEST"] = {
+    "NAME": env("TEST_DATABASE_NAME", default="test_leadcall")
+}
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-_redis_db = env.int("TEST_REDIS_DB", default=1 + int(_worker.removeprefix("gw") or 0) % 14)
+_redis_db = env.int("TEST_REDIS_DB_BASE", default=1) + int(_worker.removeprefix("gw") or 0) % 8
+    "TEST_REDIS_DB", default=1 + int(_worker.removeprefix("gw") or 0) % 14
+)
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:6379/{_redis_db}")
 CACHES = {
     "default": {

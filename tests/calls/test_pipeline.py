@@ -6,7 +6,16 @@ import pytest
 from django.utils import timezone
 
 from calls import services
-from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, DialingSettings, Leg, NoAgentPolicy, RingMode
+from calls.models import (
+    AttemptOutcome,
+    Call,
+    CallAttempt,
+    CallStatus,
+    DialingSettings,
+    Leg,
+    NoAgentPolicy,
+    RingMode,
+)
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory, TeamFactory
 from tests.calls.harness import World
@@ -29,7 +38,11 @@ def account():
 
 def queue(world, account, phone=LEAD, **kwargs):
     return world.queue_call(
-        account=account, phone=phone, received_at=timezone.now(), whisper="Sales lead. New 2025 Toyota Camry.", **kwargs
+        account=account,
+        phone=phone,
+        received_at=timezone.now(),
+        whisper="Sales lead. New 2025 Toyota Camry.",
+        **kwargs,
     )
 
 
@@ -57,11 +70,19 @@ def test_a_queued_call_rings_an_agent_whispers_and_bridges_the_lead(world, accou
     assert call.response_time is not None and call.response_time >= 0
     assert call.recording_url.startswith("https://leads.example.test/calls/recordings/")
     assert call.ended_at is not None
-    prompt = next(instruction for event, instruction in world.instructions if event.kind == EventKind.ANSWERED)
+    prompt = next(
+        instruction
+        for event, instruction in world.instructions
+        if event.kind == EventKind.ANSWERED
+    )
     assert prompt.say == "Sales lead. New 2025 Toyota Camry. Press 1 to be connected."
     assert prompt.gather
     agent_leg = legs(call, Leg.AGENT)[0]
-    assert (agent_leg.outcome, agent_leg.key_pressed, agent_leg.number) == (AttemptOutcome.ACCEPTED, "1", "+13035550140")
+    assert (agent_leg.outcome, agent_leg.key_pressed, agent_leg.number) == (
+        AttemptOutcome.ACCEPTED,
+        "1",
+        "+13035550140",
+    )
     assert agent_leg.ringing_at and agent_leg.answered_at and agent_leg.ended_at
     assert lead_leg.outcome == AttemptOutcome.ANSWERED and lead_leg.number == LEAD
 
@@ -75,7 +96,9 @@ def test_a_queued_call_rings_an_agent_whispers_and_bridges_the_lead(world, accou
         ("+13035550003", AttemptOutcome.REFUSED),
     ],
 )
-def test_sequential_ringing_moves_on_when_an_agent_does_not_take_the_call(world, account, first_phone, outcome):
+def test_sequential_ringing_moves_on_when_an_agent_does_not_take_the_call(
+    world, account, first_phone, outcome
+):
     settings_for(account, ring_mode=RingMode.SEQUENTIAL)
     first = agent(account, phone=first_phone)
     second = agent(account, phone="+13035550141")
@@ -87,7 +110,10 @@ def test_sequential_ringing_moves_on_when_an_agent_does_not_take_the_call(world,
     assert call.status == CallStatus.ANSWER
     assert call.agent == second
     offered = legs(call, Leg.AGENT)
-    assert [(a.agent, a.outcome) for a in offered] == [(first, outcome), (second, AttemptOutcome.ACCEPTED)]
+    assert [(a.agent, a.outcome) for a in offered] == [
+        (first, outcome),
+        (second, AttemptOutcome.ACCEPTED),
+    ]
 
 
 def test_simultaneous_ringing_lets_the_first_to_press_one_win(world, account):
@@ -102,7 +128,11 @@ def test_simultaneous_ringing_lets_the_first_to_press_one_win(world, account):
     assert len(offered) == 3
     assert call.status == CallStatus.ANSWER
     assert call.agent == agents[0]
-    assert [a.outcome for a in offered] == [AttemptOutcome.ACCEPTED, AttemptOutcome.CANCELED, AttemptOutcome.CANCELED]
+    assert [a.outcome for a in offered] == [
+        AttemptOutcome.ACCEPTED,
+        AttemptOutcome.CANCELED,
+        AttemptOutcome.CANCELED,
+    ]
     assert len(legs(call, Leg.LEAD)) == 1
 
 
@@ -115,16 +145,26 @@ def test_without_press_one_answering_connects(world, account):
 
     call.refresh_from_db()
     assert call.status == CallStatus.ANSWER
-    answered = next(instruction for event, instruction in world.instructions if event.kind == EventKind.ANSWERED)
+    answered = next(
+        instruction
+        for event, instruction in world.instructions
+        if event.kind == EventKind.ANSWERED
+    )
     assert answered.connect and answered.say == "Sales lead. New 2025 Toyota Camry."
     assert not any(event.kind == EventKind.DIGITS for event in world.delivered)
 
 
 @pytest.mark.parametrize(
     ("lead_phone", "status"),
-    [("+13035550000", CallStatus.NOANSWER), ("+13035550001", CallStatus.BUSY), ("+13035550002", CallStatus.FAILED)],
+    [
+        ("+13035550000", CallStatus.NOANSWER),
+        ("+13035550001", CallStatus.BUSY),
+        ("+13035550002", CallStatus.FAILED),
+    ],
 )
-def test_the_lead_is_dialed_up_to_the_attempt_limit_then_the_call_ends(world, account, lead_phone, status):
+def test_the_lead_is_dialed_up_to_the_attempt_limit_then_the_call_ends(
+    world, account, lead_phone, status
+):
     settings_for(account, lead_attempt_limit=3, retry_cadence=[0, 120, 600])
     agent(account, phone="+13035550140")
 
@@ -250,19 +290,43 @@ def test_duplicate_and_late_events_change_nothing(world, account):
     world.run()
     call.refresh_from_db()
     lead_leg = legs(call, Leg.LEAD)[0]
-    before = (call.status, call.duration, call.response_time, call.attempts, call.agent_id, lead_leg.ended_at)
+    before = (
+        call.status,
+        call.duration,
+        call.response_time,
+        call.attempts,
+        call.agent_id,
+        lead_leg.ended_at,
+    )
 
-    for kind in (EventKind.COMPLETED, EventKind.RINGING, EventKind.ANSWERED, EventKind.NO_ANSWER, EventKind.BUSY):
+    for kind in (
+        EventKind.COMPLETED,
+        EventKind.RINGING,
+        EventKind.ANSWERED,
+        EventKind.NO_ANSWER,
+        EventKind.BUSY,
+    ):
         services.call_event(Event(lead_leg.pk, kind, duration=999))
-    services.call_event(Event(legs(call, Leg.AGENT)[0].pk, EventKind.DIGITS, digits="1"))
+    services.call_event(
+        Event(legs(call, Leg.AGENT)[0].pk, EventKind.DIGITS, digits="1")
+    )
 
     call.refresh_from_db()
     lead_leg.refresh_from_db()
-    assert (call.status, call.duration, call.response_time, call.attempts, call.agent_id, lead_leg.ended_at) == before
+    assert (
+        call.status,
+        call.duration,
+        call.response_time,
+        call.attempts,
+        call.agent_id,
+        lead_leg.ended_at,
+    ) == before
     assert len(legs(call, Leg.LEAD)) == 1
 
 
-def test_a_completion_that_arrives_before_the_answer_still_answers_the_call(world, account):
+def test_a_completion_that_arrives_before_the_answer_still_answers_the_call(
+    world, account
+):
     agent(account, phone="+13035550140")
     call = queue(world, account)
     while not legs(call, Leg.LEAD):
@@ -321,10 +385,14 @@ def test_sweep_redispatches_due_calls_and_redials_lost_dials(world, account):
     assert stuck.status == CallStatus.ANSWER
 
 
-def test_sweep_redials_an_attempt_whose_worker_died_before_dialing(world, account, monkeypatch):
+def test_sweep_redials_an_attempt_whose_worker_died_before_dialing(
+    world, account, monkeypatch
+):
     agent(account, phone="+13035550140")
     call = queue(world, account)
-    monkeypatch.setattr(services, "attempt_dial", lambda **kwargs: None)  # the worker died here
+    monkeypatch.setattr(
+        services, "attempt_dial", lambda **kwargs: None
+    )  # the worker died here
     world.step()
     monkeypatch.undo()
     world.__init__(monkeypatch, world.capture)  # re-install the stand-ins undone above

@@ -81,7 +81,7 @@ def build_tenants(count: int, capture) -> None:
 
 @pytest.mark.parametrize(
     ("model", "max_queries"),
-    [("vendorregistration", 9), ("parsingrule", 7), ("lead", 8)],
+    [("vendorregistration", 7), ("parsingrule", 7), ("lead", 8)],
 )
 def test_changelist_loads_in_a_fixed_number_of_queries(
     admin_client,

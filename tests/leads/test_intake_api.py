@@ -1418,7 +1418,9 @@ def test_lead_whose_first_phone_is_unusable_calls_the_next_usable_one(intake):
 def test_xml_uploaded_as_a_file_part_is_read_like_the_field(intake):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    upload = SimpleUploadedFile("lead.xml", document().encode(), content_type="text/xml")
+    upload = SimpleUploadedFile(
+        "lead.xml", document().encode(), content_type="text/xml"
+    )
 
     response = APIClient().post(URL, {"xml": upload, **intake.headers})
 
@@ -1432,7 +1434,9 @@ def test_a_document_with_too_many_prospects_is_refused_and_stored_as_malformed(i
     response = post_lead(intake, xml)
 
     assert response.status_code == 400
-    assert response.json() == {"reason": "Unable to parse XML. Please check that the XML is well-formed and try again."}
+    assert response.json() == {
+        "reason": "Unable to parse XML. Please check that the XML is well-formed and try again."
+    }
     lead = only_lead()
     assert lead.outcome == Outcome.MALFORMED
     assert lead.reason == "The document holds more than 50 prospects."

@@ -344,8 +344,14 @@ def test_sweep_processes_each_stuck_prospect_of_a_document(intake):
 
 
 def test_sweep_stores_the_prospects_a_dead_request_never_stored(intake):
-    xml = adf_many(document(prospect_id="P-1"), document(prospect_id="P-2"), document(prospect_id="P-3"))
-    age(stored(intake, xml), 60)  # the request died after storing the document's first lead
+    xml = adf_many(
+        document(prospect_id="P-1"),
+        document(prospect_id="P-2"),
+        document(prospect_id="P-3"),
+    )
+    age(
+        stored(intake, xml), 60
+    )  # the request died after storing the document's first lead
 
     assert leads_sweep() == 3
 

@@ -36,13 +36,16 @@ def agent(account, *, phone, schedule=("00:00", "23:59"), tz=None, teams=(), **k
 
     from users.models import UserScheduleDay
 
-    user = UserFactory(account=account, phone_number=phone, timezone=tz or account.timezone, **kwargs)
+    user = UserFactory(
+        account=account, phone_number=phone, timezone=tz or account.timezone, **kwargs
+    )
     if schedule:
         start, end = (time.fromisoformat(t) for t in schedule)
         user.schedule_active = True
         user.save(update_fields=["schedule_active"])
         UserScheduleDay.objects.bulk_create(
-            UserScheduleDay(user=user, weekday=d, start_time=start, end_time=end) for d in range(7)
+            UserScheduleDay(user=user, weekday=d, start_time=start, end_time=end)
+            for d in range(7)
         )
     user.teams.set(teams)
     return user

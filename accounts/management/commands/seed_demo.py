@@ -44,7 +44,7 @@ from users.services import user_create
 #             the parsing rules the contract lists;
 #   calls   - at least 25 past calls per account spread over the 30 days before today;
 #   scoring - scores for most of those calls.
-SEED_STEPS: list[str] = []
+SEED_STEPS: list[str] = ["leads.seed.seed_demo", "calls.seed.seed_demo"]
 
 TEAMS = ("Sales", "Service")
 ADMIN_USERNAME = "admin"

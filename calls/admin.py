@@ -1,0 +1,406 @@
+"""Support's screens for calls and dialing settings.
+
+Calls are read-only here: the pipeline (``calls.services``) owns every field of a call.
+The one thing support does to calls, cancelling those not connected yet, goes through
+``calls.services.call_cancel``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from calls.models import Call, CallAttempt, DialingSettings, default_retry_cadence
+from calls.services import call_cancel
+from users.models import User
+
+# --- calls
+
+
+class AgentFilter(admin.SimpleListFilter):
+    """The agents of the account chosen in the account filter. Listing every user of every
+    account would not scale, so the filter appears once an account is chosen."""
+
+    title = "agent"
+    parameter_name = "agent"
+    account_parameter = "account__id__exact"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        account_id = request.GET.get(self.account_parameter, "")
+        if not account_id.isdigit():
+            return []
+        agents = User.objects.filter(accounts=int(account_id)).order_by(
+            "first_name", "last_name", "id"
+        )
+        return [(str(user.pk), str(user)) for user in agents]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if value and value.isdigit():
+            return queryset.filter(agent_id=int(value))
+        return queryset
+
+
+def _moment(attempt: CallAttempt, at: datetime | None) -> str:
+    """A moment of a leg to the second, with how long after the lead arrived it came."""
+    if at is None:
+        return "—"
+    after = (at - attempt.call.received_at).total_seconds()
+    return f"{timezone.localtime(at):%Y-%m-%d %H:%M:%S} (+{after:.0f} s)"
+
+
+class CallAttemptInline(admin.TabularInline):
+    """The call's timeline: every leg dialed, agents and lead, in the order they were made.
+    Moments are shown to the second, with the seconds since the lead arrived."""
+
+    model = CallAttempt
+    fields = readonly_fields = (
+        "created",
+        "leg",
+        "round",
+        "agent",
+        "number",
+        "provider_id",
+        "dial_requested",
+        "ringing",
+        "answered",
+        "ended",
+        "outcome",
+        "key_pressed",
+        "duration",
+    )
+    ordering = ("created_at", "id")
+    extra = 0
+    can_delete = False
+    verbose_name = "attempt"
+    verbose_name_plural = "attempts (every leg dialed, in order)"
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[CallAttempt]:
+        return super().get_queryset(request).select_related("agent", "call")
+
+    @admin.display(description="created")
+    def created(self, obj: CallAttempt) -> str:
+        return _moment(obj, obj.created_at)
+
+    @admin.display(description="dial requested")
+    def dial_requested(self, obj: CallAttempt) -> str:
+        return _moment(obj, obj.dial_requested_at)
+
+    @admin.display(description="ringing")
+    def ringing(self, obj: CallAttempt) -> str:
+        return _moment(obj, obj.ringing_at)
+
+    @admin.display(description="answered")
+    def answered(self, obj: CallAttempt) -> str:
+        return _moment(obj, obj.answered_at)
+
+    @admin.display(description="ended")
+    def ended(self, obj: CallAttempt) -> str:
+        return _moment(obj, obj.ended_at)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Call)
+class CallAdmin(admin.ModelAdmin):
+    list_display = [
+        "received_at",
+        "id",
+        "account",
+        "status",
+        "origin",
+        "agent",
+        "attempts",
+        "duration",
+        "response_time",
+        "lead_name",
+        "phone",
+        "is_test",
+    ]
+    list_display_links = ["received_at", "id"]
+    list_filter = ["account", "status", "origin", AgentFilter, "is_test"]
+    list_select_related = ["account", "agent"]
+    date_hierarchy = "received_at"
+    search_fields = ["phone", "first_name", "last_name", "email", "altid"]
+    search_help_text = "Lead's phone (E.164, e.g. +13035550123), first or last name, email, or prospect ID (altid)."
+    show_full_result_count = False
+    actions = ["cancel_calls"]
+    inlines = [CallAttemptInline]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    "account",
+                    "origin",
+                    "status",
+                    "is_test",
+                    "received_at",
+                    "ended_at",
+                    "lead_link",
+                ]
+            },
+        ),
+        (
+            "Outcome",
+            {
+                "fields": [
+                    "agent",
+                    "attempts",
+                    "duration",
+                    "response_time",
+                    "recording",
+                    "rounds",
+                    "unanswered_rounds",
+                    "next_attempt_at",
+                    "requested_agent",
+                ]
+            },
+        ),
+        (
+            "Lead",
+            {
+                "fields": [
+                    "first_name",
+                    "last_name",
+                    "email",
+                    "phone",
+                    "altid",
+                    "source",
+                    "lead_type",
+                    "department",
+                    "team",
+                ]
+            },
+        ),
+        ("For the agent", {"fields": ["whisper", "call_notes"]}),
+        (
+            "Vehicles",
+            {
+                "fields": [
+                    "called_on_year",
+                    "called_on_make",
+                    "called_on_model",
+                    "called_on_registration",
+                    "called_on_summary",
+                    "current_year",
+                    "current_make",
+                    "current_model",
+                    "current_registration",
+                    "current_summary",
+                ],
+                "classes": ["collapse"],
+            },
+        ),
+        (
+            "Notes",
+            {
+                "fields": [
+                    "update_notes",
+                    "inbound_tracking_number",
+                    "summary",
+                    "transcription",
+                    "created_at",
+                ],
+                "classes": ["collapse"],
+            },
+        ),
+    ]
+    readonly_fields = ["recording", "lead_link"]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Call]:
+        return super().get_queryset(request).select_related("account", "agent")
+
+    # Read-only: the pipeline owns every field of a call.
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_cancel_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm(f"{self.opts.app_label}.change_call")
+
+    @admin.action(description="Cancel queued calls", permissions=["cancel"])
+    def cancel_calls(self, request: HttpRequest, queryset: QuerySet[Call]) -> None:
+        cancelled = kept = 0
+        for call in queryset.order_by("id"):
+            if call_cancel(call=call):
+                cancelled += 1
+                self.log_change(request, call, "Cancelled.")
+            else:
+                kept += 1
+        parts = []
+        if cancelled:
+            parts.append(f"Cancelled {cancelled} call{'s' if cancelled != 1 else ''}.")
+        if kept:
+            parts.append(
+                f"{kept} call{'s' if kept != 1 else ''} could not be cancelled: "
+                "already connected to an agent, or ended."
+            )
+        self.message_user(
+            request,
+            " ".join(parts),
+            messages.SUCCESS if cancelled and not kept else messages.WARNING,
+        )
+
+    @admin.display(description="lead", ordering="last_name")
+    def lead_name(self, obj: Call) -> str:
+        return f"{obj.first_name} {obj.last_name}".strip() or "—"
+
+    @admin.display(description="recording")
+    def recording(self, obj: Call) -> str:
+        url = obj.recording_url
+        # Only web addresses are ever played or linked; anything else is shown as text.
+        if not url.startswith(("https://", "http://")):
+            return url or "—"
+        return format_html(
+            '<audio controls preload="none" src="{}"></audio><br><a href="{}" rel="noreferrer">{}</a>',
+            url,
+            url,
+            url,
+        )
+
+    @admin.display(description="lead received")
+    def lead_link(self, obj: Call) -> str:
+        # The lead points at its call (leads depend on calls, not the reverse).
+        lead = getattr(obj, "lead", None)
+        if lead is None:
+            return "—"
+        try:
+            url = reverse("admin:leads_lead_change", args=[lead.pk])
+        except NoReverseMatch:
+            return f"Lead {lead.pk}"
+        return format_html('<a href="{}">Lead {}</a>', url, lead.pk)
+
+
+# --- dialing settings
+
+
+class RetryCadenceField(forms.CharField):
+    """Seconds as a comma-separated list ("0, 120, 600"); a JSON list is accepted too."""
+
+    def prepare_value(self, value: Any) -> Any:
+        if isinstance(value, list):
+            return ", ".join(str(item) for item in value)
+        if isinstance(value, str) and value.startswith("["):
+            try:
+                return ", ".join(str(item) for item in json.loads(value))
+            except (ValueError, TypeError):
+                return value
+        return value
+
+    def to_python(self, value: Any) -> list[int]:  # type: ignore[override]
+        text = str(super().to_python(value)).strip().removeprefix("[").removesuffix("]")
+        items = [
+            item.strip() for item in text.replace(";", ",").split(",") if item.strip()
+        ]
+        if not items:
+            raise forms.ValidationError(
+                "Give at least one number of seconds, e.g. 0, 120, 600."
+            )
+        seconds = []
+        for item in items:
+            try:
+                number = int(item)
+            except ValueError:
+                raise forms.ValidationError(
+                    f"{item!r} is not a whole number of seconds. Write e.g. 0, 120, 600."
+                ) from None
+            if number < 0:
+                raise forms.ValidationError(
+                    f"{number} is negative; waits are 0 seconds or more."
+                )
+            seconds.append(number)
+        return seconds
+
+
+class DialingSettingsForm(forms.ModelForm):
+    retry_cadence = RetryCadenceField(
+        initial=default_retry_cadence,
+        label="retry cadence (seconds)",
+        help_text="The first number is the first attempt, made at once; each next number is how long to "
+        "wait after a missed attempt before dialing the lead again, e.g. 0, 120, 600: now, 2 minutes "
+        "after the first miss, 10 minutes after the second. With fewer numbers than attempts, the last "
+        "wait repeats; there cannot be more numbers than attempts.",
+    )
+
+    class Meta:
+        model = DialingSettings
+        fields = [
+            "account",
+            "ring_mode",
+            "agent_ring_seconds",
+            "press_one_required",
+            "lead_attempt_limit",
+            "retry_cadence",
+            "agent_rounds",
+            "agent_round_pause_seconds",
+            "no_agent_policy",
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        limit, cadence = cleaned.get("lead_attempt_limit"), cleaned.get("retry_cadence")
+        if limit is not None and limit < 1:
+            self.add_error("lead_attempt_limit", "The lead is dialed at least once.")
+        elif limit is not None and cadence is not None and len(cadence) > limit:
+            self.add_error(
+                "retry_cadence",
+                f"{len(cadence)} numbers for {limit} attempt{'s' if limit != 1 else ''}: the extra "
+                f"waits would never be used. Give at most {limit}, or raise the attempt limit.",
+            )
+        return cleaned
+
+
+@admin.register(DialingSettings)
+class DialingSettingsAdmin(admin.ModelAdmin):
+    """One row per account; an account without one dials with the defaults shown on the add page."""
+
+    form = DialingSettingsForm
+    list_display = [
+        "account",
+        "organization",
+        "ring_mode",
+        "agent_ring_seconds",
+        "press_one_required",
+        "lead_attempt_limit",
+        "cadence",
+        "agent_rounds",
+        "no_agent_policy",
+    ]
+    list_filter = ["account__organization", "account", "ring_mode", "no_agent_policy"]
+    list_select_related = ["account__organization"]
+    search_fields = ["account__name", "account__organization__name"]
+    autocomplete_fields = ["account"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["account"] if obj else []
+
+    @admin.display(description="organization", ordering="account__organization__name")
+    def organization(self, obj: DialingSettings) -> str:
+        return obj.account.organization.name
+
+    @admin.display(description="retry cadence (s)")
+    def cadence(self, obj: DialingSettings) -> str:
+        return ", ".join(str(item) for item in obj.retry_cadence or [])

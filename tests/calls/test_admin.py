@@ -1,0 +1,368 @@
+from datetime import timedelta
+
+import pytest
+from django.contrib.messages import get_messages
+from django.urls import reverse
+from django.utils import timezone
+
+from calls.models import (
+    AttemptOutcome,
+    Call,
+    CallAttempt,
+    CallOrigin,
+    CallStatus,
+    DialingSettings,
+    Leg,
+)
+from calls.recordings import recording_link
+from leads.models import Lead
+from leads.services import lead_receive
+from tests.accounts.factories import AccountFactory, OrganizationFactory
+from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
+from tests.users.factories import agent
+
+pytestmark = pytest.mark.django_db
+
+
+def url(model: str, view: str, *args) -> str:
+    return reverse(f"admin:calls_{model}_{view}", args=args)
+
+
+def messages_of(response) -> list[str]:
+    return [str(message) for message in get_messages(response.wsgi_request)]
+
+
+def make_call(account, *, status=CallStatus.QUEUED, minutes_ago=5, **fields) -> Call:
+    return Call.objects.create(
+        account=account,
+        status=status,
+        received_at=fields.pop(
+            "received_at", timezone.now() - timedelta(minutes=minutes_ago)
+        ),
+        phone=fields.pop("phone", "+13035550123"),
+        first_name=fields.pop("first_name", "Maria"),
+        last_name=fields.pop("last_name", "Lopez"),
+        **fields,
+    )
+
+
+def answered_call(account, user) -> Call:
+    """A finished call as the pipeline leaves it: an agent leg that pressed 1, the lead answered."""
+    received = timezone.now() - timedelta(hours=1)
+    call = make_call(
+        account,
+        status=CallStatus.ANSWER,
+        agent=user,
+        attempts=1,
+        duration=95,
+        response_time=14,
+        received_at=received,
+        email="maria@example.com",
+        altid="P-123",
+    )
+    CallAttempt.objects.create(
+        call=call,
+        leg=Leg.AGENT,
+        agent=user,
+        number=user.phone_number,
+        provider="simulator",
+        provider_id="SIM-A1",
+        dial_requested_at=received + timedelta(seconds=1),
+        ringing_at=received + timedelta(seconds=2),
+        answered_at=received + timedelta(seconds=4),
+        ended_at=received + timedelta(seconds=110),
+        outcome=AttemptOutcome.ACCEPTED,
+        key_pressed="1",
+        duration=106,
+    )
+    lead_leg = CallAttempt.objects.create(
+        call=call,
+        leg=Leg.LEAD,
+        number=call.phone,
+        provider="simulator",
+        provider_id="SIM-L1",
+        dial_requested_at=received + timedelta(seconds=9),
+        ringing_at=received + timedelta(seconds=10),
+        answered_at=received + timedelta(seconds=14),
+        ended_at=received + timedelta(seconds=109),
+        outcome=AttemptOutcome.ANSWERED,
+        duration=95,
+    )
+    call.recording_url = recording_link(lead_leg.pk)
+    call.save(update_fields=["recording_url"])
+    return call
+
+
+def build_calls(accounts: int) -> None:
+    for n in range(accounts):
+        account = AccountFactory()
+        user = agent(account, phone=f"+1303555{2000 + n:04d}")
+        DialingSettings.objects.create(account=account, retry_cadence=[0, 60])
+        for _ in range(3):
+            answered_call(account, user)
+        make_call(account, origin=CallOrigin.CLICK_TO_CALL, requested_agent=user)
+        make_call(account, status=CallStatus.NOAGENT)
+
+
+@pytest.mark.parametrize(
+    ("model", "max_queries"), [("call", 7), ("dialingsettings", 7)]
+)
+def test_changelist_loads_in_a_fixed_number_of_queries(
+    admin_client, django_assert_max_num_queries, model, max_queries
+):
+    build_calls(5)
+
+    with django_assert_max_num_queries(max_queries):
+        response = admin_client.get(url(model, "changelist"))
+
+    assert response.status_code == 200
+    assert response.context["cl"].result_count >= 5
+
+
+def test_call_changelist_filtered_by_account_offers_its_agents(
+    admin_client, django_assert_max_num_queries
+):
+    build_calls(3)
+    account = AccountFactory()
+    first = agent(account, phone="+13035553001", first_name="Avery", last_name="Lopez")
+    agent(account, phone="+13035553002", first_name="Jordan", last_name="Kim")
+    answered_call(account, first)
+
+    with django_assert_max_num_queries(10):
+        response = admin_client.get(
+            url("call", "changelist"), {"account__id__exact": account.pk}
+        )
+    by_agent = admin_client.get(
+        url("call", "changelist"), {"account__id__exact": account.pk, "agent": first.pk}
+    )
+
+    page = response.content.decode()
+    assert "Avery Lopez" in page and "Jordan Kim" in page
+    assert [call.agent for call in by_agent.context["cl"].result_list] == [first]
+
+
+def test_calls_are_found_by_phone_name_email_and_altid(admin_client):
+    account = AccountFactory()
+    wanted = make_call(
+        account,
+        phone="+13035550177",
+        first_name="Zed",
+        email="zed@example.com",
+        altid="CC-42",
+    )
+    make_call(account)
+
+    for q in ["+13035550177", "Zed", "zed@example.com", "CC-42"]:
+        response = admin_client.get(url("call", "changelist"), {"q": q})
+        assert list(response.context["cl"].result_list) == [wanted], q
+
+
+def test_call_detail_shows_the_attempts_timeline_and_the_recording_player(admin_client):
+    account = AccountFactory()
+    user = agent(account, phone="+13035554001", first_name="Avery", last_name="Lopez")
+    call = answered_call(account, user)
+
+    response = admin_client.get(url("call", "change", call.pk))
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    rows = [form.original for form in response.context["inline_admin_formsets"][0]]
+    assert [(a.leg, a.outcome) for a in rows] == [
+        ("agent", "accepted"),
+        ("lead", "answered"),
+    ]
+    assert "SIM-A1" in page and "SIM-L1" in page
+    assert "Agent pressed 1" in page and "Lead answered" in page
+    assert f'<audio controls preload="none" src="{call.recording_url}"></audio>' in page
+    assert 'name="_save"' not in page
+
+
+def test_call_detail_links_its_lead(
+    admin_client, tenant, django_capture_on_commit_callbacks
+):
+    VendorRegistrationFactory(account=tenant.account, vendor_id="V-1000")
+    catch_all_rule(tenant.account)
+    with django_capture_on_commit_callbacks():
+        lead_receive(credential=tenant.credential, raw_xml=adf(vendor_id="V-1000"))
+    lead = Lead.objects.get()
+
+    page = admin_client.get(url("call", "change", lead.call_id)).content.decode()
+
+    assert (
+        f'<a href="{reverse("admin:leads_lead_change", args=[lead.pk])}">Lead {lead.pk}</a>'
+        in page
+    )
+
+
+def test_recording_that_is_not_a_web_address_is_never_played(admin_client):
+    call = make_call(
+        AccountFactory(), status=CallStatus.ANSWER, recording_url="javascript:alert(1)"
+    )
+
+    page = admin_client.get(url("call", "change", call.pk)).content.decode()
+
+    assert "<audio" not in page
+    assert 'href="javascript:' not in page
+
+
+def test_calls_cannot_be_added_changed_or_deleted(admin_client):
+    call = make_call(AccountFactory())
+
+    assert admin_client.get(url("call", "add")).status_code == 403
+    assert (
+        admin_client.post(
+            url("call", "change", call.pk), {"status": "ANSWER"}
+        ).status_code
+        == 403
+    )
+    assert admin_client.get(url("call", "delete", call.pk)).status_code == 403
+    call.refresh_from_db()
+    assert call.status == CallStatus.QUEUED
+
+
+def test_cancel_action_cancels_calls_not_connected_and_reports_the_rest(admin_client):
+    account = AccountFactory()
+    user = agent(account, phone="+13035555001")
+    queued = make_call(account)
+    ringing = make_call(account, status=CallStatus.DIALING, rounds=1)
+    leg = CallAttempt.objects.create(
+        call=ringing,
+        leg=Leg.AGENT,
+        agent=user,
+        number=user.phone_number,
+        provider="simulator",
+    )
+    connected = make_call(account, status=CallStatus.DIALING, agent=user, attempts=1)
+    answered = answered_call(account, user)
+    listed = admin_client.get(url("call", "changelist")).content.decode()
+
+    response = admin_client.post(
+        url("call", "changelist"),
+        {
+            "action": "cancel_calls",
+            "_selected_action": [queued.pk, ringing.pk, connected.pk, answered.pk],
+        },
+    )
+
+    assert response.status_code == 302
+    statuses = dict(Call.objects.values_list("pk", "status"))
+    assert statuses == {
+        queued.pk: CallStatus.CANCEL,
+        ringing.pk: CallStatus.CANCEL,
+        connected.pk: CallStatus.DIALING,
+        answered.pk: CallStatus.ANSWER,
+    }
+    leg.refresh_from_db()
+    assert leg.outcome == AttemptOutcome.CANCELED and leg.ended_at is not None
+    assert '<option value="cancel_calls">Cancel queued calls</option>' in listed
+    assert messages_of(response) == [
+        "Cancelled 2 calls. 2 calls could not be cancelled: already connected to an agent, or ended."
+    ]
+
+
+# --- dialing settings
+
+
+def settings_post(account, **fields) -> dict[str, str]:
+    return {
+        "account": str(account.pk),
+        "ring_mode": "sequential",
+        "agent_ring_seconds": "20",
+        "press_one_required": "on",
+        "lead_attempt_limit": "3",
+        "retry_cadence": "0, 120, 600",
+        "agent_rounds": "2",
+        "agent_round_pause_seconds": "60",
+        "no_agent_policy": "wait",
+        **fields,
+    }
+
+
+def test_dialing_settings_add_page_shows_the_defaults(admin_client):
+    response = admin_client.get(url("dialingsettings", "add"))
+
+    assert response.status_code == 200
+    assert 'value="0, 120, 600"' in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("cadence", "saved"),
+    [("0, 120, 600", [0, 120, 600]), ("[0, 60]", [0, 60]), ("30", [30])],
+)
+def test_dialing_settings_accept_a_cadence_up_to_the_attempt_limit(
+    admin_client, cadence, saved
+):
+    account = AccountFactory()
+
+    response = admin_client.post(
+        url("dialingsettings", "add"), settings_post(account, retry_cadence=cadence)
+    )
+
+    assert response.status_code == 302
+    assert DialingSettings.objects.get(account=account).retry_cadence == saved
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        (
+            {"retry_cadence": "0, -5"},
+            "retry_cadence",
+            "-5 is negative; waits are 0 seconds or more.",
+        ),
+        (
+            {"retry_cadence": "0, 2m"},
+            "retry_cadence",
+            "'2m' is not a whole number of seconds. Write e.g. 0, 120, 600.",
+        ),
+        (
+            {"retry_cadence": " , "},
+            "retry_cadence",
+            "Give at least one number of seconds, e.g. 0, 120, 600.",
+        ),
+        (
+            {"retry_cadence": "0, 60, 120, 240", "lead_attempt_limit": "3"},
+            "retry_cadence",
+            "4 numbers for 3 attempts: the extra waits would never be used. Give at most 3, or raise the attempt limit.",
+        ),
+        (
+            {"lead_attempt_limit": "0"},
+            "lead_attempt_limit",
+            "The lead is dialed at least once.",
+        ),
+    ],
+)
+def test_dialing_settings_refuse_a_bad_cadence(admin_client, fields, field, message):
+    account = AccountFactory()
+
+    response = admin_client.post(
+        url("dialingsettings", "add"), settings_post(account, **fields)
+    )
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors[field] == [message]
+    assert not DialingSettings.objects.exists()
+
+
+def test_dialing_settings_change_page_keeps_the_account(admin_client):
+    organization = OrganizationFactory()
+    account, other = (
+        AccountFactory(organization=organization),
+        AccountFactory(organization=organization),
+    )
+    row = DialingSettings.objects.create(account=account, retry_cadence=[0, 300])
+
+    page = admin_client.get(url("dialingsettings", "change", row.pk))
+    response = admin_client.post(
+        url("dialingsettings", "change", row.pk),
+        settings_post(other, retry_cadence="0, 90", lead_attempt_limit="2"),
+    )
+
+    assert 'value="0, 300"' in page.content.decode()
+    assert response.status_code == 302
+    row.refresh_from_db()
+    assert (row.account, row.retry_cadence, row.lead_attempt_limit) == (
+        account,
+        [0, 90],
+        2,
+    )
