@@ -11,6 +11,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -61,8 +62,6 @@ EVENT_OUTCOME = {
 }
 PROMPT = "Press 1 to be connected."
 TAKEN = "Another agent has taken this call. Goodbye."
-# A dial request with no word from the provider after this long is taken as lost.
-LOST_AFTER = timedelta(seconds=90)
 LONGEST_CALL = timedelta(hours=4)
 # Retries due within this are handed to the broker with a countdown; later ones to the sweep.
 HELD_BY_BROKER = timedelta(minutes=2)
@@ -235,8 +234,9 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
     for attempt_id in undialed.values_list("pk", flat=True):
         _dial_later(attempt_id)
         counts["undialed"] += 1
+    lost_after = timedelta(seconds=settings.CALLS_LOST_AFTER_SECONDS)
     silent = CallAttempt.objects.filter(ended_at__isnull=True).filter(
-        answered_at__isnull=True, created_at__lt=now - LOST_AFTER
+        answered_at__isnull=True, created_at__lt=now - lost_after
     ) | CallAttempt.objects.filter(
         ended_at__isnull=True, answered_at__lt=now - LONGEST_CALL
     )

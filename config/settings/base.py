@@ -191,7 +191,10 @@ if CELERY_BROKER_URL == "filesystem://":
         "store_processed": False,
     }
 else:
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    # A task a dead worker held is delivered again after this many seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+    }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -221,6 +224,8 @@ CELERY_BEAT_SCHEDULE = {
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".
 TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
+# A dialed leg the provider says nothing about for this long is taken as lost (no answer).
+CALLS_LOST_AFTER_SECONDS = env.int("CALLS_LOST_AFTER_SECONDS", default=90)
 SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=1.0)
 TWILIO_ACCOUNT_SID = env("TWILIO_ACCOUNT_SID", default="")
 TWILIO_AUTH_TOKEN = env("TWILIO_AUTH_TOKEN", default="")

@@ -15,8 +15,10 @@ DATABASES["default"]["TEST"] = {
 }
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
-_redis_db = env.int("TEST_REDIS_DB_BASE", default=1) + int(_worker.removeprefix("gw") or 0) % 8
-    "TEST_REDIS_DB", default=1 + int(_worker.removeprefix("gw") or 0) % 14
+# Each xdist worker on its own Redis db (broker, cache, rate limits); the base is movable
+# so two test runs on one machine stay apart.
+_redis_db = (
+    env.int("TEST_REDIS_DB_BASE", default=1) + int(_worker.removeprefix("gw") or 0) % 8
 )
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:6379/{_redis_db}")
 CACHES = {
@@ -28,7 +30,9 @@ CACHES = {
 CELERY_BROKER_URL = env(
     "CELERY_BROKER_URL", default=f"redis://127.0.0.1:6379/{_redis_db}"
 )
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+}
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STORAGES = {
