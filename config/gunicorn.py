@@ -14,7 +14,7 @@ graceful_timeout = 30
 keepalive = 5
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "0"))
 max_requests_jitter = 100
-accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-")
+accesslog = os.environ.get("GUNICORN_ACCESSLOG", "-") or None  # "" turns it off
 errorlog = "-"
 reload = os.environ.get("GUNICORN_RELOAD", "") == "1"
 # The click-to-call interface sends its key in a header named ``api_key``. gunicorn drops
