@@ -1,10 +1,17 @@
 """A small closed-loop HTTP load generator: N processes x M threads, each request on its own
-connection (gunicorn's sync workers close every connection anyway). Prints nothing itself."""
+connection (gunicorn's sync workers close every connection anyway). Prints nothing itself.
+
+A request body may carry a placeholder (``Request.unique``): every request then replaces it
+with a token no other request of any run shares (``<run>p<process>t<thread>n<count>``,
+letters and digits only, so it survives URL encoding), e.g. a lead's prospect id.
+"""
 
 from __future__ import annotations
 
 import http.client
+import itertools
 import multiprocessing
+import secrets
 import statistics
 import threading
 import time
@@ -23,18 +30,21 @@ class Result:
         return self.requests / self.seconds
 
     def percentile(self, p: float) -> float:
-        ordered = sorted(self.latencies_ms)
-        return (
-            ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))]
-            if ordered
-            else float("nan")
-        )
+        return percentile(self.latencies_ms, p)
 
     @property
     def median(self) -> float:
         return (
             statistics.median(self.latencies_ms) if self.latencies_ms else float("nan")
         )
+
+
+def percentile(values: list[float], p: float) -> float:
+    """The nearest-rank ``p``th percentile; NaN for no values."""
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p / 100))]
 
 
 @dataclass(frozen=True)
@@ -44,6 +54,13 @@ class Request:
     headers: dict[str, str]
     body: bytes | None = None
     expect: int = 200
+    # A placeholder in ``body`` replaced with a distinct token on every request.
+    unique: bytes | None = None
+
+    def body_for(self, token: str) -> bytes | None:
+        if self.body is None or self.unique is None:
+            return self.body
+        return self.body.replace(self.unique, token.encode("ascii"))
 
 
 def _worker(
@@ -52,24 +69,25 @@ def _worker(
     seconds: float,
     threads: int,
     queue: multiprocessing.Queue,
+    prefix: str,
 ) -> None:
     lock = threading.Lock()
     latencies: list[float] = []
     errors = [0]
     deadline = time.perf_counter() + seconds
 
-    def loop() -> None:
+    def loop(thread: int) -> None:
         local: list[float] = []
         bad = 0
-        while time.perf_counter() < deadline:
+        for count in itertools.count():
+            if time.perf_counter() >= deadline:
+                break
+            body = request.body_for(f"{prefix}t{thread}n{count}")
             started = time.perf_counter()
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
             try:
                 conn.request(
-                    request.method,
-                    request.path,
-                    body=request.body,
-                    headers=request.headers,
+                    request.method, request.path, body=body, headers=request.headers
                 )
                 response = conn.getresponse()
                 response.read()
@@ -84,7 +102,7 @@ def _worker(
             latencies.extend(local)
             errors[0] += bad
 
-    pool = [threading.Thread(target=loop) for _ in range(threads)]
+    pool = [threading.Thread(target=loop, args=(i,)) for i in range(threads)]
     for t in pool:
         t.start()
     for t in pool:
@@ -102,12 +120,15 @@ def run(
 ) -> Result:
     """Hammer one endpoint for ``seconds``; returns throughput and latencies."""
     queue: multiprocessing.Queue = multiprocessing.Queue()
+    run_id = secrets.token_hex(4)
     started = time.perf_counter()
     procs = [
         multiprocessing.Process(
-            target=_worker, args=(port, request, seconds, threads, queue)
+            target=_worker,
+            args=(port, request, seconds, threads, queue, f"{run_id}p{index}"),
+            daemon=True,
         )
-        for _ in range(processes)
+        for index in range(processes)
     ]
     for p in procs:
         p.start()

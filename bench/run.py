@@ -1,8 +1,19 @@
 """``make bench``: the service under gunicorn (production settings) on PostgreSQL and Redis,
-each endpoint's throughput printed next to a baseline measured in the same run.
+every figure printed next to a baseline measured in the same run:
 
-Baseline: ``/healthz``, a bare Django view returning a constant, through the same server,
-middleware and database settings. Tests never assert timings; this prints them.
+1. ``GET /api/users/{id}`` throughput against ``/healthz``, a bare Django view returning a
+   constant, through the same server, middleware and database settings.
+2. Lead intake (``POST /api/nl``, a realistic accepted lead, a new prospect id on every
+   request) throughput and latency against the same bare view. Its calls are dispatched
+   to the real broker (Redis db 15) and left there unconsumed.
+3. ADF parse time per document, in-process: ``parse_adf`` against ``lxml.etree.fromstring``
+   of the same bytes, for the bench lead and the largest well-formed sample.
+4. Lead receipt -> first agent dial, through gunicorn and one real Celery worker, against
+   the round trip of a no-op task sent the same way through the same broker and worker.
+
+Tests never assert timings; this prints them. Every process started here is stopped at
+the end (also on Ctrl-C or an error); Redis db 15 is flushed before and after, and the
+bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates it).
 """
 
 from __future__ import annotations
@@ -10,19 +21,39 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import signal
 import socket
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.load import Request, run  # noqa: E402
+import psycopg  # noqa: E402
+import redis  # noqa: E402
+
+from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
+from bench.load import Request, Result, percentile, run  # noqa: E402
+from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 
 DB_NAME = "leadcall_bench"
+ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
+REDIS_URL = "redis://127.0.0.1:6379/15"
 SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
+SAMPLES = ROOT.parent / "shared" / "adf-samples"
+# Part 4: how many leads, how many posting clients, and the arrival rate (leads/s, 0: as
+# fast as the clients go); agents on the dialing account.
+DIAL_LEADS = int(os.environ.get("BENCH_DIAL_LEADS", "200"))
+DIAL_CLIENTS = int(os.environ.get("BENCH_DIAL_CLIENTS", "4"))
+DIAL_RATE = float(os.environ.get("BENCH_DIAL_RATE", "10"))
+DIAL_AGENTS = int(os.environ.get("BENCH_DIAL_AGENTS", "20"))
+# The customer's number: the simulator answers it (not 0000-0003) and the call ends fast.
+LEAD_PHONE = "303-555-0147"
 
 
 def free_port() -> int:
@@ -34,25 +65,29 @@ def free_port() -> int:
 def environment(port: int) -> dict[str, str]:
     return {
         **os.environ,
+        "PYTHONPATH": str(ROOT),
         "DJANGO_SETTINGS_MODULE": "config.settings.production",
         "DJANGO_SECRET_KEY": secrets.token_urlsafe(60),
         "DJANGO_SECURE_SSL_REDIRECT": "0",
         "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB_NAME}",
-        "REDIS_URL": "redis://127.0.0.1:6379/15",
-        "CELERY_BROKER_URL": "redis://127.0.0.1:6379/15",
+        "REDIS_URL": REDIS_URL,
+        "CELERY_BROKER_URL": REDIS_URL,
         # Limits are not what is measured here.
         "API_RATE_LIMITS": "users=10000000/min,leads=10000000/min,clicktocall=10000000/min,scoreddata=10000000/min",
+        # Simulated calls end within milliseconds, so agents are free again at once.
+        "SIMULATOR_TIME_SCALE": "0.0001",
+        "TELEPHONY_PROVIDER": "simulator",
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_WORKERS": os.environ.get("BENCH_WORKERS", "4"),
-        "GUNICORN_ACCESSLOG": "",
+        "GUNICORN_ACCESSLOG": "/dev/null",
         "LOG_LEVEL": "WARNING",
     }
 
 
-def python(env: dict[str, str], code: str) -> str:
+def python(env: dict[str, str], *args: str) -> str:
     return subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, *args],
         cwd=ROOT,
         env=env,
         check=True,
@@ -61,19 +96,20 @@ def python(env: dict[str, str], code: str) -> str:
     ).stdout
 
 
+def drop_database() -> None:
+    with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+
+
 def prepare_database(env: dict[str, str]) -> None:
-    admin = {**env, "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/postgres"}
-    python(
-        admin,
-        "import psycopg; c = psycopg.connect('postgresql://postgres@127.0.0.1:5432/postgres', autocommit=True);"
-        f"c.execute('DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)'); c.execute('CREATE DATABASE {DB_NAME}')",
-    )
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
-        cwd=ROOT,
-        env=env,
-        check=True,
-    )
+    drop_database()
+    with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {DB_NAME}")
+    python(env, "manage.py", "migrate", "--noinput", "-v0")
+
+
+def flush_redis() -> None:
+    redis.Redis.from_url(REDIS_URL).flushdb()
 
 
 SEED = """
@@ -81,22 +117,91 @@ import django, json; django.setup()
 from datetime import time
 from accounts.models import Account, Organization, Team, AccountScheduleDay
 from accounts.services import api_credential_issue
+from leads.models import ParsingRule, VendorRegistration
 from users.services import user_create
+ALWAYS = {"active": True, "days": [{"active": True, "start_time": time(0), "end_time": time(23, 59)}] * 7}
 org = Organization.objects.create(name="Bench Group")
-account = Account.objects.create(organization=org, name="Bench Dealer", timezone="America/Denver")
-AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
+def dealer(name, vendor_id):
+    account = Account.objects.create(organization=org, name=name, timezone="America/Denver")
+    AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
+    VendorRegistration.objects.create(account=account, organization=account.organization, vendor_id=vendor_id, vendor_name=name)
+    ParsingRule.objects.create(account=account, name="Everything", priority=1000)
+    return account
+account = dealer("Bench Dealer", "BENCH-1")
 Team.objects.create(account=account, name="Sales"); Team.objects.create(account=account, name="Service")
 credential, key = api_credential_issue(organization=org)
 user = user_create(organization=org, data={"first_name": "Bench", "last_name": "Agent", "email": "bench@example.com",
     "account_ids": [account.pk], "phone_number": "+13035550123"})
-print(json.dumps({"org": org.pk, "account": account.pk, "api_user": credential.api_user, "key": key, "user": user.pk}))
+dialing = dealer("Bench Dialing", "BENCH-DIAL")
+for n in range(%(agents)d):
+    user_create(organization=org, data={"first_name": "Agent", "last_name": str(n), "email": f"agent{n}@example.com",
+        "account_ids": [dialing.pk], "phone_number": f"+1303555{1100 + n}", "schedule": ALWAYS})
+print(json.dumps({"org": org.pk, "account": account.pk, "api_user": credential.api_user, "key": key, "user": user.pk,
+    "vendor_id": "BENCH-1", "dialing": dialing.pk, "dialing_vendor_id": "BENCH-DIAL"}))
+"""
+
+OUTCOMES = """
+import django, json, sys; django.setup()
+from django.db.models import Count
+from leads.models import Lead
+counts = Lead.objects.filter(account_id=int(sys.argv[1])).values_list("outcome").annotate(n=Count("id"))
+print(json.dumps(dict(counts)))
 """
 
 
-def wait_until_up(port: int, process: subprocess.Popen) -> None:
-    for _ in range(200):
+class Processes:
+    """Servers started here, each in its own session so a stop reaches its whole group."""
+
+    def __init__(self) -> None:
+        self.running: list[tuple[str, subprocess.Popen]] = []
+        self.logs = Path(tempfile.mkdtemp(prefix="leadcall-bench-"))
+
+    def start(self, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
+        log = (self.logs / f"{name}.log").open("wb")
+        process = subprocess.Popen(
+            args,
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.running.append((name, process))
+        return process
+
+    def log_tail(self, name: str, lines: int = 30) -> str:
+        path = self.logs / f"{name}.log"
+        text = path.read_text(errors="replace") if path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def stop_all(self) -> None:
+        for _, process in reversed(self.running):
+            if process.poll() is None:
+                _signal_group(process, signal.SIGTERM)
+        for _, process in reversed(self.running):
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                _signal_group(process, signal.SIGKILL)
+                process.wait(timeout=10)
+            # Children a stopped master left behind (its session is its pid).
+            _signal_group(process, signal.SIGKILL)
+        self.running.clear()
+
+
+def _signal_group(process: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def wait_until_up(port: int, process: subprocess.Popen, processes: Processes) -> None:
+    for _ in range(300):
         if process.poll() is not None:
-            raise SystemExit("gunicorn exited during start-up")
+            raise SystemExit(
+                f"gunicorn exited during start-up:\n{processes.log_tail('gunicorn')}"
+            )
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
             return
@@ -105,46 +210,276 @@ def wait_until_up(port: int, process: subprocess.Popen) -> None:
     raise SystemExit("gunicorn did not start")
 
 
-def report(name: str, result, baseline) -> None:
+def wait_for_worker(process: subprocess.Popen, processes: Processes) -> None:
+    """Until the worker has declared its queue on the broker (it is consuming then)."""
+    client = redis.Redis.from_url(REDIS_URL)
+    for _ in range(600):
+        if process.poll() is not None:
+            raise SystemExit(
+                f"the Celery worker exited during start-up:\n{processes.log_tail('worker')}"
+            )
+        if client.exists("_kombu.binding.celery"):
+            return
+        time.sleep(0.1)
+    raise SystemExit("the Celery worker did not start")
+
+
+def step(text: str) -> None:
+    print(f"... {text}", flush=True)
+
+
+# --- the report ------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    measure: str
+    figure: str
+    baseline: str
+    ratio: str
+    aim: str = ""
+    met: bool | None = None
+
+
+def ms(value: float) -> str:
+    return f"{value:,.1f} ms"
+
+
+def print_table(rows: list[Row]) -> None:
+    headers = Row("Measure", "Figure", "Baseline (same run)", "Ratio", "Aim", None)
+    widths = [
+        max(len(getattr(r, field)) for r in [headers, *rows])
+        for field in ("measure", "figure", "baseline", "ratio", "aim")
+    ]
+
+    def line(r: Row, met: str) -> str:
+        cells = (r.measure, r.figure, r.baseline, r.ratio, r.aim)
+        return "  ".join(
+            cell.rjust(w) if i in (1, 3) else cell.ljust(w)
+            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+        ) + f"  {met}"
+
+    print(line(headers, "Met"))
+    print("-" * (sum(widths) + 2 * len(widths) + 3))
+    for r in rows:
+        print(line(r, "" if r.met is None else ("yes" if r.met else "NO")))
+
+
+def throughput_rows(
+    label: str, result: Result, baseline: Result, aim: float
+) -> list[Row]:
     ratio = result.rate / baseline.rate if baseline.rate else float("nan")
-    print(
-        f"  {name:<34} {result.rate:8.0f} req/s  p50 {result.median:6.1f} ms  p99 {result.percentile(99):6.1f} ms"
-        f"  errors {result.errors:<4} ratio to bare view {ratio:5.2f}"
+    return [
+        Row(
+            f"{label} throughput",
+            f"{result.rate:,.0f} req/s",
+            f"bare view {baseline.rate:,.0f} req/s",
+            f"{ratio:.2f}",
+            f">= {aim}",
+            ratio >= aim,
+        ),
+        Row(
+            f"{label} latency p50",
+            ms(result.median),
+            f"bare view {ms(baseline.median)}",
+            f"{result.median / baseline.median:.1f}x",
+        ),
+        Row(
+            f"{label} latency p99",
+            ms(result.percentile(99)),
+            f"bare view {ms(baseline.percentile(99))}",
+            f"{result.percentile(99) / baseline.percentile(99):.1f}x",
+        ),
+    ]
+
+
+def parse_row(timing: ParseTiming) -> Row:
+    return Row(
+        f"parse_adf, {timing.name} ({timing.size:,} B)",
+        f"{timing.parse_adf_us:,.1f} µs/doc",
+        f"etree.fromstring {timing.fromstring_us:,.1f} µs/doc",
+        f"{timing.ratio:.2f}x",
+        "<= 3x",
+        timing.ratio <= 3,
     )
+
+
+def dial_rows(dial: dict) -> list[Row]:
+    noop = dial["noop"]
+    firsts = [r["first_dial"] for r in dial["leads"] if r["first_dial"] is not None]
+    rows = []
+    for p in (50, 99):
+        figure, base = percentile(firsts, p), percentile(noop, p)
+        rows.append(
+            Row(
+                f"Lead receipt -> first agent dial p{p}",
+                ms(figure),
+                f"no-op task round trip p{p} {ms(base)}",
+                f"{figure / base:.1f}x",
+                "< 1,000 ms" if p == 99 else "",
+                (figure < 1000 and len(firsts) >= DIAL_LEADS) if p == 99 else None,
+            )
+        )
+    return rows
+
+
+def dial_details(dial: dict) -> list[str]:
+    rows = dial["leads"]
+    firsts = [r["first_dial"] for r in rows if r["first_dial"] is not None]
+    lines = [
+        f"  {dial['posted']} leads accepted in {dial['post_seconds']:.1f} s "
+        f"({dial['posted'] / dial['post_seconds']:.1f} leads/s), "
+        f"{len(firsts)} first dials seen, {dial['post_error_count']} failed posts; "
+        f"{len(dial['noop'])} no-op tasks in {dial['noop_seconds']:.1f} s",
+    ]
+    if dial["post_errors"]:
+        lines.append(f"  first failed posts: {dial['post_errors']}")
+    for key, label in (
+        ("intake", "request: receipt -> lead processed (commit follows)"),
+        ("to_setup", "broker + worker pick-up + call_setup -> agent leg created"),
+        ("dial", "agent leg created -> dial requested"),
+    ):
+        values = [r[key] for r in rows if r[key] is not None]
+        if values:
+            lines.append(
+                f"    {label:<60} p50 {ms(statistics.median(values)):>10}  p99 {ms(percentile(values, 99)):>10}"
+            )
+    return lines
+
+
+# --- the run ----------------------------------------------------------------------------
+
+
+def measure_parsing() -> tuple[list[ParseTiming], list[str]]:
+    step("ADF parse timings (in-process)")
+    bench_lead = lead_xml(prospect_id="P-12345").encode()
+    timings = [time_document("bench lead", bench_lead)]
+    sample, notes = largest_sample(SAMPLES)
+    if sample is not None:
+        timings.append(time_document(sample.name, sample.read_bytes()))
+    return timings, notes
 
 
 def main() -> None:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    started = time.perf_counter()
     port = free_port()
     env = environment(port)
-    print(f"Preparing database {DB_NAME} ...", flush=True)
-    prepare_database(env)
-    seed = json.loads(python(env, SEED))
-    server = subprocess.Popen(
-        [
-            str(ROOT / ".venv/bin/gunicorn"),
-            "-c",
-            "config/gunicorn.py",
-            "config.wsgi:application",
-        ],
-        cwd=ROOT,
-        env=env,
-    )
+    processes = Processes()
+    rows: list[Row] = []
+    details: list[str] = []
     try:
-        wait_until_up(port, server)
+        timings, notes = measure_parsing()
+        step(f"preparing database {DB_NAME} and Redis db 15")
+        flush_redis()
+        prepare_database(env)
+        seed = json.loads(python(env, "-c", SEED % {"agents": DIAL_AGENTS}))
+
+        server = processes.start(
+            "gunicorn",
+            [
+                str(ROOT / ".venv/bin/gunicorn"),
+                "-c",
+                "config/gunicorn.py",
+                "config.wsgi:application",
+            ],
+            env,
+        )
+        wait_until_up(port, server, processes)
         auth = {"apiuser": seed["api_user"], "apikey": seed["key"]}
         bare = Request("GET", "/healthz", {})
         get_user = Request("GET", f"/api/users/{seed['user']}", auth)
-        run(port, bare, seconds=1)  # warm up every worker
-        run(port, get_user, seconds=1)
-        print(
-            f"gunicorn {env['GUNICORN_WORKERS']} sync workers, PostgreSQL, Redis; {SECONDS:.0f} s per endpoint, 2x4 clients"
+        intake = Request(
+            "POST",
+            "/api/nl",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            lead_form(
+                api_user=seed["api_user"],
+                api_key=seed["key"],
+                prospect_id=PROSPECT_PLACEHOLDER,
+                vendor_id=seed["vendor_id"],
+                phone=LEAD_PHONE,
+            ),
+            unique=PROSPECT_PLACEHOLDER.encode(),
         )
+        step(
+            f"HTTP: gunicorn {env['GUNICORN_WORKERS']} sync workers; {SECONDS:.0f} s per endpoint, 2x4 clients"
+        )
+        for request in (bare, get_user, intake):
+            run(port, request, seconds=1)  # warm up every worker
         baseline = run(port, bare, seconds=SECONDS)
-        report("bare Django view (baseline)", baseline, baseline)
-        report("GET /api/users/{id}", run(port, get_user, seconds=SECONDS), baseline)
+        users = run(port, get_user, seconds=SECONDS)
+        leads = run(port, intake, seconds=SECONDS)
+        outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
+        rows += throughput_rows("1 GET /api/users/{id}", users, baseline, 0.5)
+        rows += throughput_rows("2 POST /api/nl (lead intake)", leads, baseline, 0.3)
+        details.append(
+            f"  HTTP errors: bare view {baseline.errors}, users {users.errors}, intake {leads.errors}; "
+            f"intake lead outcomes (warm-up included): {outcomes}"
+        )
+
+        rows += [parse_row(t) for t in timings]
+        details += [f"  {note}" for note in notes]
+
+        step("lead receipt -> first agent dial: starting one Celery worker")
+        flush_redis()  # the intake run's dispatches must not reach the worker
+        worker = processes.start(
+            "worker",
+            [
+                str(ROOT / ".venv/bin/celery"),
+                "-A",
+                "bench.celery_noop",
+                "worker",
+                "--concurrency=1",
+                "--without-gossip",
+                "--without-mingle",
+                "--loglevel=WARNING",
+            ],
+            env,
+        )
+        wait_for_worker(worker, processes)
+        step(
+            f"{DIAL_LEADS} no-op tasks, then {DIAL_LEADS} leads, at {DIAL_RATE:g}/s from {DIAL_CLIENTS} clients; {DIAL_AGENTS} agents"
+        )
+        options = {
+            "port": port,
+            "api_user": seed["api_user"],
+            "api_key": seed["key"],
+            "vendor_id": seed["dialing_vendor_id"],
+            "phone": LEAD_PHONE,
+            "count": DIAL_LEADS,
+            "rate": DIAL_RATE,
+            "clients": DIAL_CLIENTS,
+        }
+        dial = json.loads(python(env, "-m", "bench.dial", json.dumps(options)))
+        if worker.poll() is not None:
+            details.append(f"  the worker died:\n{processes.log_tail('worker')}")
+        rows += dial_rows(dial)
+        details += dial_details(dial)
+    except subprocess.CalledProcessError as error:
+        print(error.stderr or "", file=sys.stderr)
+        raise
     finally:
-        server.terminate()
-        server.wait(timeout=30)
+        step("stopping gunicorn and the worker; flushing Redis db 15")
+        processes.stop_all()
+        flush_redis()
+        if os.environ.get("BENCH_KEEP_DB") != "1":
+            drop_database()
+
+    print()
+    print_table(rows)
+    print()
+    print("Details:")
+    for line in details:
+        print(line)
+    print()
+    aimed = [r for r in rows if r.met is not None]
+    missed = [r.measure for r in aimed if not r.met]
+    print(
+        f"Aims met: {len(aimed) - len(missed)} of {len(aimed)}."
+        + (f" Missed: {'; '.join(missed)}." if missed else "")
+    )
+    print(f"(whole run {time.perf_counter() - started:.0f} s)")
 
 
 if __name__ == "__main__":
