@@ -191,6 +191,8 @@ if CELERY_BROKER_URL == "filesystem://":
         "data_folder_out": str(_broker_dir / "queue"),
         "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        # The filesystem transport polls; a tenth of a second keeps the demo's first dial prompt.
+        "polling_interval": 0.1,
     }
 else:
     # A task a dead worker held is delivered again after this many seconds.
