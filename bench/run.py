@@ -18,6 +18,7 @@ bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -158,7 +159,9 @@ class Processes:
         self.running: list[tuple[str, subprocess.Popen]] = []
         self.logs = Path(tempfile.mkdtemp(prefix="leadcall-bench-"))
 
-    def start(self, name: str, args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    def start(
+        self, name: str, args: list[str], env: dict[str, str]
+    ) -> subprocess.Popen:
         log = (self.logs / f"{name}.log").open("wb")
         process = subprocess.Popen(
             args,
@@ -192,10 +195,8 @@ class Processes:
 
 
 def _signal_group(process: subprocess.Popen, sig: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
-    except ProcessLookupError:
-        pass
 
 
 def wait_until_up(port: int, process: subprocess.Popen, processes: Processes) -> None:
@@ -256,10 +257,13 @@ def print_table(rows: list[Row]) -> None:
 
     def line(r: Row, met: str) -> str:
         cells = (r.measure, r.figure, r.baseline, r.ratio, r.aim)
-        return "  ".join(
-            cell.rjust(w) if i in (1, 3) else cell.ljust(w)
-            for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
-        ) + f"  {met}"
+        return (
+            "  ".join(
+                cell.rjust(w) if i in (1, 3) else cell.ljust(w)
+                for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+            )
+            + f"  {met}"
+        )
 
     print(line(headers, "Met"))
     print("-" * (sum(widths) + 2 * len(widths) + 3))
@@ -297,7 +301,7 @@ def throughput_rows(
 
 def parse_row(timing: ParseTiming) -> Row:
     return Row(
-        f"parse_adf, {timing.name} ({timing.size:,} B)",
+        f"3 parse_adf, {timing.name} ({timing.size:,} B)",
         f"{timing.parse_adf_us:,.1f} µs/doc",
         f"etree.fromstring {timing.fromstring_us:,.1f} µs/doc",
         f"{timing.ratio:.2f}x",
@@ -314,7 +318,7 @@ def dial_rows(dial: dict) -> list[Row]:
         figure, base = percentile(firsts, p), percentile(noop, p)
         rows.append(
             Row(
-                f"Lead receipt -> first agent dial p{p}",
+                f"4 lead receipt -> first agent dial p{p}",
                 ms(figure),
                 f"no-op task round trip p{p} {ms(base)}",
                 f"{figure / base:.1f}x",
@@ -353,13 +357,95 @@ def dial_details(dial: dict) -> list[str]:
 
 
 def measure_parsing() -> tuple[list[ParseTiming], list[str]]:
-    step("ADF parse timings (in-process)")
+    step("3 ADF parse timings (in-process)")
     bench_lead = lead_xml(prospect_id="P-12345").encode()
     timings = [time_document("bench lead", bench_lead)]
     sample, notes = largest_sample(SAMPLES)
     if sample is not None:
         timings.append(time_document(sample.name, sample.read_bytes()))
     return timings, notes
+
+
+def measure_http(
+    port: int, env: dict[str, str], seed: dict
+) -> tuple[list[Row], list[str]]:
+    auth = {"apiuser": seed["api_user"], "apikey": seed["key"]}
+    bare = Request("GET", "/healthz", {})
+    get_user = Request("GET", f"/api/users/{seed['user']}", auth)
+    intake = Request(
+        "POST",
+        "/api/nl",
+        {"Content-Type": "application/x-www-form-urlencoded"},
+        lead_form(
+            api_user=seed["api_user"],
+            api_key=seed["key"],
+            prospect_id=PROSPECT_PLACEHOLDER,
+            vendor_id=seed["vendor_id"],
+            phone=LEAD_PHONE,
+        ),
+        unique=PROSPECT_PLACEHOLDER.encode(),
+    )
+    step(
+        f"HTTP: gunicorn {env['GUNICORN_WORKERS']} sync workers; {SECONDS:.0f} s per endpoint, 2x4 clients"
+    )
+    for request in (bare, get_user, intake):
+        run(port, request, seconds=1)  # warm up every worker
+    baseline = run(port, bare, seconds=SECONDS)
+    rows: list[Row] = []
+    errors = [f"bare view {baseline.errors}"]
+    if "1" in PARTS:
+        users = run(port, get_user, seconds=SECONDS)
+        rows += throughput_rows("1 GET /api/users/{id}", users, baseline, 0.5)
+        errors.append(f"users {users.errors}")
+    if "2" in PARTS:
+        leads = run(port, intake, seconds=SECONDS)
+        rows += throughput_rows("2 POST /api/nl (lead intake)", leads, baseline, 0.3)
+        outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
+        errors.append(
+            f"intake {leads.errors}; intake lead outcomes (warm-up included): {outcomes}"
+        )
+    return rows, [f"  HTTP errors: {', '.join(errors)}"]
+
+
+def measure_dialing(
+    port: int, env: dict[str, str], seed: dict, processes: Processes
+) -> tuple[list[Row], list[str]]:
+    step("4 lead receipt -> first agent dial: starting one Celery worker")
+    flush_redis()  # the intake run's dispatches must not reach the worker
+    worker = processes.start(
+        "worker",
+        [
+            str(ROOT / ".venv/bin/celery"),
+            "-A",
+            "bench.celery_noop",
+            "worker",
+            "--concurrency=1",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=WARNING",
+        ],
+        env,
+    )
+    wait_for_worker(worker, processes)
+    step(
+        f"{DIAL_LEADS} no-op tasks, then {DIAL_LEADS} leads, at {DIAL_RATE:g}/s from "
+        f"{DIAL_CLIENTS} clients; {DIAL_AGENTS} agents"
+    )
+    options = {
+        "port": port,
+        "api_user": seed["api_user"],
+        "api_key": seed["key"],
+        "vendor_id": seed["dialing_vendor_id"],
+        "phone": LEAD_PHONE,
+        "count": DIAL_LEADS,
+        "rate": DIAL_RATE,
+        "clients": DIAL_CLIENTS,
+    }
+    dial = json.loads(python(env, "-m", "bench.dial", json.dumps(options)))
+    details = dial_details(dial)
+    if worker.poll() is not None:
+        details.append(f"  the worker died:\n{processes.log_tail('worker')}")
+    return dial_rows(dial), details
 
 
 def main() -> None:
@@ -371,93 +457,34 @@ def main() -> None:
     rows: list[Row] = []
     details: list[str] = []
     try:
-        timings, notes = measure_parsing()
-        step(f"preparing database {DB_NAME} and Redis db 15")
-        flush_redis()
-        prepare_database(env)
-        seed = json.loads(python(env, "-c", SEED % {"agents": DIAL_AGENTS}))
-
-        server = processes.start(
-            "gunicorn",
-            [
-                str(ROOT / ".venv/bin/gunicorn"),
-                "-c",
-                "config/gunicorn.py",
-                "config.wsgi:application",
-            ],
-            env,
-        )
-        wait_until_up(port, server, processes)
-        auth = {"apiuser": seed["api_user"], "apikey": seed["key"]}
-        bare = Request("GET", "/healthz", {})
-        get_user = Request("GET", f"/api/users/{seed['user']}", auth)
-        intake = Request(
-            "POST",
-            "/api/nl",
-            {"Content-Type": "application/x-www-form-urlencoded"},
-            lead_form(
-                api_user=seed["api_user"],
-                api_key=seed["key"],
-                prospect_id=PROSPECT_PLACEHOLDER,
-                vendor_id=seed["vendor_id"],
-                phone=LEAD_PHONE,
-            ),
-            unique=PROSPECT_PLACEHOLDER.encode(),
-        )
-        step(
-            f"HTTP: gunicorn {env['GUNICORN_WORKERS']} sync workers; {SECONDS:.0f} s per endpoint, 2x4 clients"
-        )
-        for request in (bare, get_user, intake):
-            run(port, request, seconds=1)  # warm up every worker
-        baseline = run(port, bare, seconds=SECONDS)
-        users = run(port, get_user, seconds=SECONDS)
-        leads = run(port, intake, seconds=SECONDS)
-        outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
-        rows += throughput_rows("1 GET /api/users/{id}", users, baseline, 0.5)
-        rows += throughput_rows("2 POST /api/nl (lead intake)", leads, baseline, 0.3)
-        details.append(
-            f"  HTTP errors: bare view {baseline.errors}, users {users.errors}, intake {leads.errors}; "
-            f"intake lead outcomes (warm-up included): {outcomes}"
-        )
-
-        rows += [parse_row(t) for t in timings]
-        details += [f"  {note}" for note in notes]
-
-        step("lead receipt -> first agent dial: starting one Celery worker")
-        flush_redis()  # the intake run's dispatches must not reach the worker
-        worker = processes.start(
-            "worker",
-            [
-                str(ROOT / ".venv/bin/celery"),
-                "-A",
-                "bench.celery_noop",
-                "worker",
-                "--concurrency=1",
-                "--without-gossip",
-                "--without-mingle",
-                "--loglevel=WARNING",
-            ],
-            env,
-        )
-        wait_for_worker(worker, processes)
-        step(
-            f"{DIAL_LEADS} no-op tasks, then {DIAL_LEADS} leads, at {DIAL_RATE:g}/s from {DIAL_CLIENTS} clients; {DIAL_AGENTS} agents"
-        )
-        options = {
-            "port": port,
-            "api_user": seed["api_user"],
-            "api_key": seed["key"],
-            "vendor_id": seed["dialing_vendor_id"],
-            "phone": LEAD_PHONE,
-            "count": DIAL_LEADS,
-            "rate": DIAL_RATE,
-            "clients": DIAL_CLIENTS,
-        }
-        dial = json.loads(python(env, "-m", "bench.dial", json.dumps(options)))
-        if worker.poll() is not None:
-            details.append(f"  the worker died:\n{processes.log_tail('worker')}")
-        rows += dial_rows(dial)
-        details += dial_details(dial)
+        if "3" in PARTS:
+            timings, notes = measure_parsing()
+            rows += [parse_row(t) for t in timings]
+            details += [f"  {note}" for note in notes]
+        if PARTS & {"1", "2", "4"}:
+            step(f"preparing database {DB_NAME} and Redis db 15")
+            flush_redis()
+            prepare_database(env)
+            seed = json.loads(python(env, "-c", SEED % {"agents": DIAL_AGENTS}))
+            server = processes.start(
+                "gunicorn",
+                [
+                    str(ROOT / ".venv/bin/gunicorn"),
+                    "-c",
+                    "config/gunicorn.py",
+                    "config.wsgi:application",
+                ],
+                env,
+            )
+            wait_until_up(port, server, processes)
+        if PARTS & {"1", "2"}:
+            http_rows, http_details = measure_http(port, env, seed)
+            rows[:0] = http_rows
+            details[:0] = http_details
+        if "4" in PARTS:
+            dial_rows_, dial_details_ = measure_dialing(port, env, seed, processes)
+            rows += dial_rows_
+            details += dial_details_
     except subprocess.CalledProcessError as error:
         print(error.stderr or "", file=sys.stderr)
         raise

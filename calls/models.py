@@ -13,14 +13,14 @@ from accounts.models import Account, Team
 
 
 class CallStatus(models.TextChoices):
-    QUEUED = "QUEUED"
-    DIALING = "DIALING"
-    ANSWER = "ANSWER"
-    NOANSWER = "NOANSWER"
-    BUSY = "BUSY"
-    FAILED = "FAILED"
-    CANCEL = "CANCEL"
-    NOAGENT = "NOAGENT"
+    QUEUED = "QUEUED", "Queued"
+    DIALING = "DIALING", "Dialing"
+    ANSWER = "ANSWER", "Answered"
+    NOANSWER = "NOANSWER", "No answer"
+    BUSY = "BUSY", "Busy"
+    FAILED = "FAILED", "Failed"
+    CANCEL = "CANCEL", "Cancelled"
+    NOAGENT = "NOAGENT", "No agent"
 
 
 class CallOrigin(models.TextChoices):
@@ -155,7 +155,8 @@ class DialingSettings(models.Model):
     )
     retry_cadence = models.JSONField(
         default=default_retry_cadence,
-        help_text="Seconds after the first attempt at which each attempt starts, e.g. [0, 120, 600]: now, +2 min, +10 min.",
+        help_text="Seconds to wait before each dial of the lead, the first entry for the first dial: "
+        "[0, 120, 600] dials now, 2 min after a miss, then 10 min after the next; the last entry repeats.",
     )
     agent_rounds = models.PositiveSmallIntegerField(
         default=2,

@@ -1,0 +1,236 @@
+"""Lead receipt -> first agent dial, against a running gunicorn and one Celery worker.
+
+Run by ``bench/run.py`` as ``python -m bench.dial '<json>'`` in the service's environment
+(Django is set up here, to send ``bench_noop`` and to read the calls back). Prints one JSON
+object: the latencies, in ms, of the no-op task baseline and of the leads, and a breakdown
+of where each lead's time went.
+
+Both are sent the same way: ``count`` of them, the i-th not before ``i / rate`` seconds
+after the start (rate 0: as fast as the clients go), by ``clients`` threads.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import secrets
+import sys
+import threading
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import django  # noqa: E402
+
+django.setup()
+
+from bench.adfdoc import lead_form  # noqa: E402
+from bench.celery_noop import NOOP_STARTED, _redis, bench_noop  # noqa: E402
+from calls.models import CallAttempt, Leg  # noqa: E402
+from leads.models import Lead  # noqa: E402
+
+POLL = 0.05
+
+
+def paced(count: int, rate: float, clients: int, action: Callable[[int], None]) -> None:
+    """``action(i)`` for every i < count, the i-th not before start + i / rate."""
+    lock = threading.Lock()
+    following = iter(range(count))
+    start = time.perf_counter() + 0.05
+
+    def loop() -> None:
+        while True:
+            with lock:
+                index = next(following, None)
+            if index is None:
+                return
+            if rate:
+                delay = start + index / rate - time.perf_counter()
+                if delay > 0:
+                    time.sleep(delay)
+            action(index)
+
+    threads = [threading.Thread(target=loop) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def noop_latencies(
+    count: int, rate: float, clients: int, timeout: float
+) -> list[float]:
+    """ms from ``apply_async`` to the worker starting ``bench_noop``, for each of ``count``."""
+    run = secrets.token_hex(4)
+    sent: dict[str, float] = {}
+
+    def send(index: int) -> None:
+        key = f"{run}-{index}"
+        sent[key] = time.time()
+        bench_noop.apply_async(kwargs={"key": key})
+
+    paced(count, rate, clients, send)
+    client = _redis()
+    deadline = time.monotonic() + timeout
+    while True:
+        started = {
+            k.decode(): float(v)
+            for k, v in client.hgetall(NOOP_STARTED).items()
+            if k.decode() in sent
+        }
+        if len(started) == count or time.monotonic() > deadline:
+            break
+        time.sleep(POLL)
+    return [(started[key] - sent[key]) * 1000 for key in sent if key in started]
+
+
+class LeadPoster:
+    def __init__(
+        self, port: int, api_user: str, api_key: str, vendor_id: str, phone: str
+    ):
+        self.port, self.api_user, self.api_key = port, api_user, api_key
+        self.vendor_id, self.phone = vendor_id, phone
+        self.batch = secrets.token_hex(4)
+        self.lead_ids: list[int] = []
+        self.errors: list[str] = []
+        self.lock = threading.Lock()
+
+    def post(self, index: int) -> None:
+        body = lead_form(
+            api_user=self.api_user,
+            api_key=self.api_key,
+            prospect_id=f"D{self.batch}-{index}",
+            vendor_id=self.vendor_id,
+            phone=self.phone,
+        )
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            conn.request(
+                "POST",
+                "/api/nl",
+                body=body,
+                headers={"Content-Type": "application/x-www-form-urlencoded"},
+            )
+            response = conn.getresponse()
+            answer = response.read()
+        except OSError as error:
+            with self.lock:
+                self.errors.append(repr(error))
+            return
+        finally:
+            conn.close()
+        try:
+            parsed = json.loads(answer)
+        except ValueError:
+            parsed = {}
+        with self.lock:
+            if (
+                response.status == 200
+                and "leadId" in parsed
+                and "duplicate" not in parsed
+            ):
+                self.lead_ids.append(int(parsed["leadId"]))
+            else:
+                self.errors.append(f"{response.status} {answer[:200]!r}")
+
+
+def _ms(later: datetime | None, earlier: datetime | None) -> float | None:
+    if later is None or earlier is None:
+        return None
+    return (later - earlier).total_seconds() * 1000
+
+
+def first_dials(lead_ids: list[int], timeout: float) -> list[dict[str, float | None]]:
+    """Per lead, once its call's first agent leg was dialed (or at the timeout): receipt
+    -> first dial, and the stages in between (ms)."""
+    leads = list(
+        Lead.objects.filter(pk__in=lead_ids).values(
+            "pk", "received_at", "processed_at", "call_id", "call__received_at"
+        )
+    )
+    call_ids = [lead["call_id"] for lead in leads if lead["call_id"]]
+    first: dict[int, dict] = {}
+    deadline = time.monotonic() + timeout
+    while True:
+        pending = [c for c in call_ids if c not in first]
+        seen: set[int] = set()
+        # Only each call's first agent leg counts (lowest id), once it was dialed.
+        for attempt in (
+            CallAttempt.objects.filter(call_id__in=pending, leg=Leg.AGENT)
+            .order_by("pk")
+            .values("call_id", "created_at", "dial_requested_at")
+        ):
+            if attempt["call_id"] in seen:
+                continue
+            seen.add(attempt["call_id"])
+            if attempt["dial_requested_at"] is not None:
+                first[attempt["call_id"]] = attempt
+        if len(first) == len(call_ids) or time.monotonic() > deadline:
+            break
+        time.sleep(POLL)
+    rows = []
+    for lead in leads:
+        attempt = first.get(lead["call_id"])
+        dialed = attempt["dial_requested_at"] if attempt else None
+        rows.append(
+            {
+                "first_dial": _ms(dialed, lead["call__received_at"]),
+                "intake": _ms(lead["processed_at"], lead["received_at"]),
+                "to_setup": _ms(
+                    attempt["created_at"] if attempt else None, lead["processed_at"]
+                ),
+                "dial": _ms(dialed, attempt["created_at"] if attempt else None),
+            }
+        )
+    return rows
+
+
+def main() -> None:
+    options = json.loads(sys.argv[1])
+    count, rate, clients = options["count"], options["rate"], options["clients"]
+    timeout = float(options.get("timeout", 60))
+    poster = LeadPoster(
+        options["port"],
+        options["api_user"],
+        options["api_key"],
+        options["vendor_id"],
+        options["phone"],
+    )
+    # Warm up: the worker's first task and the first call setup pay for imports and connections.
+    warm_noop = noop_latencies(5, 0, 1, timeout)
+    paced(5, 0, 1, poster.post)
+    warm = first_dials(poster.lead_ids, timeout)
+    poster.lead_ids.clear()
+    poster.batch = secrets.token_hex(4)  # new prospect ids: none may be a duplicate
+    started = time.perf_counter()
+    noop = noop_latencies(count, rate, clients, timeout)
+    noop_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    paced(count, rate, clients, poster.post)
+    post_seconds = time.perf_counter() - started
+    rows = first_dials(poster.lead_ids, timeout)
+    print(
+        json.dumps(
+            {
+                "warm_ok": len(warm_noop) == 5
+                and all(r["first_dial"] is not None for r in warm),
+                "noop": noop,
+                "noop_seconds": noop_seconds,
+                "posted": len(poster.lead_ids),
+                "post_seconds": post_seconds,
+                "post_errors": poster.errors[:5],
+                "post_error_count": len(poster.errors),
+                "leads": rows,
+                "pid": os.getpid(),
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
