@@ -21,6 +21,7 @@ from django.utils.html import format_html
 
 from calls.models import Call, CallAttempt, DialingSettings, default_retry_cadence
 from calls.services import call_cancel
+from config.admin import ReadOnlyAdminMixin
 from users.models import User
 
 # --- calls
@@ -118,7 +119,7 @@ class CallAttemptInline(admin.TabularInline):
 
 
 @admin.register(Call)
-class CallAdmin(admin.ModelAdmin):
+class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "received_at",
         "id",
@@ -226,17 +227,6 @@ class CallAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Call]:
         return super().get_queryset(request).select_related("account", "agent")
-
-    # Read-only: the pipeline owns every field of a call.
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(f"{self.opts.app_label}.change_call")

@@ -4,14 +4,17 @@ from celery import shared_task
 
 from calls.telephony.base import TelephonyUnavailable
 
+# Known transient errors only; everything else is the service's to handle.
+RETRY_WHILE_PROVIDER_IS_DOWN = {
+    "acks_late": True,
+    "autoretry_for": (TelephonyUnavailable,),
+    "retry_backoff": True,
+    "retry_jitter": True,
+    "max_retries": 5,
+}
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(TelephonyUnavailable,),
-    retry_backoff=True,
-    retry_jitter=True,
-    max_retries=5,
-)
+
+@shared_task(**RETRY_WHILE_PROVIDER_IS_DOWN)
 def call_setup_task(*, call_id: int) -> None:
     """Offer a due queued call to agents; a call not due or not queued is left alone."""
     from calls.services import call_setup
@@ -19,13 +22,7 @@ def call_setup_task(*, call_id: int) -> None:
     call_setup(call_id=call_id)
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(TelephonyUnavailable,),
-    retry_backoff=True,
-    retry_jitter=True,
-    max_retries=5,
-)
+@shared_task(**RETRY_WHILE_PROVIDER_IS_DOWN)
 def attempt_dial_task(*, attempt_id: int) -> None:
     """Ring one agent leg; a leg already requested is never dialed again."""
     from calls.services import attempt_dial

@@ -25,6 +25,7 @@ from django_countries import countries
 from accounts.admin import count_of
 from accounts.models import Account, ApiCredential, Organization
 from accounts.selectors import credential_account_ids
+from config.admin import ReadOnlyAdminMixin
 from leads.adf import FIELDS, AdfError, ParsedLead, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
 from leads.forms import (
@@ -488,7 +489,7 @@ class LeadChangeList(ChangeList):
 
 
 @admin.register(Lead)
-class LeadAdmin(admin.ModelAdmin):
+class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "received_at",
         "id",
@@ -571,17 +572,6 @@ class LeadAdmin(admin.ModelAdmin):
                 "account", "organization", "credential", "matched_rule", "call"
             )
         )
-
-    # Read-only: leads are stored by intake and changed only by re-running them.
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_rerun_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(f"{self.opts.app_label}.change_lead")
