@@ -56,6 +56,12 @@ def api_credential_issue(
     accounts: list[Account] | None = None,
 ) -> tuple[ApiCredential, str]:
     """Create a credential with its first key; returns the key, which is shown only now."""
+    if accounts and any(
+        account.organization_id != organization.pk for account in accounts
+    ):
+        raise ValueError(
+            "A credential can only be narrowed to accounts of its own organization."
+        )
     api_user = api_user or f"{slugify(organization.name)[:40]}-{secrets.token_hex(3)}"
     credential = ApiCredential.objects.create(
         organization=organization, api_user=api_user, name=name

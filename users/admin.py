@@ -15,10 +15,10 @@ from django.http import HttpRequest
 
 from accounts.admin import ScheduleDayInline, ScheduleDaysMixin, TimezoneSelectMixin
 from accounts.forms import AccountChoiceField, TeamChoiceField
-from accounts.models import Account, Organization, Team
+from accounts.models import Account, Team
 from users.models import Membership, User, UserScheduleDay
-from users.selectors import format_code, user_code_next
-from users.services import user_delete
+from users.selectors import format_code
+from users.services import user_code_allocate, user_delete
 
 
 class UserCreationForm(AdminUserCreationForm):
@@ -224,11 +224,7 @@ class UserAdmin(ScheduleDaysMixin, TimezoneSelectMixin, BaseUserAdmin):
             membership.delete()
         for membership in memberships:
             if membership.code is None:
-                # As user_create does: lock the organization so concurrent allocations queue up.
-                Organization.objects.select_for_update().filter(
-                    pk=membership.organization_id
-                ).first()
-                membership.code = user_code_next(
+                membership.code = user_code_allocate(
                     organization_id=membership.organization_id
                 )
             membership.save()

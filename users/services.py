@@ -52,7 +52,9 @@ def user_create(*, organization: Organization, data: dict[str, Any]) -> User:
         _unique_violations(),
         transaction.atomic(),
     ):
-        code = _lock_and_allocate_code(organization, data.get("code"), keep=None)
+        code = user_code_allocate(
+            organization_id=organization.pk, wanted=data.get("code")
+        )
         user = User(username=data["username"], profile_picture=picture_name)
         _assign(user, data)
         if data.get("password"):
@@ -86,8 +88,10 @@ def user_update(
     ):
         if "code" in data:
             membership = Membership.objects.get(user=user, organization=organization)
-            membership.code = _lock_and_allocate_code(
-                organization, data["code"], keep=membership.code
+            membership.code = user_code_allocate(
+                organization_id=organization.pk,
+                wanted=data["code"],
+                keep=membership.code,
             )
             membership.save(update_fields=["code"])
         if "username" in data:
@@ -207,22 +211,25 @@ def _username_taken(username: str, user: User | None) -> bool:
     return (others.exclude(pk=user.pk) if user else others).exists()
 
 
-def _lock_and_allocate_code(
-    organization: Organization, wanted: str | None, *, keep: str | None
+def user_code_allocate(
+    *, organization_id: int, wanted: str | None = None, keep: str | None = None
 ) -> str:
-    """The code to store: ``wanted`` if free, else the next one. Locks the organization row so that
-    concurrent creates allocate one after another."""
-    Organization.objects.select_for_update().filter(pk=organization.pk).first()
+    """The user code to store: ``wanted`` if free, else ``keep``, else the next one. Locks the
+    organization row, so concurrent allocations (API, admin) queue up and never collide.
+    Call it inside the transaction that saves the code."""
+    Organization.objects.select_for_update().filter(pk=organization_id).first()
     if wanted is None:
         return (
             keep
             if keep is not None
-            else user_code_next(organization_id=organization.pk)
+            else user_code_next(organization_id=organization_id)
         )
     code = format_code(int(wanted))
     if (
         code != keep
-        and Membership.objects.filter(organization=organization, code=code).exists()
+        and Membership.objects.filter(
+            organization_id=organization_id, code=code
+        ).exists()
     ):
         raise ValidationFailed.one("code", TAKEN_CODE)
     return code

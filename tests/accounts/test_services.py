@@ -275,3 +275,13 @@ def test_prune_keeps_keys_stopped_recently(organization, monkeypatch):
 
     assert api_keys_prune() == 0
     assert ApiKey.objects.filter(credential=credential).count() == 2
+
+
+def test_a_credential_cannot_be_narrowed_to_another_organizations_account(db):
+    from tests.accounts.factories import AccountFactory, OrganizationFactory
+
+    organization = OrganizationFactory()
+    foreign = AccountFactory()
+
+    with pytest.raises(ValueError, match="own organization"):
+        api_credential_issue(organization=organization, accounts=[foreign])
