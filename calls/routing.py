@@ -31,6 +31,24 @@ def agents_available(
     ]
 
 
+def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
+    """The agents of ``agents`` this transaction may offer a call to: their rows locked
+    (rows another setup holds are skipped) and, seen after the lock, still on no other leg.
+    Two calls set up at once never ring the same agent."""
+    ids = [agent.pk for agent in agents]
+    locked = set(
+        User.objects.select_for_update(skip_locked=True)
+        .filter(pk__in=ids)
+        .values_list("pk", flat=True)
+    )
+    busy = set(
+        CallAttempt.objects.filter(
+            agent_id__in=locked, ended_at__isnull=True, created_at__gte=at - BUSY_WINDOW
+        ).values_list("agent_id", flat=True)
+    )
+    return [agent for agent in agents if agent.pk in locked and agent.pk not in busy]
+
+
 def agents_on_duty(*, call: Call, at: datetime) -> bool:
     """Whether any agent who could take the call is in their schedule at ``at``, busy or not."""
     days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))

@@ -27,7 +27,7 @@ from calls.models import (
     NoAgentPolicy,
     RingMode,
 )
-from calls.routing import agents_available, agents_on_duty, next_opening
+from calls.routing import agents_available, agents_claim, agents_on_duty, next_opening
 from calls.telephony import provider_for, provider_named
 from calls.telephony.base import (
     AgentDial,
@@ -116,6 +116,10 @@ def call_setup(*, call_id: int) -> None:
             return
         config = dialing_settings(call.account_id)
         agents = agents_available(call=call, at=now)
+        if config.ring_mode == RingMode.SEQUENTIAL:
+            agents = _first_claimable(agents, now)
+        else:
+            agents = agents_claim(agents, at=now)
         if not agents:
             _no_agent_now(call, config, now)
             return
@@ -123,8 +127,7 @@ def call_setup(*, call_id: int) -> None:
         call.rounds += 1
         call.next_attempt_at = None
         call.save(update_fields=["status", "rounds", "next_attempt_at"])
-        offered = agents if config.ring_mode == RingMode.SIMULTANEOUS else agents[:1]
-        attempts = [_agent_attempt(call, agent) for agent in offered]
+        attempts = [_agent_attempt(call, agent) for agent in agents]
     for attempt in attempts:
         try:
             attempt_dial(attempt_id=attempt.pk)
@@ -345,8 +348,9 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
                 "agent_id", flat=True
             )
         )
-        following = agents_available(
-            call=call, at=timezone.now(), exclude={a for a in offered if a}
+        now = timezone.now()
+        following = _first_claimable(
+            agents_available(call=call, at=now, exclude={a for a in offered if a}), now
         )
         if following:
             attempt = _agent_attempt(call, following[0])
@@ -445,6 +449,14 @@ def _lead_missed(
 
 
 # --- shared steps ---------------------------------------------------------------------------------
+
+
+def _first_claimable(agents: list[User], now: datetime) -> list[User]:
+    """The first agent, in routing order, this transaction can claim (a list of one, or none)."""
+    for agent in agents:
+        if agents_claim([agent], at=now):
+            return [agent]
+    return []
 
 
 def _agent_attempt(call: Call, agent: User) -> CallAttempt:

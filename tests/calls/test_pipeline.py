@@ -420,3 +420,47 @@ def test_sweep_times_out_legs_the_provider_went_silent_on(world, account):
     world.run()
     call.refresh_from_db()
     assert call.status == CallStatus.ANSWER
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_calls_set_up_at_once_never_ring_the_same_agent(monkeypatch):
+    """Both setups see the one agent free; the row lock lets only one of them ring her."""
+    import threading
+
+    from django.db import connection
+
+    from calls import routing
+    from calls.telephony import simulator
+
+    account = AccountFactory()
+    agent(account, phone="+13035550140")
+    calls = [
+        Call.objects.create(account=account, phone=LEAD, received_at=timezone.now()) for _ in range(2)
+    ]
+    monkeypatch.setattr(simulator, "_at", lambda seconds, event: None)
+    monkeypatch.setattr(services, "_dispatch", lambda call_id, at=None: None)
+    both_looked = threading.Barrier(2)
+    looked_up = routing.agents_available
+
+    def available_then_wait(**kwargs):
+        found = looked_up(**kwargs)
+        both_looked.wait(timeout=10)
+        return found
+
+    monkeypatch.setattr(services, "agents_available", available_then_wait)
+
+    def setup(call):
+        try:
+            services.call_setup(call_id=call.pk)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=setup, args=(call,)) for call in calls]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+
+    assert CallAttempt.objects.filter(leg=Leg.AGENT).count() == 1
+    statuses = sorted(Call.objects.filter(pk__in=[c.pk for c in calls]).values_list("status", flat=True))
+    assert statuses == [CallStatus.DIALING, CallStatus.QUEUED]
