@@ -5,6 +5,9 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MANAGE := $(BIN)/python manage.py
 PYTEST_ARGS ?=
+# make run's simulated calls play at a tenth of real time, so a demo call ends within seconds.
+SIMULATOR_TIME_SCALE ?= 0.1
+export SIMULATOR_TIME_SCALE
 
 .DEFAULT_GOAL := help
 .PHONY: help install run worker beat test lint fmt bench migrate schema

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import secrets
 import sys
 import threading
@@ -226,7 +225,7 @@ def main() -> None:
                 "post_errors": poster.errors[:5],
                 "post_error_count": len(poster.errors),
                 "leads": rows,
-                "pid": os.getpid(),
+                "timeout": timeout,
             }
         )
     )
