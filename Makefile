@@ -7,7 +7,6 @@ MANAGE := $(BIN)/python manage.py
 PYTEST_ARGS ?=
 # make run's simulated calls play at a tenth of real time, so a demo call ends within seconds.
 SIMULATOR_TIME_SCALE ?= 0.1
-export SIMULATOR_TIME_SCALE
 
 .DEFAULT_GOAL := help
 .PHONY: help install run worker beat test lint fmt bench migrate schema
@@ -30,7 +29,7 @@ migrate: install ## Apply database migrations (embedded SQLite unless DATABASE_U
 run: migrate ## Serve API, admin and docs on :8000 with demo data, a worker and the scheduler
 	$(MANAGE) seed_demo
 	@echo "API, admin and docs on http://localhost:8000 (admin: /admin/, docs: /api/docs/). Ctrl-C stops everything."
-	@trap 'kill 0' EXIT INT TERM; \
+	@export SIMULATOR_TIME_SCALE=$(SIMULATOR_TIME_SCALE); trap 'kill 0' EXIT INT TERM; \
 	$(BIN)/celery -A config worker -B --schedule var/celerybeat-schedule --loglevel=INFO --concurrency=2 & \
 	GUNICORN_BIND=127.0.0.1:8000 GUNICORN_WORKERS=2 GUNICORN_THREADS=4 GUNICORN_RELOAD=1 \
 	$(BIN)/gunicorn -c config/gunicorn.py config.wsgi:application
