@@ -9,7 +9,7 @@ PYTEST_ARGS ?=
 SIMULATOR_TIME_SCALE ?= 0.1
 
 .DEFAULT_GOAL := help
-.PHONY: help install run worker beat test lint fmt bench migrate schema
+.PHONY: help install run worker test lint fmt bench migrate schema
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
