@@ -30,10 +30,10 @@ django.setup()
 
 from bench.adfdoc import lead_form  # noqa: E402
 from bench.celery_noop import NOOP_STARTED, _redis, bench_noop  # noqa: E402
-from calls.models import CallAttempt, Leg  # noqa: E402
+from calls.models import Call, CallAttempt, Leg  # noqa: E402
 from leads.models import Lead  # noqa: E402
 
-POLL = 0.05
+POLL = 0.2
 
 
 def paced(count: int, rate: float, clients: int, action: Callable[[int], None]) -> None:
@@ -189,6 +189,16 @@ def first_dials(lead_ids: list[int], timeout: float) -> list[dict[str, float | N
     return rows
 
 
+def settle(lead_ids: list[int], timeout: float) -> None:
+    """Until the calls of these leads have ended (the simulator has played them out), so
+    their events no longer hold up the worker."""
+    deadline = time.monotonic() + timeout
+    calls = Call.objects.filter(lead__pk__in=lead_ids)
+    while calls.filter(ended_at__isnull=True).exists() and time.monotonic() < deadline:
+        time.sleep(POLL)
+    time.sleep(0.5)  # the last events' follow-ups (recording, agent hang-up)
+
+
 def main() -> None:
     options = json.loads(sys.argv[1])
     count, rate, clients = options["count"], options["rate"], options["clients"]
@@ -204,6 +214,7 @@ def main() -> None:
     warm_noop = noop_latencies(5, 0, 1, timeout)
     paced(5, 0, 1, poster.post)
     warm = first_dials(poster.lead_ids, timeout)
+    settle(poster.lead_ids, timeout)
     poster.lead_ids.clear()
     poster.batch = secrets.token_hex(4)  # new prospect ids: none may be a duplicate
     started = time.perf_counter()

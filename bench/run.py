@@ -14,6 +14,11 @@ every figure printed next to a baseline measured in the same run:
 Tests never assert timings; this prints them. Every process started here is stopped at
 the end (also on Ctrl-C or an error); Redis db 15 is flushed before and after, and the
 bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates it).
+
+Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
+BENCH_PARTS (e.g. "3" or "2,4"; all by default), BENCH_DIAL_LEADS (200), BENCH_DIAL_RATE
+(leads/s, 10; 0 posts as fast as the clients go), BENCH_DIAL_CLIENTS (4), BENCH_DIAL_AGENTS
+(20), BENCH_DIAL_WAIT (s, 75), BENCH_CELERY_APP (the worker's -A, bench.celery_noop).
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import fcntl
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import statistics
@@ -49,10 +55,12 @@ REDIS_URL = "redis://127.0.0.1:6379/15"
 SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
 SAMPLES = ROOT.parent / "shared" / "adf-samples"
 # Part 4: how many leads, how many posting clients, and the arrival rate (leads/s, 0: as
-# fast as the clients go); agents on the dialing account.
+# fast as the clients go); agents on the dialing account. Paced, because an unpaced burst
+# (4 clients post ~75 leads/s) measures agent availability, not latency: 20 agents take
+# 20 calls at a time and a call that finds none waits agent_round_pause_seconds (60 s).
 DIAL_LEADS = int(os.environ.get("BENCH_DIAL_LEADS", "200"))
 DIAL_CLIENTS = int(os.environ.get("BENCH_DIAL_CLIENTS", "4"))
-DIAL_RATE = float(os.environ.get("BENCH_DIAL_RATE", "5"))
+DIAL_RATE = float(os.environ.get("BENCH_DIAL_RATE", "10"))
 DIAL_AGENTS = int(os.environ.get("BENCH_DIAL_AGENTS", "20"))
 # The worker's Celery app: the service's app plus the no-op task (see bench/celery_noop.py).
 CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
@@ -199,6 +207,9 @@ class Processes:
             # Children a stopped master left behind (its session is its pid).
             _signal_group(process, signal.SIGKILL)
         self.running.clear()
+
+    def discard_logs(self) -> None:
+        shutil.rmtree(self.logs, ignore_errors=True)
 
 
 def _signal_group(process: subprocess.Popen, sig: int) -> None:
@@ -352,6 +363,8 @@ def dial_details(dial: dict) -> list[str]:
         f"{len(firsts)} first dials seen, {dial['post_error_count']} failed posts; "
         f"{len(dial['noop'])} no-op tasks in {dial['noop_seconds']:.1f} s",
     ]
+    if not dial["warm_ok"]:
+        lines.append("  the warm-up (5 no-op tasks, 5 leads) did not complete in time")
     if dial["post_errors"]:
         lines.append(f"  first failed posts: {dial['post_errors']}")
     for key, label in (
@@ -506,8 +519,11 @@ def main() -> None:
             dial_rows_, dial_details_ = measure_dialing(port, env, seed, processes)
             rows += dial_rows_
             details += dial_details_
+        processes.stop_all()
+        processes.discard_logs()  # kept, and named in the error, when something failed
     except subprocess.CalledProcessError as error:
         print(error.stderr or "", file=sys.stderr)
+        print(f"server and worker logs: {processes.logs}", file=sys.stderr)
         raise
     finally:
         step("stopping gunicorn and the worker; flushing Redis db 15")
@@ -518,6 +534,9 @@ def main() -> None:
 
     print()
     print_table(rows)
+    print(
+        "Ratio: figure / baseline. Throughput: higher is better; latency and parse time: lower is better."
+    )
     print()
     print("Details:")
     for line in details:
@@ -533,4 +552,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        print("interrupted; everything started here was stopped", file=sys.stderr)
+        sys.exit(130)
