@@ -63,6 +63,8 @@ EVENT_OUTCOME = {
 PROMPT = "Press 1 to be connected."
 TAKEN = "Another agent has taken this call. Goodbye."
 LONGEST_CALL = timedelta(hours=4)
+# Agents on duty but all on calls: look again this soon (a call ends at any moment).
+BUSY_RECHECK = timedelta(seconds=5)
 # Retries due within this are handed to the broker with a countdown; later ones to the sweep.
 HELD_BY_BROKER = timedelta(minutes=2)
 
@@ -373,7 +375,7 @@ def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
     if config.no_agent_policy == NoAgentPolicy.END:
         _finish(call, CallStatus.NOAGENT)
     elif agents_on_duty(call=call, at=now):
-        _requeue(call, now + timedelta(seconds=config.agent_round_pause_seconds))
+        _requeue(call, now + BUSY_RECHECK)
     elif (opening := next_opening(call=call, after=now)) is not None:
         _requeue(call, opening)
     else:

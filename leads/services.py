@@ -19,7 +19,7 @@ from django.db.models import Prefetch, Q
 from django.utils import timezone
 
 from accounts.models import Account, ApiCredential
-from accounts.selectors import credential_account_ids
+from accounts.selectors import credential_reaches
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
 from leads.adf import AdfError, ParsedLead, parse_adf
@@ -46,6 +46,28 @@ RECEIVED_NO_PHONE = (
     "Lead received successfully. It has no usable phone number, so no call was set up."
 )
 TOO_LARGE = "The XML document is larger than 1 MiB."
+# What processing sets on a stored lead.
+PROCESSED_FIELDS = [
+    "parsed",
+    "vendor_id",
+    "vendor_name",
+    "prospect_id",
+    "prospect_source",
+    "account",
+    "is_test",
+    "matched_rule",
+    "whisper",
+    "call_notes",
+    "dedupe_key",
+    "duplicate_of",
+    "call",
+    "outcome",
+    "reason",
+    "response_status",
+    "response_body",
+    "processed_at",
+    "processing_ms",
+]
 # A document is one lead or a few; thousands of prospects in one request is an attack.
 MAX_PROSPECTS = 50
 
@@ -180,17 +202,14 @@ def vendor_account(*, credential: ApiCredential, parsed: ParsedLead) -> Account 
         VendorRegistration.objects.select_related("account")
         .filter(
             match,
+            credential_reaches(credential),
             organization_id=credential.organization_id,
             is_active=True,
             account__is_active=True,
         )
         .first()
     )
-    if registration is None or registration.account_id not in credential_account_ids(
-        credential=credential
-    ):
-        return None
-    return registration.account
+    return registration.account if registration else None
 
 
 def account_rules(*, account: Account) -> list[ParsingRule]:
@@ -352,7 +371,7 @@ def _finish(
     lead.response_status, lead.response_body = status, body
     lead.processed_at = timezone.now()
     lead.processing_ms = (time.perf_counter() - started) * 1000 if started else None
-    lead.save()
+    lead.save(update_fields=PROCESSED_FIELDS)  # never rewrites the raw document
     return Answer(status, body)
 
 

@@ -202,6 +202,10 @@ else:
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Keep a worker's database connection across tasks (Celery closes it after every task
+# otherwise: a new PostgreSQL connection per task); CONN_MAX_AGE and health checks still
+# apply, through close_old_connections around each task (config/celery.py).
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 240
 CELERY_TASK_SERIALIZER = "json"

@@ -1279,7 +1279,7 @@ def test_third_request_in_a_minute_is_rate_limited(intake, settings):
 def test_accepted_lead_pins_its_query_count(intake, django_assert_max_num_queries):
     xml = document()
 
-    with django_assert_max_num_queries(12):
+    with django_assert_max_num_queries(10):
         response = post_lead(intake, xml)
 
     assert response.json() == accepted(only_lead().pk)
