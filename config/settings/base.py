@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "calls",
     "scoring",
     "clicktocall",
+    "demo",
 ]
 
 MIDDLEWARE = [

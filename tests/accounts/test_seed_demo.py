@@ -251,7 +251,7 @@ def record_step(demo) -> None:
 
 
 def test_later_apps_add_steps_that_see_the_demo_and_shape_the_output(monkeypatch):
-    from accounts.management.commands import seed_demo as command
+    from demo.management.commands import seed_demo as command
 
     monkeypatch.setattr(
         command, "SEED_STEPS", ["tests.accounts.test_seed_demo.record_step"]

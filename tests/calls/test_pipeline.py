@@ -435,7 +435,8 @@ def test_two_calls_set_up_at_once_never_ring_the_same_agent(monkeypatch):
     account = AccountFactory()
     agent(account, phone="+13035550140")
     calls = [
-        Call.objects.create(account=account, phone=LEAD, received_at=timezone.now()) for _ in range(2)
+        Call.objects.create(account=account, phone=LEAD, received_at=timezone.now())
+        for _ in range(2)
     ]
     monkeypatch.setattr(simulator, "_at", lambda seconds, event: None)
     monkeypatch.setattr(services, "_dispatch", lambda call_id, at=None: None)
@@ -462,5 +463,9 @@ def test_two_calls_set_up_at_once_never_ring_the_same_agent(monkeypatch):
         thread.join(timeout=30)
 
     assert CallAttempt.objects.filter(leg=Leg.AGENT).count() == 1
-    statuses = sorted(Call.objects.filter(pk__in=[c.pk for c in calls]).values_list("status", flat=True))
+    statuses = sorted(
+        Call.objects.filter(pk__in=[c.pk for c in calls]).values_list(
+            "status", flat=True
+        )
+    )
     assert statuses == [CallStatus.DIALING, CallStatus.QUEUED]

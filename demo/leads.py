@@ -20,7 +20,7 @@ from leads.models import (
 )
 
 if TYPE_CHECKING:
-    from accounts.management.commands.seed_demo import DemoAccount, DemoData
+    from demo.management.commands.seed_demo import DemoAccount, DemoData
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ from leads.compose import compose_call_notes, compose_whisper
 from users.models import User
 
 if TYPE_CHECKING:
-    from accounts.management.commands.seed_demo import DemoAccount, DemoData
+    from demo.management.commands.seed_demo import DemoAccount, DemoData
 
 CALLS_PER_ACCOUNT = 25
 PAST_DAYS = 30

@@ -36,15 +36,10 @@ from accounts.services import (
 from users.models import User
 from users.services import user_create
 
-# Extension point: the demo data of later issues. Each entry is the dotted path of a function
-# ``seed_demo(demo: DemoData) -> None`` in the app that owns the data (e.g. "leads.demo.seed_demo"),
-# listed in dependency order. Steps run after everything below exists, in the same transaction,
-# and must be safe to run again like the rest. Still to come (CONTRACT.md):
-#   leads   - a vendor registration per account (with DemoAccount.vendor_id / vendor_name) and
-#             the parsing rules the contract lists;
-#   calls   - at least 25 past calls per account spread over the 30 days before today;
-#   scoring - scores for most of those calls.
-SEED_STEPS: list[str] = ["leads.seed.seed_demo", "calls.seed.seed_demo"]
+# The demo data of each app, one module per app in this package, run in dependency order
+# after the organizations, accounts and users above exist, in the same transaction; each is
+# safe to run again. Scoring (a later issue) adds scores to most past calls here.
+SEED_STEPS: list[str] = ["demo.leads.seed_demo", "demo.calls.seed_demo"]
 
 TEAMS = ("Sales", "Service")
 ADMIN_USERNAME = "admin"
