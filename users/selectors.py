@@ -48,32 +48,23 @@ def users_in(*, organization_id: int) -> QuerySet[User]:
 
 def user_get_visible(*, credential: ApiCredential, user_id: int) -> User:
     """A user of the credential's organization, else 404 "User not found"."""
-    user = (
-        users_in(organization_id=credential.organization_id).filter(pk=user_id).first()
-    )
-    if user is None:
-        raise NotFound(USER_NOT_FOUND)
-    return user
+    return _first_user(credential.organization_id, pk=user_id)
 
 
 def user_find_by_email(*, organization: Organization, email: str) -> User:
     """The organization's (oldest) user with this email address, compared case-insensitively."""
-    user = (
-        users_in(organization_id=organization.pk)
-        .filter(email__iexact=email)
-        .order_by("id")
-        .first()
-    )
-    if user is None:
-        raise NotFound(USER_NOT_FOUND)
-    return user
+    return _first_user(organization.pk, email__iexact=email)
 
 
 def user_find_by_phone(*, organization: Organization, phone_number: str) -> User:
     """The organization's (oldest) user with this E.164 phone number."""
+    return _first_user(organization.pk, phone_number=phone_number)
+
+
+def _first_user(organization_id: int, **lookup: object) -> User:
     user = (
-        users_in(organization_id=organization.pk)
-        .filter(phone_number=phone_number)
+        users_in(organization_id=organization_id)
+        .filter(**lookup)
         .order_by("id")
         .first()
     )
