@@ -36,6 +36,19 @@ def _permission_templates(request):
 
 
 @pytest.fixture
+def one_window(monkeypatch):
+    """Every request of the test falls in the same rate-limit window, 20 s before its end,
+    so a test near a minute boundary cannot see its counter reset."""
+    from types import SimpleNamespace
+
+    from config import throttling
+
+    monkeypatch.setattr(
+        throttling, "time", SimpleNamespace(time=lambda: 60.0 * 1000 + 40)
+    )
+
+
+@pytest.fixture
 def api_client() -> APIClient:
     return APIClient()
 

@@ -1,14 +1,12 @@
 """Click-to-call (interface D) through HTTP: bodies compared whole, the queued call checked after."""
 
 from datetime import timedelta
-from types import SimpleNamespace
 
 import pytest
 from django.utils import timezone
 
 from accounts.services import api_credential_revoke, api_key_rotate
 from calls.models import Call, CallOrigin, CallStatus
-from config import throttling
 from tests.accounts.factories import AccountFactory, issue_credential
 from tests.users.factories import UserFactory
 
@@ -628,14 +626,6 @@ def test_get_is_not_allowed(api_client, tenant):
 
 
 # --- rate limits and isolation ----------------------------------------------------------------
-
-
-@pytest.fixture
-def one_window(monkeypatch):
-    """Every request of the test falls in the same rate-limit window, 20 s before its end."""
-    monkeypatch.setattr(
-        throttling, "time", SimpleNamespace(time=lambda: 60.0 * 1000 + 40)
-    )
 
 
 def test_rate_limit_answers_429_with_retry_after(

@@ -1254,7 +1254,7 @@ def test_blank_prospect_id_is_refused_with_422(intake):
 # --- rate limit and query count ---------------------------------------------------------------
 
 
-def test_third_request_in_a_minute_is_rate_limited(intake, settings):
+def test_third_request_in_a_minute_is_rate_limited(intake, settings, one_window):
     settings.API_RATE_LIMITS = {**settings.API_RATE_LIMITS, "leads": "2/min"}
     if time.time() % 60 > 55:  # keep the three requests inside one counting window
         time.sleep(60 - time.time() % 60 + 0.1)

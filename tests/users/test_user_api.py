@@ -545,7 +545,7 @@ def test_a_rotated_key_works_until_its_grace_ends_and_a_revoked_one_stops_at_onc
     )
 
 
-def test_rate_limit_answers_429_with_retry_after(tenant, settings):
+def test_rate_limit_answers_429_with_retry_after(tenant, settings, one_window):
     settings.API_RATE_LIMITS = {**settings.API_RATE_LIMITS, "users": "3/min"}
     url = f"/api/users/find/available-user-code?organizationId={tenant.organization.pk}"
     client = tenant.client()
@@ -562,7 +562,9 @@ def test_rate_limit_answers_429_with_retry_after(tenant, settings):
     assert 1 <= int(limited["Retry-After"]) <= 60
 
 
-def test_rate_limit_counts_each_credential_separately(tenant, other_tenant, settings):
+def test_rate_limit_counts_each_credential_separately(
+    tenant, other_tenant, settings, one_window
+):
     settings.API_RATE_LIMITS = {**settings.API_RATE_LIMITS, "users": "1/min"}
     url = "/api/users/find/available-user-code?organizationId={}"
 
