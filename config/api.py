@@ -81,6 +81,11 @@ class UnsupportedMediaType(ApiError):
     default_message = "Unsupported content type."
 
 
+class InternalError(ApiError):
+    status = 500
+    default_message = "Something went wrong on our side. The request can be retried."
+
+
 class ValidationFailed(ApiError):
     status = 422
     default_message = INVALID_DATA

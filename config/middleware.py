@@ -1,12 +1,14 @@
-"""Refuse oversized API bodies before anything reads them."""
+"""Refuse oversized API bodies before anything reads them; answer API crashes in the
+interface's shape."""
 
 from collections.abc import Callable
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
+from django.views import defaults
 
-from config.api import ENVELOPE, PayloadTooLarge, error_response
+from config.api import ENVELOPE, InternalError, PayloadTooLarge, error_response
 
 
 class RequestSizeLimitMiddleware:
@@ -20,6 +22,13 @@ class RequestSizeLimitMiddleware:
         ):
             return error_response(_error_shape(request.path_info), PayloadTooLarge())
         return self.get_response(request)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """``handler500``: an API caller gets JSON in its interface's shape, a person the page."""
+    if request.path_info.startswith("/api/"):
+        return error_response(_error_shape(request.path_info), InternalError())
+    return defaults.server_error(request)
 
 
 def _content_length(request: HttpRequest) -> int:

@@ -103,3 +103,36 @@ def test_the_docs_page_serves_without_a_cdn(client):
 
     assert response.status_code == 200
     assert b"cdn" not in response.content.lower()
+
+
+@pytest.mark.django_db
+def test_an_unexpected_error_is_answered_in_the_interfaces_shape(monkeypatch):
+    from rest_framework.test import APIClient
+
+    from leads import apis as lead_apis
+    from tests.conftest import Tenant
+    from users import apis as user_apis
+
+    def explode(**kwargs):
+        raise RuntimeError("a bug, not bad input")
+
+    monkeypatch.setattr(user_apis, "user_get_visible", explode)
+    monkeypatch.setattr(lead_apis, "lead_receive", explode)
+    tenant = Tenant()
+    client = tenant.client()
+    client.raise_request_exception = False
+    plain = APIClient()
+    plain.raise_request_exception = False
+
+    users = client.get("/api/users/1")
+    leads = plain.post("/api/nl", {"xml": "<adf/>", **tenant.headers})
+
+    assert users.status_code == leads.status_code == 500
+    assert users.json() == {
+        "success": False,
+        "message": "Something went wrong on our side. The request can be retried.",
+    }
+    assert leads.json() == {
+        "reason": "Something went wrong on our side. The request can be retried."
+    }
+    assert b"RuntimeError" not in users.content + leads.content
