@@ -64,11 +64,11 @@ def credential_reaches(
 
 def credential_account_ids(*, credential: ApiCredential) -> set[int]:
     """Accounts a credential reaches: its narrowed list, else every account of its organization."""
-    narrowed = set(credential.accounts.values_list("id", flat=True))
-    if narrowed:
-        return narrowed
+    reached = Account.objects.filter(
+        credential_reaches(credential, account_id_field="pk")
+    )
     return set(
-        Account.objects.filter(organization_id=credential.organization_id).values_list(
+        reached.filter(organization_id=credential.organization_id).values_list(
             "id", flat=True
         )
     )

@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
-import phonenumbers
-from django.db import transaction
-from django.db.models import QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import (
     OpenApiResponse,
@@ -25,18 +22,17 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from accounts.authentication import credential_of
 from accounts.models import Account, ApiCredential
-from accounts.selectors import credential_account_ids
-from calls.models import CallOrigin
-from calls.services import call_queue
 from clicktocall.authentication import ClickToCallKeyAuthentication
+from clicktocall.selectors import account_reachable, agent_by_id_or_code, agent_by_phone
+from clicktocall.services import click_to_call_queue
 from config import validation as v
-from config.api import ENVELOPE, Forbidden, ValidationFailed
+from config.api import ENVELOPE, Forbidden, json_object
+from config.phones import to_e164
 from config.throttling import CredentialRateThrottle
 from users.models import User
-from users.selectors import format_code
 
-SOURCE = "Click to Call"
 CALL_INITIATED = "Call initiated"
 UNAUTHORIZED_ACCOUNT = "Unauthorized for this account"
 USER_REQUIRED = (
@@ -44,11 +40,8 @@ USER_REQUIRED = (
 )
 SELECTED_INVALID = "The selected {attribute} is invalid."
 NO_PHONE = "The selected {attribute} has no phone number to call."
-BAD_PHONE = "The {attribute} must be a valid phone number, in E.164 or the account country's national format."
-
 _DIGITS = re.compile(r"[0-9]+")
-_MAX_ID = 2**63 - 1  # BigAutoField
-_MAX_CODE_DIGITS = 10  # Membership.code
+BAD_PHONE = "The {attribute} must be a valid phone number, in E.164 or the account country's national format."
 
 
 # --- input ---------------------------------------------------------------------------------
@@ -161,7 +154,7 @@ class ClickToCallInput(v.Serializer):
     def validate_user_phone_number(self, value: str | None) -> User | None:
         if not value or self.account is None:
             return None
-        phone = national_or_e164(value, region=_region(self.account))
+        phone = national_or_e164(value, account=self.account)
         if _present(self.initial_data.get("user_id")):
             return None  # user_id names the agent; the phone number only has to be one
         agent = agent_by_phone(account=self.account, phone_number=phone)
@@ -172,7 +165,7 @@ class ClickToCallInput(v.Serializer):
     def validate_customer_phone_number(self, value: str) -> str:
         if self.account is None:
             return value
-        return national_or_e164(value, region=_region(self.account))
+        return national_or_e164(value, account=self.account)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         return {
@@ -184,84 +177,32 @@ class ClickToCallInput(v.Serializer):
         }
 
 
-def _region(account: Account) -> str:
-    """The account's country code ("US"), the region national numbers are read in."""
-    return str(account.country)
-
-
 def _present(value: Any) -> bool:
     return value is not None and not (isinstance(value, str) and not value.strip())
 
 
-def national_or_e164(value: str, *, region: str) -> str:
-    """A phone number in E.164 or in ``region``'s national format, as E.164; else a validation error."""
-    try:
-        number = phonenumbers.parse(value, region)
-    except phonenumbers.NumberParseException:
-        number = None
-    if number is None or not phonenumbers.is_valid_number(number):
+def national_or_e164(value: str, *, account: Account) -> str:
+    """A phone number in E.164 or the account country's national format, as E.164."""
+    number = to_e164(value, account.country_code)
+    if number is None:
         raise serializers.ValidationError(BAD_PHONE)
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+    return number
 
 
-# --- lookups -----------------------------------------------------------------------------------
-
-
-def account_in_scope(*, credential: ApiCredential, raw: Any) -> Account | None:
+def _account_in_scope(credential: ApiCredential, raw: Any) -> Account | None:
     """The active account ``raw`` names when the credential reaches it; 403 when it does not
     (or does not exist); ``None`` when ``raw`` is malformed, which validation then reports."""
     try:
         account_id = TextInteger(min_value=1).run_validation(raw)
     except serializers.ValidationError:
         return None
-    account = (
-        Account.objects.filter(pk=account_id, is_active=True).first()
-        if account_id in credential_account_ids(credential=credential)
-        else None
-    )
+    account = account_reachable(credential=credential, account_id=account_id)
     if account is None:
         raise Forbidden(UNAUTHORIZED_ACCOUNT)
     return account
 
 
-def _agents(account: Account) -> QuerySet[User]:
-    return User.objects.filter(accounts=account, is_active=True).order_by("pk")
-
-
-def agent_by_id_or_code(*, account: Account, user_id: str) -> User | None:
-    """An active user of the account whose id is ``user_id``, failing that whose code in the
-    account's organization is. Leading zeros mark a code: "0012" is never user 12."""
-    if not _DIGITS.fullmatch(user_id):
-        return None
-    number = int(user_id)
-    if str(number) == user_id and number <= _MAX_ID:
-        agent = _agents(account).filter(pk=number).first()
-        if agent is not None:
-            return agent
-    if len(str(number)) > _MAX_CODE_DIGITS:
-        return None
-    return (
-        _agents(account)
-        .filter(
-            memberships__organization_id=account.organization_id,
-            memberships__code__in={format_code(number), user_id},
-        )
-        .first()
-    )
-
-
-def agent_by_phone(*, account: Account, phone_number: str) -> User | None:
-    """The (oldest) active user of the account with this E.164 phone number."""
-    return _agents(account).filter(phone_number=phone_number).first()
-
-
 # --- view --------------------------------------------------------------------------------------
-
-
-def _json_object(request: Request) -> dict[str, Any]:
-    if not isinstance(request.data, dict):
-        raise ValidationFailed.one("body", "The request body must be a JSON object.")
-    return request.data
 
 
 ERROR = inline_serializer(
@@ -312,23 +253,19 @@ class ClickToCallApi(APIView):
     )
     def post(self, request: Request) -> Response:
         received_at = timezone.now()
-        body = _json_object(request)
-        credential = cast(ApiCredential, request.auth)
-        account = account_in_scope(credential=credential, raw=body.get("account_id"))
+        body = json_object(request)
+        account = _account_in_scope(credential_of(request), body.get("account_id"))
         serializer = ClickToCallInput(data=body, context={"account": account})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
-        with transaction.atomic():
-            call = call_queue(
-                account=data["account"],
-                phone=data["phone"],
-                received_at=received_at,
-                origin=CallOrigin.CLICK_TO_CALL,
-                requested_agent=data["agent"],
-                first_name=data["first_name"],
-                last_name=data["last_name"],
-                source=SOURCE,
-            )
+        call = click_to_call_queue(
+            account=data["account"],
+            agent=data["agent"],
+            phone=data["phone"],
+            first_name=data["first_name"],
+            last_name=data["last_name"],
+            received_at=received_at,
+        )
         return Response(
             {"success": True, "message": CALL_INITIATED, "callId": call.pk},
             status=201,

@@ -111,6 +111,13 @@ class RateLimited(ApiError):
         return {"Retry-After": str(self.retry_after)}
 
 
+def json_object(request: Any) -> dict[str, Any]:
+    """The request's JSON body, which must be an object; else the validation shape on ``body``."""
+    if not isinstance(request.data, dict):
+        raise ValidationFailed.one("body", "The request body must be a JSON object.")
+    return request.data
+
+
 def error_body(shape: str, error: ApiError) -> dict[str, Any]:
     """The body of ``error`` in an interface's shape."""
     if shape == REASON:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-import phonenumbers
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch, Q
 from django.utils import timezone
@@ -22,6 +21,7 @@ from accounts.models import Account, ApiCredential
 from accounts.selectors import credential_reaches
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
+from config.phones import to_e164
 from leads.adf import AdfError, ParsedLead, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
 from leads.models import (
@@ -230,14 +230,9 @@ def lead_phone(parsed: ParsedLead, account: Account) -> str:
     for phone in parsed.customer.phones:
         if phone.type.lower() in ("fax", "pager"):
             continue
-        try:
-            number = phonenumbers.parse(phone.number, account.country_code)
-        except phonenumbers.NumberParseException:
-            continue
-        if phonenumbers.is_valid_number(number):
-            return phonenumbers.format_number(
-                number, phonenumbers.PhoneNumberFormat.E164
-            )
+        number = to_e164(phone.number, account.country_code)
+        if number:
+            return number
     return ""
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import phonenumbers
 from django.conf import settings
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -22,7 +21,8 @@ from accounts.authentication import ApiUserKeyAuthentication, credential_of
 from accounts.models import ApiCredential, Organization
 from accounts.schedules import WEEKDAYS, schedule_as_dict, timezone_names
 from config import validation as v
-from config.api import ValidationFailed, envelope
+from config.api import envelope, json_object
+from config.phones import to_e164
 from config.throttling import CredentialRateThrottle
 from users.models import User
 from users.passwords import MESSAGE as PASSWORD_MESSAGE
@@ -214,26 +214,17 @@ class UserUpdateInput(UserCreateInput):
 
 def e164(value: str) -> str:
     """A phone number in E.164, or a validation error naming the member."""
-    try:
-        number = phonenumbers.parse(value, None)
-    except phonenumbers.NumberParseException:
-        number = None
-    if number is None or not phonenumbers.is_valid_number(number):
+    number = to_e164(value)
+    if number is None:
         raise serializers.ValidationError(
             "The {attribute} must be a valid phone number in E.164 format, e.g. +13035550100."
         )
-    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+    return number
 
 
 def _validated(serializer: serializers.Serializer) -> dict[str, Any]:
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
-
-
-def _json_object(request: Request) -> dict[str, Any]:
-    if not isinstance(request.data, dict):
-        raise ValidationFailed.one("body", "The request body must be a JSON object.")
-    return request.data
 
 
 def _authorize_organization(credential: ApiCredential, raw: Any) -> None:
@@ -346,7 +337,7 @@ class UserCreateApi(UserApi):
         responses={201: USER_ENVELOPE, **ERRORS},
     )
     def post(self, request: Request) -> Response:
-        body = _json_object(request)
+        body = json_object(request)
         _authorize_organization(credential_of(request), body.get("organizationId"))
         data = _validated(UserCreateInput(data=body))
         organization = organization_for_credential(
@@ -380,7 +371,7 @@ class UserDetailApi(UserApi):
     )
     def put(self, request: Request, user_id: int) -> Response:
         user = user_get_visible(credential=credential_of(request), user_id=user_id)
-        body = _json_object(request)
+        body = json_object(request)
         _authorize_organization(credential_of(request), body.get("organizationId"))
         data = _validated(UserUpdateInput(data=body))
         organization = organization_for_credential(

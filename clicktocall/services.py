@@ -1,0 +1,37 @@
+"""Click-to-call's one write: hand the request to the call pipeline."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from django.db import transaction
+
+from accounts.models import Account
+from calls.models import Call, CallOrigin
+from calls.services import call_queue
+from users.models import User
+
+SOURCE = "Click to Call"
+
+
+@transaction.atomic
+def click_to_call_queue(
+    *,
+    account: Account,
+    agent: User,
+    phone: str,
+    first_name: str,
+    last_name: str,
+    received_at: datetime,
+) -> Call:
+    """Queue a call offered to ``agent`` first; on press 1 the customer at ``phone`` is dialed."""
+    return call_queue(
+        account=account,
+        phone=phone,
+        received_at=received_at,
+        origin=CallOrigin.CLICK_TO_CALL,
+        requested_agent=agent,
+        first_name=first_name,
+        last_name=last_name,
+        source=SOURCE,
+    )
