@@ -30,7 +30,7 @@ def _permission_templates(request):
         yield
         return
     request.getfixturevalue("transactional_db" if transactional else "db")
-    for name in ("Agent", "Manager", "Global Manager"):
+    for name in ("Agent", "Manager", "Global Manager", "Scorer"):
         Group.objects.get_or_create(name=name)
     yield
 

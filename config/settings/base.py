@@ -236,6 +236,8 @@ TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
 # A dialed leg the provider says nothing about for this long is taken as lost (no answer).
 CALLS_LOST_AFTER_SECONDS = env.int("CALLS_LOST_AFTER_SECONDS", default=90)
 SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=1.0)
+# How long "score next" holds a call for one scorer before it returns to the queue.
+SCORING_CLAIM_SECONDS = env.int("SCORING_CLAIM_SECONDS", default=300)
 TWILIO_ACCOUNT_SID = env("TWILIO_ACCOUNT_SID", default="")
 TWILIO_AUTH_TOKEN = env("TWILIO_AUTH_TOKEN", default="")
 # Tests point the official client at a local server that speaks Twilio's REST shapes.

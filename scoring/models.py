@@ -1,0 +1,230 @@
+"""Scorecards, scores, coaching and their revisions, and scorers' claims on calls.
+
+A score keeps the category names and points it was scored under (``category_names``,
+``category_points``): editing a scorecard later never rewrites a scored call.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from accounts.models import Account
+from calls.models import Call
+
+CATEGORY_SLOTS = 10
+# Column widths of the scored call record (part 2.3): VARCHAR(45), TEXT, MEDIUMTEXT.
+SHORT = 45
+TEXT = 65_535
+MEDIUMTEXT = 16_777_215
+
+
+class Scorecard(models.Model):
+    """What an account's calls are scored on: ten category slots and the lists scorers pick from."""
+
+    account = models.OneToOneField(
+        Account, on_delete=models.CASCADE, related_name="scorecard"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["account__name", "id"]
+
+    def __str__(self) -> str:
+        return f"Scorecard of {self.account}"
+
+
+class ScorecardCategory(models.Model):
+    """One of the ten slots; a slot without a name is unused."""
+
+    scorecard = models.ForeignKey(
+        Scorecard, on_delete=models.CASCADE, related_name="categories"
+    )
+    slot = models.PositiveSmallIntegerField()
+    name = models.CharField(max_length=256, blank=True)
+    guidance = models.TextField(
+        blank=True, help_text="What the scorer listens for before applying it."
+    )
+    points = models.PositiveSmallIntegerField(
+        default=1, help_text="The category's weight."
+    )
+
+    class Meta:
+        ordering = ["scorecard_id", "slot"]
+        verbose_name_plural = "categories"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scorecard", "slot"], name="scorecard_slot_unique"
+            ),
+            models.CheckConstraint(
+                condition=Q(slot__gte=1, slot__lte=CATEGORY_SLOTS),
+                name="scorecard_slot_in_range",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.slot}. {self.name or '(unused)'}"
+
+
+class ChoiceKind(models.TextChoices):
+    CALL_END = "call_end", "Call-end reason"
+    ALERT = "alert", "Alert tag"
+    DEPARTMENT = "department", "Department"
+
+
+class ScorecardChoice(models.Model):
+    """An entry of one of the account's lists: call-end reasons, alert tags, departments."""
+
+    scorecard = models.ForeignKey(
+        Scorecard, on_delete=models.CASCADE, related_name="choices"
+    )
+    kind = models.CharField(max_length=16, choices=ChoiceKind.choices)
+    name = models.CharField(max_length=SHORT)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["scorecard_id", "kind", "position", "name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scorecard", "kind", "name"], name="scorecard_choice_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class LeadType(models.TextChoices):
+    NEW = "New"
+    USED = "Used"
+
+
+class Score(models.Model):
+    """The one score of an answered call, with its coaching."""
+
+    call = models.OneToOneField(Call, on_delete=models.CASCADE, related_name="score")
+    scorer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="scores",
+    )
+    # scoredAgent and transcibedBy: the scorer's full name when the call was scored.
+    scorer_name = models.CharField(max_length=SHORT, blank=True)
+    scored_at = models.DateTimeField()
+    updated_at = models.DateTimeField(auto_now=True)
+    # The scorecard as it was: ten names (None for an unused slot) and ten points.
+    category_names = models.JSONField(default=list)
+    category_points = models.JSONField(default=list)
+    cat1 = models.BooleanField(default=False)
+    cat2 = models.BooleanField(default=False)
+    cat3 = models.BooleanField(default=False)
+    cat4 = models.BooleanField(default=False)
+    cat5 = models.BooleanField(default=False)
+    cat6 = models.BooleanField(default=False)
+    cat7 = models.BooleanField(default=False)
+    cat8 = models.BooleanField(default=False)
+    cat9 = models.BooleanField(default=False)
+    cat10 = models.BooleanField(default=False)
+    wow = models.BooleanField(default=False)
+    first_name = models.CharField(max_length=SHORT, blank=True)
+    last_name = models.CharField(max_length=SHORT, blank=True)
+    alt_phone = models.CharField(max_length=SHORT, blank=True)
+    email = models.CharField(max_length=SHORT, blank=True)
+    department = models.CharField(max_length=SHORT, blank=True)
+    notes = models.TextField(max_length=TEXT, blank=True)
+    appointment_date = models.DateField(null=True, blank=True)
+    appointment_time = models.TimeField(null=True, blank=True)
+    call_end = models.CharField(max_length=SHORT, blank=True)
+    alert = models.CharField(
+        max_length=SHORT, blank=True, help_text="Alert tags, separated by commas."
+    )
+    current_make = models.CharField(max_length=SHORT, blank=True)
+    current_model = models.CharField(max_length=SHORT, blank=True)
+    current_year = models.CharField(max_length=SHORT, blank=True)
+    current_registration = models.TextField(max_length=MEDIUMTEXT, blank=True)
+    current_summary = models.TextField(max_length=TEXT, blank=True)
+    called_on_make = models.CharField(max_length=SHORT, blank=True)
+    called_on_model = models.CharField(max_length=SHORT, blank=True)
+    called_on_year = models.CharField(max_length=SHORT, blank=True)
+    called_on_registration = models.TextField(max_length=MEDIUMTEXT, blank=True)
+    called_on_summary = models.TextField(max_length=TEXT, blank=True)
+    lead_type = models.CharField(max_length=SHORT, blank=True, choices=LeadType.choices)
+    # Coaching, by a manager of the account; the agent reads it.
+    coach_notes = models.TextField(max_length=TEXT, blank=True)
+    coach = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="coached_scores",
+    )
+    coached_by = models.CharField(max_length=SHORT, blank=True)
+    coached_at = models.DateTimeField(null=True, blank=True)
+    coaching_read_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-scored_at", "-id"]
+        indexes = [models.Index(fields=["scorer", "scored_at"])]
+
+    def __str__(self) -> str:
+        return f"Score of call {self.call_id}"
+
+    @property
+    def applied(self) -> list[bool]:
+        return [getattr(self, f"cat{slot}") for slot in range(1, CATEGORY_SLOTS + 1)]
+
+    @property
+    def points(self) -> int:
+        """Points earned: the weights of the applied categories."""
+        weights = list(self.category_points) + [0] * CATEGORY_SLOTS
+        return sum(w for w, on in zip(weights, self.applied, strict=False) if on)
+
+
+class RevisionKind(models.TextChoices):
+    SCORE = "score", "Score"
+    COACHING = "coaching", "Coaching"
+
+
+class ScoreRevision(models.Model):
+    """One change to a score or its coaching: who, when, and each member's old and new value."""
+
+    score = models.ForeignKey(Score, on_delete=models.CASCADE, related_name="revisions")
+    kind = models.CharField(max_length=16, choices=RevisionKind.choices)
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    changed_by_name = models.CharField(max_length=150, blank=True)
+    changed_at = models.DateTimeField(auto_now_add=True)
+    # {"member": [old, new], ...}; the first revision of a score has every old value null.
+    changes = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["changed_at", "id"]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.get_kind_display()} change by {self.changed_by_name or 'someone'}"
+        )
+
+
+class ScoringClaim(models.Model):
+    """A scorer's hold on a call from the queue; expired, the call returns to the queue."""
+
+    call = models.OneToOneField(
+        Call, on_delete=models.CASCADE, related_name="scoring_claim"
+    )
+    scorer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    claimed_at = models.DateTimeField()
+    expires_at = models.DateTimeField(db_index=True)
+
+    def __str__(self) -> str:
+        return f"Call {self.call_id} held until {self.expires_at:%H:%M:%S}"

@@ -1,0 +1,119 @@
+"""Who may score, coach and read which calls; every scoring read goes through these.
+
+Reach by permission template (Django groups):
+- staff reach every account;
+- ``Scorer``: the accounts assigned to them, and every account of an organization they are
+  a member of without being assigned any of its accounts (a scorer working for a whole
+  dealer group);
+- ``Global Manager``: every account of their organizations; ``Manager``: their accounts;
+- an agent reads only calls they took.
+"""
+
+from __future__ import annotations
+
+from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.utils import timezone
+
+from accounts.models import Account
+from calls.models import Call, CallStatus
+from scoring.models import Score, Scorecard, ScoringClaim
+from users.models import Membership, User
+
+SCORER = "Scorer"
+MANAGER = "Manager"
+GLOBAL_MANAGER = "Global Manager"
+
+
+def _templates(user: User) -> set[str]:
+    cached = getattr(user, "_template_names", None)
+    if cached is None:
+        cached = set(user.groups.values_list("name", flat=True))
+        user._template_names = cached  # type: ignore[attr-defined]
+    return cached
+
+
+def accounts_scorable_by(user: User) -> QuerySet[Account]:
+    """Accounts whose calls ``user`` may score."""
+    if not user.is_active:
+        return Account.objects.none()
+    if user.is_staff:
+        return Account.objects.all()
+    if SCORER not in _templates(user):
+        return Account.objects.none()
+    assigned = user.accounts.all()
+    whole_organizations = Membership.objects.filter(user=user).exclude(
+        organization__accounts__in=assigned
+    )
+    return Account.objects.filter(
+        Q(pk__in=assigned.values("pk"))
+        | Q(organization_id__in=whole_organizations.values("organization_id"))
+    )
+
+
+def accounts_coachable_by(user: User) -> QuerySet[Account]:
+    """Accounts whose calls ``user`` may coach (and browse as a manager)."""
+    if not user.is_active:
+        return Account.objects.none()
+    if user.is_staff:
+        return Account.objects.all()
+    templates = _templates(user)
+    reach = Q(pk__in=[])
+    if GLOBAL_MANAGER in templates:
+        reach |= Q(
+            organization_id__in=Membership.objects.filter(user=user).values(
+                "organization_id"
+            )
+        )
+    if MANAGER in templates:
+        reach |= Q(pk__in=user.accounts.values("pk"))
+    return Account.objects.filter(reach)
+
+
+def calls_visible_to(user: User) -> QuerySet[Call]:
+    """Calls ``user`` may read: those of accounts they score or coach, and their own calls."""
+    if user.is_staff and user.is_active:
+        return Call.objects.all()
+    return Call.objects.filter(
+        Q(account__in=accounts_scorable_by(user))
+        | Q(account__in=accounts_coachable_by(user))
+        | Q(agent=user)
+    )
+
+
+def call_get_visible(*, user: User, call_id: int) -> Call | None:
+    """One call ``user`` may read, or None: a foreign call is simply not found."""
+    return calls_visible_to(user).filter(pk=call_id).first()
+
+
+def scoring_queue(*, scorer: User) -> QuerySet[Call]:
+    """Answered, unscored calls with a recording that ``scorer`` may score and nobody else
+    holds, oldest first."""
+    held_by_other = ScoringClaim.objects.filter(
+        call=OuterRef("pk"), expires_at__gt=timezone.now()
+    ).exclude(scorer=scorer)
+    return (
+        Call.objects.filter(
+            status=CallStatus.ANSWER,
+            account__in=accounts_scorable_by(scorer),
+        )
+        .exclude(recording_url="")
+        .exclude(Exists(Score.objects.filter(call=OuterRef("pk"))))
+        .exclude(Exists(held_by_other))
+        .order_by("received_at", "id")
+    )
+
+
+def scorecard_of(*, account: Account) -> Scorecard | None:
+    """The account's scorecard with its categories and lists, if it has one."""
+    return (
+        Scorecard.objects.prefetch_related("categories", "choices")
+        .filter(account=account)
+        .first()
+    )
+
+
+def scores_by(*, scorer: User, since: object) -> QuerySet[Score]:
+    """Scores ``scorer`` saved since a moment, newest first."""
+    return Score.objects.filter(scorer=scorer, scored_at__gte=since).select_related(
+        "call__account"
+    )

@@ -1,0 +1,366 @@
+"""Scorecards, scoring, coaching and the scoring queue. Every write of a score or its
+coaching is kept as a revision; a score keeps the scorecard it was scored under."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Account
+from calls.models import Call, CallStatus
+from scoring.defaults import DEFAULT_CATEGORIES, DEFAULT_CHOICES
+from scoring.models import (
+    CATEGORY_SLOTS,
+    MEDIUMTEXT,
+    SHORT,
+    TEXT,
+    ChoiceKind,
+    LeadType,
+    RevisionKind,
+    Score,
+    Scorecard,
+    ScorecardCategory,
+    ScorecardChoice,
+    ScoreRevision,
+    ScoringClaim,
+)
+from scoring.selectors import accounts_coachable_by, accounts_scorable_by, scoring_queue
+from users.models import User
+
+# What a scorer fills in, with the longest value each member takes (part 2.3).
+TEXT_MEMBERS: dict[str, int] = {
+    "first_name": SHORT,
+    "last_name": SHORT,
+    "alt_phone": SHORT,
+    "email": SHORT,
+    "department": SHORT,
+    "notes": TEXT,
+    "call_end": SHORT,
+    "alert": SHORT,
+    "current_make": SHORT,
+    "current_model": SHORT,
+    "current_year": SHORT,
+    "current_registration": MEDIUMTEXT,
+    "current_summary": TEXT,
+    "called_on_make": SHORT,
+    "called_on_model": SHORT,
+    "called_on_year": SHORT,
+    "called_on_registration": MEDIUMTEXT,
+    "called_on_summary": TEXT,
+    "lead_type": SHORT,
+}
+CATEGORY_MEMBERS = [f"cat{slot}" for slot in range(1, CATEGORY_SLOTS + 1)]
+FLAG_MEMBERS = [*CATEGORY_MEMBERS, "wow"]
+SCORED_MEMBERS = [
+    *TEXT_MEMBERS,
+    "appointment_date",
+    "appointment_time",
+    *FLAG_MEMBERS,
+]
+LABELS = {
+    "alt_phone": "alternate phone",
+    "call_end": "call end",
+    "lead_type": "lead type",
+    "called_on_make": "called-on make",
+    "called_on_model": "called-on model",
+    "called_on_year": "called-on year",
+    "called_on_registration": "called-on registration number",
+    "called_on_summary": "called-on summary",
+    "current_registration": "current registration number",
+}
+ONLY_ANSWERED = "Only answered calls can be scored."
+NOT_SCORED = "Only a scored call can be coached."
+NO_SCORING_RIGHT = "You may not score calls of this account."
+NO_COACHING_RIGHT = "You may not coach calls of this account."
+
+
+def _label(member: str) -> str:
+    return LABELS.get(member, member.replace("_", " "))
+
+
+def scorecard_create_default(*, account: Account) -> Scorecard:
+    """The account's scorecard, created with the default categories and lists if missing."""
+    scorecard, created = Scorecard.objects.get_or_create(account=account)
+    if created:
+        ScorecardCategory.objects.bulk_create(
+            ScorecardCategory(scorecard=scorecard, slot=slot, name=name, guidance=guide)
+            for slot, (name, guide) in enumerate(DEFAULT_CATEGORIES, start=1)
+        )
+        ScorecardChoice.objects.bulk_create(
+            ScorecardChoice(scorecard=scorecard, kind=kind, name=name, position=index)
+            for kind, names in DEFAULT_CHOICES.items()
+            for index, name in enumerate(names)
+        )
+    return scorecard
+
+
+def scorecard_snapshot(scorecard: Scorecard) -> tuple[list[str | None], list[int]]:
+    """The ten category names (None for an unused slot) and points, as a score keeps them."""
+    by_slot = {category.slot: category for category in scorecard.categories.all()}
+    names: list[str | None] = []
+    points: list[int] = []
+    for slot in range(1, CATEGORY_SLOTS + 1):
+        category = by_slot.get(slot)
+        names.append(category.name if category and category.name else None)
+        points.append(category.points if category and category.name else 0)
+    return names, points
+
+
+def score_values(score: Score | None) -> dict[str, Any]:
+    """A score's scored members as plain values (dates as ISO text), as revisions keep them."""
+    if score is None:
+        return dict.fromkeys(SCORED_MEMBERS)
+    values: dict[str, Any] = {}
+    for member in SCORED_MEMBERS:
+        value = getattr(score, member)
+        if isinstance(value, dt.time):
+            value = value.strftime("%H:%M")
+        elif isinstance(value, dt.date):
+            value = value.isoformat()
+        values[member] = value
+    return values
+
+
+@transaction.atomic
+def score_save(*, call: Call, scorer: User, values: Mapping[str, Any]) -> Score:
+    """Score an answered call (or change its score); every change is kept as a revision.
+
+    ``values`` holds members of ``SCORED_MEMBERS``; an omitted member keeps its value (its
+    default on a new score). Refused with a ``ValidationError`` keyed by member.
+    """
+    unknown = set(values) - set(SCORED_MEMBERS)
+    if unknown:
+        raise ValueError(f"not scored members: {sorted(unknown)}")
+    call = Call.objects.select_for_update().select_related("account").get(pk=call.pk)
+    if call.status != CallStatus.ANSWER:
+        raise ValidationError(ONLY_ANSWERED)
+    if not accounts_scorable_by(scorer).filter(pk=call.account_id).exists():
+        raise ValidationError(NO_SCORING_RIGHT)
+    scorecard = scorecard_create_default(account=call.account)
+    score = Score.objects.filter(call=call).first()
+    before = score_values(score)
+    if score is None:
+        names, points = scorecard_snapshot(scorecard)
+        score = Score(
+            call=call,
+            scored_at=timezone.now(),
+            category_names=names,
+            category_points=points,
+        )
+    cleaned = _clean(values, scorecard=scorecard, names=score.category_names)
+    for member, value in cleaned.items():
+        setattr(score, member, value)
+    score.scorer = scorer
+    score.scorer_name = scorer.get_full_name()[:SHORT] or scorer.username[:SHORT]
+    score.save()
+    after = score_values(score)
+    changes = {
+        m: [before[m], after[m]] for m in SCORED_MEMBERS if before[m] != after[m]
+    }
+    if changes or not ScoreRevision.objects.filter(score=score).exists():
+        _revise(score, RevisionKind.SCORE, scorer, changes)
+    ScoringClaim.objects.filter(call=call).delete()
+    return score
+
+
+def _clean(
+    values: Mapping[str, Any], *, scorecard: Scorecard, names: list[str | None]
+) -> dict[str, Any]:
+    errors: dict[str, list[str]] = {}
+    cleaned: dict[str, Any] = {}
+    choices: dict[str, set[str]] = {kind: set() for kind in ChoiceKind.values}
+    for choice in scorecard.choices.all():
+        choices[choice.kind].add(choice.name)
+    for member, value in values.items():
+        if member in TEXT_MEMBERS:
+            text = "" if value is None else str(value).strip()
+            if len(text) > TEXT_MEMBERS[member]:
+                errors.setdefault(member, []).append(
+                    f"The {_label(member)} may not be greater than {TEXT_MEMBERS[member]} characters."
+                )
+            cleaned[member] = text
+        elif member in FLAG_MEMBERS:
+            cleaned[member] = bool(value)
+        else:
+            cleaned[member] = _moment(member, value, errors)
+    _check_listed(cleaned, "call_end", choices[ChoiceKind.CALL_END], errors)
+    _check_listed(cleaned, "department", choices[ChoiceKind.DEPARTMENT], errors)
+    if cleaned.get("alert"):
+        tags = [tag.strip() for tag in cleaned["alert"].split(",") if tag.strip()]
+        unknown = [tag for tag in tags if tag not in choices[ChoiceKind.ALERT]]
+        if unknown:
+            errors.setdefault("alert", []).append(
+                f"Not an alert tag of this account: {', '.join(unknown)}."
+            )
+        cleaned["alert"] = ", ".join(tags)
+    if cleaned.get("lead_type") and cleaned["lead_type"] not in LeadType.values:
+        errors.setdefault("lead_type", []).append("The lead type must be New or Used.")
+    for slot, member in enumerate(CATEGORY_MEMBERS):
+        if cleaned.get(member) and not names[slot]:
+            errors.setdefault(member, []).append(
+                f"Category {slot + 1} is not used on this scorecard."
+            )
+    if errors:
+        raise ValidationError(errors)
+    return cleaned
+
+
+def _check_listed(
+    cleaned: dict[str, Any], member: str, listed: set[str], errors: dict[str, list[str]]
+) -> None:
+    value = cleaned.get(member)
+    if value and value not in listed:
+        errors.setdefault(member, []).append(
+            f"Choose a {_label(member)} from the account's list."
+        )
+
+
+def _moment(member: str, value: Any, errors: dict[str, list[str]]) -> Any:
+    """An appointment date or time from a date/time or ISO text; blank is none."""
+    kind = dt.date if member == "appointment_date" else dt.time
+    if value in (None, ""):
+        return None
+    if isinstance(value, kind) and not isinstance(value, dt.datetime):
+        return value
+    try:
+        return kind.fromisoformat(str(value).strip())
+    except ValueError:
+        shape = "YYYY-MM-DD" if kind is dt.date else "HH:MM"
+        errors.setdefault(member, []).append(
+            f"The {_label(member)} must be a valid {'date' if kind is dt.date else 'time'} ({shape})."
+        )
+        return None
+
+
+@transaction.atomic
+def coaching_save(*, call: Call, coach: User, notes: str) -> Score:
+    """Write a scored call's coaching notes as ``coach``, a manager of its account."""
+    score = Score.objects.select_for_update().filter(call=call).first()
+    if score is None:
+        raise ValidationError(NOT_SCORED)
+    if not accounts_coachable_by(coach).filter(pk=call.account_id).exists():
+        raise ValidationError(NO_COACHING_RIGHT)
+    notes = (notes or "").strip()
+    if len(notes) > TEXT:
+        raise ValidationError(
+            {
+                "coach_notes": [
+                    f"The coach notes may not be greater than {TEXT} characters."
+                ]
+            }
+        )
+    coached_by = coach.get_full_name()[:SHORT] or coach.username[:SHORT]
+    changes = {
+        member: [old, new]
+        for member, old, new in (
+            ("coach_notes", score.coach_notes, notes),
+            ("coached_by", score.coached_by, coached_by),
+        )
+        if old != new
+    }
+    if not changes:
+        return score
+    score.coach_notes = notes
+    score.coach = coach
+    score.coached_by = coached_by
+    score.coached_at = timezone.now()
+    score.coaching_read_at = None
+    score.save(
+        update_fields=[
+            "coach_notes",
+            "coach",
+            "coached_by",
+            "coached_at",
+            "coaching_read_at",
+            "updated_at",
+        ]
+    )
+    _revise(score, RevisionKind.COACHING, coach, changes)
+    return score
+
+
+def coaching_mark_read(*, call: Call, agent: User) -> bool:
+    """The call's agent has read its coaching; True when this marked it."""
+    return bool(
+        Score.objects.filter(
+            call=call,
+            call__agent=agent,
+            coached_at__isnull=False,
+            coaching_read_at__isnull=True,
+        ).update(coaching_read_at=timezone.now())
+    )
+
+
+def _revise(
+    score: Score, kind: str, by: User, changes: dict[str, list[Any]]
+) -> ScoreRevision:
+    return ScoreRevision.objects.create(
+        score=score,
+        kind=kind,
+        changed_by=by,
+        changed_by_name=by.get_full_name() or by.username,
+        changes=changes,
+    )
+
+
+def _claim_hold() -> timedelta:
+    return timedelta(seconds=settings.SCORING_CLAIM_SECONDS)
+
+
+@transaction.atomic
+def scoring_claim_next(*, scorer: User) -> Call | None:
+    """Hold the next call of the scoring queue for ``scorer`` and return it; None when the
+    queue is empty. A call the scorer already holds comes back first; two scorers asking
+    at once never get the same call (row locks, SKIP LOCKED)."""
+    now = timezone.now()
+    held = (
+        ScoringClaim.objects.filter(
+            scorer=scorer, expires_at__gt=now, call__score__isnull=True
+        )
+        .select_related("call")
+        .order_by("claimed_at")
+        .first()
+    )
+    if held is not None:
+        held.expires_at = now + _claim_hold()
+        held.save(update_fields=["expires_at"])
+        return held.call
+    passed: list[int] = []
+    # A row locked by another scorer is skipped; a call whose claim another scorer committed
+    # while this statement ran is seen by the fresh check below and passed over.
+    for _ in range(20):
+        call = (
+            scoring_queue(scorer=scorer)
+            .exclude(pk__in=passed)
+            .select_for_update(skip_locked=True, of=("self",))
+            .first()
+        )
+        if call is None:
+            return None
+        taken = ScoringClaim.objects.filter(
+            call=call, expires_at__gt=timezone.now()
+        ).exclude(scorer=scorer)
+        if not taken.exists():
+            ScoringClaim.objects.update_or_create(
+                call=call,
+                defaults={
+                    "scorer": scorer,
+                    "claimed_at": now,
+                    "expires_at": now + _claim_hold(),
+                },
+            )
+            return call
+        passed.append(call.pk)
+    return None
+
+
+def scoring_claim_release(*, call: Call, scorer: User) -> None:
+    """Give a held call back to the queue (the scorer skipped it)."""
+    ScoringClaim.objects.filter(call=call, scorer=scorer).delete()
