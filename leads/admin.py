@@ -18,8 +18,8 @@ from django.db.models import Prefetch, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
-from django.utils.html import format_html
-from django.utils.safestring import SafeString
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 from django_countries import countries
 
 from accounts.admin import count_of
@@ -36,6 +36,7 @@ from leads.forms import (
 )
 from leads.models import (
     Lead,
+    Operator,
     Outcome,
     ParsingRule,
     RuleAction,
@@ -106,6 +107,38 @@ class VendorRegistrationAdmin(admin.ModelAdmin):
 
 # --- parsing rules
 
+OPERATOR_WORDS = {
+    Operator.EQUALS: "equals",
+    Operator.CONTAINS: "contains",
+    Operator.STARTS_WITH: "starts with",
+    Operator.REGEX: "matches the regular expression",
+    Operator.PRESENT: "is present",
+    Operator.ABSENT: "is absent",
+}
+
+
+def condition_in_words(condition: RuleCondition) -> str:
+    """A condition as support reads it: "provider/name equals DNP (case-insensitive)"."""
+    words = OPERATOR_WORDS.get(condition.operator, condition.operator)
+    if condition.operator in (Operator.PRESENT, Operator.ABSENT):
+        return f"{condition.field} {words}"
+    return f"{condition.field} {words} {condition.value} (case-insensitive)"
+
+
+class RuleChangeList(ChangeList):
+    """The rules' conditions, for every rule of the page, in one query."""
+
+    def get_queryset(
+        self, request: HttpRequest, exclude_parameters: Any = None
+    ) -> QuerySet[ParsingRule]:
+        return (
+            super()
+            .get_queryset(request, exclude_parameters)
+            .prefetch_related(
+                Prefetch("conditions", queryset=RuleCondition.objects.order_by("id"))
+            )
+        )
+
 
 class RuleConditionInline(admin.TabularInline):
     model = RuleCondition
@@ -128,7 +161,7 @@ class ParsingRuleAdmin(admin.ModelAdmin):
         "action",
         "source_label",
         "team",
-        "conditions_count",
+        "conditions_in_words",
     ]
     list_display_links = ["name"]
     list_editable = ["priority"]
@@ -162,6 +195,9 @@ class ParsingRuleAdmin(admin.ModelAdmin):
             .annotate(n_conditions=count_of(RuleCondition, "rule"))
         )
 
+    def get_changelist(self, request: HttpRequest, **kwargs: Any) -> type[ChangeList]:
+        return RuleChangeList
+
     def get_urls(self) -> list[URLPattern]:  # type: ignore[override]
         return [
             path(
@@ -172,9 +208,14 @@ class ParsingRuleAdmin(admin.ModelAdmin):
             *super().get_urls(),
         ]
 
-    @admin.display(description="conditions", ordering="n_conditions")
-    def conditions_count(self, obj: Any) -> int:
-        return obj.n_conditions
+    @admin.display(description="conditions (all must hold)", ordering="n_conditions")
+    def conditions_in_words(self, obj: ParsingRule) -> str:
+        conditions = [condition_in_words(c) for c in obj.conditions.all()]
+        if not conditions:
+            return "all leads"
+        return format_html_join(
+            mark_safe("<br>and "), "{}", ((words,) for words in conditions)
+        )
 
     def tester_view(self, request: HttpRequest) -> HttpResponse:
         """Run a pasted document through the current configuration; nothing is stored."""

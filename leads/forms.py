@@ -141,10 +141,18 @@ class ParsingRuleForm(forms.ModelForm):
 
 
 class RuleConditionForm(forms.ModelForm):
-    """One condition: a regex must compile, present/absent take no value, the rest need one."""
+    """One condition: a regex must compile, present/absent take no value, the rest need one.
+
+    A new row with neither a field nor a value is blank: it is ignored (not validated, not
+    saved), whatever its operator says, so the blank row the page offers never stands in
+    the way of a rule without conditions."""
 
     field = forms.ChoiceField(
-        choices=[(path, f"{label} ({path})") for path, label in FIELDS.items()],
+        # Blank first: a browser posts an untouched select's first option.
+        choices=[
+            ("", "---------"),
+            *((path, f"{label} ({path})") for path, label in FIELDS.items()),
+        ],
         label="ADF field",
     )
 
@@ -155,6 +163,17 @@ class RuleConditionForm(forms.ModelForm):
             "value": "Compared case-insensitively. Not used by present and absent. "
             "A regex matches anywhere in the field (anchor it with ^ and $).",
         }
+
+    def has_changed(self) -> bool:
+        if self.is_bound and self.instance.pk is None and self._is_blank():
+            return False
+        return super().has_changed()
+
+    def _is_blank(self) -> bool:
+        return not any(
+            str(self.data.get(self.add_prefix(name)) or "").strip()
+            for name in ("field", "value")
+        )
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}

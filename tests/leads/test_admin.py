@@ -1,5 +1,6 @@
 import html
 
+import lxml.html
 import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
@@ -20,6 +21,7 @@ from tests.accounts.factories import (
     TeamFactory,
     issue_credential,
 )
+from tests.admin_pages import form_data, sign_in_support, typed
 from tests.leads.factories import (
     VendorRegistrationFactory,
     adf,
@@ -81,7 +83,8 @@ def build_tenants(count: int, capture) -> None:
 
 @pytest.mark.parametrize(
     ("model", "max_queries"),
-    [("vendorregistration", 7), ("parsingrule", 7), ("lead", 8)],
+    # parsingrule: one more for the conditions of every rule listed, in words.
+    [("vendorregistration", 7), ("parsingrule", 8), ("lead", 8)],
 )
 def test_changelist_loads_in_a_fixed_number_of_queries(
     admin_client,
@@ -373,17 +376,156 @@ def test_rules_are_reordered_from_the_list(admin_client, tenant):
     assert (first.priority, second.priority) == (30, 5)
 
 
-def test_rule_list_shows_condition_counts_and_links_the_tester(admin_client, tenant):
+def cell_text(cell) -> str:
+    """A table cell's text as read, a line break as a space."""
+    for br in cell.iter("br"):
+        br.tail = " " + (br.tail or "")
+    return " ".join(cell.text_content().split())
+
+
+def test_rule_list_shows_conditions_in_words_and_links_the_tester(client, tenant):
+    sign_in_support(client)
     rule_with(
         tenant.account,
-        ("prospect/requesttype", "equals", "sales"),
+        ("prospect/requesttype", "equals", "service"),
         ("provider/name", "contains", "cars"),
+        name="Service",
+    )
+    rule_with(
+        tenant.account,
+        ("provider/name", "equals", "DNP"),
+        ("customer/phone", "absent", ""),
+        ("vehicle/make", "regex", "^(toyota|honda)$"),
+        name="DNP",
+    )
+    catch_all_rule(tenant.account, name="Everything else")
+
+    response = client.get(url("parsingrule", "changelist"))
+
+    cells = {
+        row.name: text
+        for row, text in zip(
+            response.context["cl"].result_list,
+            [
+                cell_text(cell)
+                for cell in lxml.html.fromstring(response.content).find_class(
+                    "field-conditions_in_words"
+                )
+            ],
+            strict=True,
+        )
+    }
+    assert cells == {
+        "Service": "prospect/requesttype equals service (case-insensitive) "
+        "and provider/name contains cars (case-insensitive)",
+        "DNP": "provider/name equals DNP (case-insensitive) and customer/phone is absent "
+        "and vehicle/make matches the regular expression ^(toyota|honda)$ (case-insensitive)",
+        "Everything else": "all leads",
+    }
+    assert f'href="{url("parsingrule", "tester")}"' in response.content.decode()
+
+
+def test_rule_list_escapes_condition_values(client, tenant):
+    sign_in_support(client)
+    rule_with(tenant.account, ("provider/name", "equals", "<b>x</b>"))
+
+    page = client.get(url("parsingrule", "changelist")).content.decode()
+
+    assert "provider/name equals &lt;b&gt;x&lt;/b&gt; (case-insensitive)" in page
+
+
+def test_catch_all_rule_is_saved_from_the_add_page_as_a_browser_posts_it(
+    client, tenant
+):
+    sign_in_support(client)
+    page = client.get(url("parsingrule", "add"))
+    data = typed(
+        form_data(page, "parsingrule_form"),
+        {"account": str(tenant.account.pk), "name": "Everything else"},
     )
 
-    page = admin_client.get(url("parsingrule", "changelist")).content.decode()
+    response = client.post(url("parsingrule", "add"), data)
 
-    assert '<td class="field-conditions_count">2</td>' in page
-    assert f'href="{url("parsingrule", "tester")}"' in page
+    assert response.status_code == 302, response.context["errors"]
+    rule = ParsingRule.objects.get()
+    assert (rule.account, rule.name) == (tenant.account, "Everything else")
+    assert not rule.conditions.exists()
+
+
+def test_blank_condition_rows_are_ignored_beside_filled_ones(client, tenant):
+    sign_in_support(client)
+    rule = rule_with(tenant.account, ("prospect/requesttype", "equals", "sales"))
+    page = client.get(url("parsingrule", "change", rule.pk))
+    data = form_data(page, "parsingrule_form")
+    # The page has the saved condition and one blank row; add two more blank rows the way
+    # "Add another condition" does (a copy of the empty form), and fill the first blank one.
+    data = typed(
+        data,
+        {
+            "conditions-TOTAL_FORMS": "4",
+            "conditions-1-field": "provider/name",
+            "conditions-1-operator": "contains",
+            "conditions-1-value": "cars",
+            "conditions-2-field": "",
+            "conditions-2-operator": "equals",
+            "conditions-2-value": "",
+            "conditions-3-field": "",
+            "conditions-3-operator": "present",
+            "conditions-3-value": " ",
+        },
+    )
+
+    response = client.post(url("parsingrule", "change", rule.pk), data)
+
+    assert response.status_code == 302
+    assert list(rule.conditions.values_list("field", "operator", "value")) == [
+        ("prospect/requesttype", "equals", "sales"),
+        ("provider/name", "contains", "cars"),
+    ]
+
+
+def test_condition_row_with_a_field_but_no_value_is_still_refused(client, tenant):
+    sign_in_support(client)
+    page = client.get(url("parsingrule", "add"))
+    data = typed(
+        form_data(page, "parsingrule_form"),
+        {
+            "account": str(tenant.account.pk),
+            "name": "Service",
+            "conditions-0-field": "prospect/requesttype",
+        },
+    )
+
+    response = client.post(url("parsingrule", "add"), data)
+
+    assert response.status_code == 200
+    formset = response.context["inline_admin_formsets"][0].formset
+    assert formset.forms[0].errors == {
+        "value": [
+            "“equals” needs a value to compare with (use “absent” to match an empty field)."
+        ]
+    }
+    assert not ParsingRule.objects.exists()
+
+
+def test_condition_row_with_a_value_but_no_field_asks_for_the_field(client, tenant):
+    sign_in_support(client)
+    page = client.get(url("parsingrule", "add"))
+    data = typed(
+        form_data(page, "parsingrule_form"),
+        {
+            "account": str(tenant.account.pk),
+            "name": "Service",
+            "conditions-0-value": "service",
+        },
+    )
+
+    response = client.post(url("parsingrule", "add"), data)
+
+    assert response.status_code == 200
+    formset = response.context["inline_admin_formsets"][0].formset
+    assert formset.forms[0].errors == {"field": ["This field is required."]}
+    assert not ParsingRule.objects.exists()
 
 
 # --- the rule tester

@@ -1,0 +1,61 @@
+"""Admin pages as a browser sees them: the form a page renders, posted as a browser would."""
+
+from __future__ import annotations
+
+import lxml.html
+
+
+def form_data(response, form_id: str) -> dict[str, list[str]]:
+    """What a browser posts for the form ``form_id`` of the page, untouched: text as rendered,
+    checked boxes only, and for a select its selected option or, with none selected, its first
+    option (hidden inputs and the inlines' empty-form templates included, as a browser sends them)."""
+    page = lxml.html.fromstring(response.content.decode())
+    form = page.get_element_by_id(form_id)
+    data: dict[str, list[str]] = {}
+    for name, value in form.form_values():
+        data.setdefault(name, []).append(value)
+    return data
+
+
+def typed(
+    data: dict[str, list[str]], fields: dict[str, str | None]
+) -> dict[str, list[str]]:
+    """``data`` with the named fields typed over or chosen, as a person would; ``None``
+    unticks a checkbox (a browser sends nothing for it)."""
+    changed = dict(data)
+    for name, value in fields.items():
+        if value is None:
+            changed.pop(name, None)
+        else:
+            changed[name] = [value]
+    return changed
+
+
+def text_of(response) -> str:
+    """The page's visible text, white space collapsed: what a person reads."""
+    page = lxml.html.fromstring(response.content.decode())
+    for hidden in page.xpath("//script|//style|//*[contains(@class, 'empty-form')]"):
+        hidden.drop_tree()
+    return " ".join(page.text_content().split())
+
+
+def sign_in_support(client, *, tz: str = "America/Chicago"):
+    """Sign ``client`` in as support staff: staff, not a superuser, with every permission of
+    the service's apps, working in ``tz``."""
+    from django.contrib.auth.models import Permission
+
+    from users.models import User
+
+    user = User.objects.create_user(
+        username=f"support{User.objects.count()}@example.com",
+        password="Sup-port-7",
+        is_staff=True,
+        timezone=tz,
+    )
+    user.user_permissions.set(
+        Permission.objects.filter(
+            content_type__app_label__in=["accounts", "users", "leads", "calls"]
+        )
+    )
+    client.force_login(user)
+    return user
