@@ -107,7 +107,7 @@ class VendorRegistrationAdmin(admin.ModelAdmin):
 
 # --- parsing rules
 
-OPERATOR_WORDS = {
+OPERATOR_WORDS: dict[str, str] = {
     Operator.EQUALS: "equals",
     Operator.CONTAINS: "contains",
     Operator.STARTS_WITH: "starts with",
