@@ -98,6 +98,14 @@ def newest_usable_prefix(model: type[HashedKey], field: str) -> Subquery:
     return Subquery(rows.values("prefix")[:1])
 
 
+def last_used_of(model: type[HashedKey], field: str) -> Subquery:
+    """The latest ``last_used_at`` of the outer row's keys, as a correlated subquery."""
+    rows = model._default_manager.filter(
+        last_used_at__isnull=False, **{field: OuterRef("pk")}
+    ).order_by("-last_used_at")
+    return Subquery(rows.values("last_used_at")[:1])
+
+
 def describe(delta: timedelta) -> str:
     """``timedelta(hours=24)`` -> "24 hours", for the grace-period notes."""
     minutes = int(delta.total_seconds()) // 60
@@ -385,6 +393,7 @@ class KeyInline(ReadOnlyInline):
     fields = readonly_fields = (
         "prefix",
         "created_at",
+        "last_used_at",
         "expires_at",
         "revoked_at",
         "usable",
@@ -484,6 +493,7 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
         "teams_count",
         "users_count",
         "scored_data_key",
+        "key_last_used",
         "is_active",
         "is_test",
     ]
@@ -520,8 +530,15 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
                 n_teams=count_of(Team, "account"),
                 n_users=count_of(m2m_through(Account, "users"), "account"),
                 scored_data_prefix=newest_usable_prefix(ScoredDataKey, "account"),
+                last_used=last_used_of(ScoredDataKey, "account"),
             )
         )
+
+    @admin.display(
+        description="key last used", ordering="last_used", empty_value="never"
+    )
+    def key_last_used(self, obj: Any) -> Any:
+        return obj.last_used
 
     @admin.display(description="teams", ordering="n_teams")
     def teams_count(self, obj: Any) -> int:
@@ -631,6 +648,7 @@ class ApiCredentialAdmin(KeyToolsAdmin):
         "scope",
         "current_key",
         "usable",
+        "key_last_used",
         "created_at",
     ]
     list_filter = ["organization"]
@@ -653,9 +671,16 @@ class ApiCredentialAdmin(KeyToolsAdmin):
             .annotate(
                 n_usable=count_of(ApiKey, "credential", usable_now()),
                 current_prefix=newest_usable_prefix(ApiKey, "credential"),
+                last_used=last_used_of(ApiKey, "credential"),
             )
             .prefetch_related("accounts")
         )
+
+    @admin.display(
+        description="key last used", ordering="last_used", empty_value="never"
+    )
+    def key_last_used(self, obj: Any) -> Any:
+        return obj.last_used
 
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:
@@ -872,6 +897,7 @@ class ApiKeyAdmin(KeyAdmin):
         "credential",
         "organization",
         "created_at",
+        "last_used_at",
         "expires_at",
         "revoked_at",
         "usable",
@@ -883,6 +909,7 @@ class ApiKeyAdmin(KeyAdmin):
         "prefix",
         "credential",
         "created_at",
+        "last_used_at",
         "expires_at",
         "revoked_at",
         "usable",
@@ -902,6 +929,7 @@ class ScoredDataKeyAdmin(KeyAdmin):
         "account",
         "organization",
         "created_at",
+        "last_used_at",
         "expires_at",
         "revoked_at",
         "usable",
@@ -913,6 +941,7 @@ class ScoredDataKeyAdmin(KeyAdmin):
         "prefix",
         "account",
         "created_at",
+        "last_used_at",
         "expires_at",
         "revoked_at",
         "usable",

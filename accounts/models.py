@@ -178,6 +178,13 @@ class HashedKey(models.Model):
         null=True, blank=True, help_text="Set by rotation: the end of the grace period."
     )
     revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(
+        "last used",
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the key last authenticated a request (updated at most once a minute).",
+    )
 
     objects = HashedKeyQuerySet.as_manager()
 

@@ -1,12 +1,20 @@
-"""Reads that authenticate callers: every lookup is by public prefix, then a constant-time hash check."""
+"""Reads that authenticate callers: every lookup is by public prefix, then a constant-time hash check.
+
+A key that authenticates also has its ``last_used_at`` refreshed, at most once a minute.
+"""
 
 from __future__ import annotations
+
+from datetime import datetime, timedelta
 
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from accounts.keys import key_prefix, matches
-from accounts.models import Account, ApiCredential, ApiKey, ScoredDataKey
+from accounts.models import Account, ApiCredential, ApiKey, HashedKey, ScoredDataKey
+
+# "Last used" is kept to this resolution, so most requests write nothing.
+LAST_USED_RESOLUTION = timedelta(seconds=60)
 
 
 def api_credential_for_key(
@@ -21,14 +29,12 @@ def api_credential_for_key(
         .filter(prefix=prefix)
         .first()
     )
-    if (
-        record is None
-        or not record.is_usable(timezone.now())
-        or not matches(key, record.key_hash)
-    ):
+    now = timezone.now()
+    if record is None or not record.is_usable(now) or not matches(key, record.key_hash):
         return None
     if api_user is not None and record.credential.api_user != api_user:
         return None
+    _mark_used(record, now)
     return record.credential
 
 
@@ -40,13 +46,23 @@ def account_for_scored_data_key(*, key: str) -> Account | None:
     record = (
         ScoredDataKey.objects.select_related("account").filter(prefix=prefix).first()
     )
-    if (
-        record is None
-        or not record.is_usable(timezone.now())
-        or not matches(key, record.key_hash)
-    ):
+    now = timezone.now()
+    if record is None or not record.is_usable(now) or not matches(key, record.key_hash):
         return None
+    _mark_used(record, now)
     return record.account
+
+
+def _mark_used(record: HashedKey, now: datetime) -> None:
+    """Refresh ``last_used_at`` when the loaded value is unset or a minute old. The UPDATE
+    repeats the condition, so concurrent requests of one key write once between them."""
+    stale = now - LAST_USED_RESOLUTION
+    if record.last_used_at is not None and record.last_used_at >= stale:
+        return
+    type(record)._default_manager.filter(pk=record.pk).filter(
+        Q(last_used_at__isnull=True) | Q(last_used_at__lt=stale)
+    ).update(last_used_at=now)
+    record.last_used_at = now
 
 
 def credential_reaches(
