@@ -5,11 +5,21 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MANAGE := $(BIN)/python manage.py
 PYTEST_ARGS ?=
+# make run serves on this port (http://localhost:8000).
+PORT ?= 8000
 # make run's simulated calls play at a tenth of real time, so a demo call ends within seconds.
 SIMULATOR_TIME_SCALE ?= 0.1
+# make run's processes are the Procfile's, run by honcho (one Ctrl-C stops them all), with
+# these settings on top of the embedded default (a SQLite file and a filesystem broker under
+# var/ unless DATABASE_URL / CELERY_BROKER_URL are set): the simulator at
+# SIMULATOR_TIME_SCALE, gunicorn on localhost reloading on code changes, two of each worker.
+# exec: honcho takes the recipe shell's place, so a signal for make's child reaches honcho.
+SERVE := exec env PATH="$(CURDIR)/$(BIN):$$PATH" SIMULATOR_TIME_SCALE=$(SIMULATOR_TIME_SCALE) \
+	GUNICORN_BIND=127.0.0.1:$(PORT) GUNICORN_WORKERS=2 GUNICORN_THREADS=4 GUNICORN_RELOAD=1 \
+	CELERY_WORKER_CONCURRENCY=2 $(BIN)/honcho start
 
 .DEFAULT_GOAL := help
-.PHONY: help install run worker test lint fmt bench migrate schema
+.PHONY: help install run serve worker test lint fmt bench migrate schema
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -28,11 +38,11 @@ migrate: install ## Apply database migrations (embedded SQLite unless DATABASE_U
 
 run: migrate ## Serve API, admin and docs on :8000 with demo data, a worker and the scheduler
 	$(MANAGE) seed_demo
-	@echo "API, admin and docs on http://localhost:8000 (admin: /admin/, docs: /api/docs/). Ctrl-C stops everything."
-	@export SIMULATOR_TIME_SCALE=$(SIMULATOR_TIME_SCALE); trap 'kill 0' EXIT INT TERM; \
-	$(BIN)/celery -A config worker -B --schedule var/celerybeat-schedule --loglevel=INFO --concurrency=2 & \
-	GUNICORN_BIND=127.0.0.1:8000 GUNICORN_WORKERS=2 GUNICORN_THREADS=4 GUNICORN_RELOAD=1 \
-	$(BIN)/gunicorn -c config/gunicorn.py config.wsgi:application
+	@echo "API, admin and docs on http://localhost:$(PORT) (admin: /admin/, docs: /api/docs/). Ctrl-C stops everything."
+	@$(SERVE)
+
+serve: ## Only start make run's processes (Procfile), on a database already migrated
+	@$(SERVE)
 
 worker: install ## Run a Celery worker with the scheduler (for `make run`-style setups)
 	$(BIN)/celery -A config worker -B --schedule var/celerybeat-schedule --loglevel=INFO
