@@ -16,6 +16,7 @@ from django.contrib.auth.models import Group
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 
 from accounts.models import Account, Organization, Team
 from config.api import ValidationFailed
@@ -86,7 +87,20 @@ def user_update(
         _unique_violations(),
         transaction.atomic(),
     ):
-        if "code" in data:
+        joining = not Membership.objects.filter(
+            user=user, organization=organization
+        ).exists()
+        if joining and accounts:
+            # Accounts of an organization make the user its member, with a code (the admin
+            # assigns accounts of any organization; the API only its own, where it is one).
+            Membership.objects.create(
+                user=user,
+                organization=organization,
+                code=user_code_allocate(
+                    organization_id=organization.pk, wanted=data.get("code")
+                ),
+            )
+        elif "code" in data:
             membership = Membership.objects.get(user=user, organization=organization)
             membership.code = user_code_allocate(
                 organization_id=organization.pk,
@@ -102,12 +116,24 @@ def user_update(
         if "profile_picture" in data:
             user.profile_picture.name = picture_name
         user.save()
+        # Only this organization's accounts and teams are replaced; other organizations' stay.
         if "account_ids" in data:
-            user.accounts.set(accounts)
+            user.accounts.set(
+                [*user.accounts.exclude(organization=organization), *accounts]
+            )
             if "team_ids" not in data:
-                user.teams.set(user.teams.filter(account__in=accounts))
+                user.teams.set(
+                    user.teams.filter(
+                        Q(account__in=accounts) | ~Q(account__organization=organization)
+                    )
+                )
         if "team_ids" in data:
-            user.teams.set(data["team_ids"])
+            user.teams.set(
+                [
+                    *user.teams.exclude(account__organization=organization),
+                    *data["team_ids"],
+                ]
+            )
         if "schedule" in data:
             _replace_schedule(user, data["schedule"])
         if "permission_template" in data:
