@@ -5,10 +5,15 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from config.admin import AdminLoginForm
+
 
 def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"ok": True})
 
+
+# Failed sign-ins are throttled per address and per username (config/admin.py).
+admin.site.login_form = AdminLoginForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -17,6 +22,7 @@ urlpatterns = [
     path("api/", include("users.urls")),
     path("api/", include("leads.urls")),
     path("api/", include("clicktocall.urls")),
+    path("api/", include("scoring.urls")),
     path("calls/twilio/", include("calls.webhook_urls")),
     path("calls/", include("calls.urls")),
     path("healthz", healthz),

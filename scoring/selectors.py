@@ -11,6 +11,8 @@ Reach by permission template (Django groups):
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
@@ -101,6 +103,11 @@ def scoring_queue(*, scorer: User) -> QuerySet[Call]:
         .exclude(Exists(held_by_other))
         .order_by("received_at", "id")
     )
+
+
+def calls_of_account(*, account: Account, **filters: Any) -> QuerySet[Call]:
+    """Calls of one account (the scored-data key's reach), narrowed by ``filters``."""
+    return Call.objects.filter(account=account, **filters)
 
 
 def scorecard_of(*, account: Account) -> Scorecard | None:

@@ -1,0 +1,380 @@
+"""The scored call record (part 2.3) in JSON and XML, built row by row from one query.
+
+Ranges of any length stream: rows come from a server-side cursor in chunks and each
+record is written out as soon as it is built, so memory stays flat however many calls
+match. JSON members are flat and named as part 2.3 (quirks included: ``scoredlname``,
+``transcibedBy``); every INT(11) column is a string of digits or null, every text column a
+string. A call not yet scored has its score members null (JSON) or empty (XML).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from datetime import date, datetime, time, timedelta
+from typing import Any, cast
+from xml.sax.saxutils import escape, quoteattr
+from zoneinfo import ZoneInfo
+
+from django.db.models import F, QuerySet
+
+from accounts.models import Account
+from calls.models import Call
+from scoring.models import CATEGORY_SLOTS, Scorecard
+from scoring.services import scorecard_snapshot
+
+CHUNK = 2000
+SLOTS = range(1, CATEGORY_SLOTS + 1)
+
+# One row of the query: the call, its account, agent and score, flat.
+_FIELDS = [
+    "id",
+    "altid",
+    "received_at",
+    "source",
+    "status",
+    "first_name",
+    "last_name",
+    "email",
+    "phone",
+    "call_notes",
+    "update_notes",
+    "attempts",
+    "duration",
+    "recording_url",
+    "response_time",
+    "summary",
+    "transcription",
+    "inbound_tracking_number",
+]
+_COLUMNS: dict[str, Any] = {
+    "agent_first": F("agent__first_name"),
+    "agent_last": F("agent__last_name"),
+    "scored_at": F("score__scored_at"),
+    **{
+        f"s_{member}": F(f"score__{member}")
+        for member in (
+            "first_name",
+            "last_name",
+            "alt_phone",
+            "email",
+            "scorer_name",
+            "department",
+            "notes",
+            "appointment_date",
+            "appointment_time",
+            "call_end",
+            "alert",
+            "current_make",
+            "current_model",
+            "current_year",
+            "current_registration",
+            "current_summary",
+            "called_on_make",
+            "called_on_model",
+            "called_on_year",
+            "called_on_registration",
+            "called_on_summary",
+            "lead_type",
+            "category_names",
+            "wow",
+            "coach_notes",
+            "coached_by",
+            *(f"cat{slot}" for slot in SLOTS),
+        )
+    },
+}
+
+# Characters XML 1.0 cannot carry: dropped so the document is well-formed whatever was typed.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def local_day_bounds(
+    account: Account, first: date, last: date
+) -> tuple[datetime, datetime]:
+    """From the start of ``first`` to the start of the day after ``last``, in the account's
+    timezone (daylight-saving days are 23 or 25 hours long)."""
+    zone = ZoneInfo(account.timezone)
+    return (
+        datetime.combine(first, time.min, tzinfo=zone),
+        datetime.combine(last + timedelta(days=1), time.min, tzinfo=zone),
+    )
+
+
+def rows(calls: QuerySet[Call]) -> Iterator[dict[str, Any]]:
+    """The rows of the record, in date, time and id order, one query streamed in chunks."""
+    flat = calls.order_by("received_at", "id").values(*_FIELDS, **_COLUMNS)
+    return cast(Iterator[dict[str, Any]], flat.iterator(chunk_size=CHUNK))
+
+
+class RecordBuilder:
+    """Builds records of one account's calls: the account's own members and its current
+    category names (for calls not yet scored) are looked up once."""
+
+    def __init__(self, account: Account) -> None:
+        self.zone = ZoneInfo(account.timezone)
+        self.dealer = account.name
+        self.postal_code = account.postal_code
+        self.address = account.address
+        self.city = account.city
+        scorecard = (
+            Scorecard.objects.prefetch_related("categories")
+            .filter(account=account)
+            .first()
+        )
+        self.current_names: list[str | None] = (
+            scorecard_snapshot(scorecard)[0] if scorecard else [None] * CATEGORY_SLOTS
+        )
+
+    def json(self, row: dict[str, Any]) -> dict[str, Any]:
+        """The flat JSON record, members in the order of part 2.3."""
+        local = row["received_at"].astimezone(self.zone)
+        scored = row["scored_at"] is not None
+        names = (row["s_category_names"] if scored else None) or self.current_names
+        record: dict[str, Any] = {
+            "id": str(row["id"]),
+            "altid": row["altid"] or None,
+            "dealerName": self.dealer,
+            "source": row["source"],
+            "status": row["status"],
+            "date": local.strftime("%Y-%m-%d"),
+            "time": local.strftime("%H:%M:%S"),
+            "firstName": row["first_name"],
+            "lastName": row["last_name"],
+            "email": row["email"],
+            "phone": row["phone"],
+            "callNotes": row["call_notes"],
+            "callAttempts": str(row["attempts"]),
+            "callDuration": _digits(row["duration"]),
+            "callRecording": row["recording_url"],
+            "agent": _name(row["agent_first"], row["agent_last"]),
+            "responseTime": _digits(row["response_time"]),
+        }
+        score = _score_members(row) if scored else dict.fromkeys(_SCORE_JSON)
+        record.update(
+            {
+                "scoredFname": score["scoredFname"],
+                "scoredlname": score["scoredlname"],
+                "callSummary": row["summary"],
+            }
+        )
+        record.update({key: score[key] for key in _SCORE_JSON[2:_NAMES_AT]})
+        for slot in SLOTS:
+            record[f"cat{slot}Name"] = names[slot - 1]
+        record.update({key: score[key] for key in _SCORE_JSON[_NAMES_AT:]})
+        record["inboundCallTrackingNumber"] = row["inbound_tracking_number"]
+        record["accountPostalCode"] = self.postal_code
+        record["accountAddress"] = self.address
+        record["accountCity"] = self.city
+        record["updateNotes"] = _all_notes(row)
+        record["callTranscription"] = row["transcription"]
+        return record
+
+    def xml(self, row: dict[str, Any]) -> str:
+        """One ``<calldrip>`` element, element for element in the documented order."""
+        r = self.json(row)
+        e = _element
+        vehicle = "".join(
+            f"<{which}>"
+            + e("make", r[f"{which}Make"])
+            + e("model", r[f"{which}Model"])
+            + e("year", r[f"{which}Year"])
+            + e("registrationNumber", r[f"{which}RegistrationNumber"])
+            + e("summary", r[f"{which}Summary"])
+            + f"</{which}>"
+            for which in ("current", "calledOn")
+        )
+        categories = "".join(
+            f"<cat{slot} name={xml_attribute(r[f'cat{slot}Name'])}>"
+            f"{xml_text(r[f'cat{slot}'])}</cat{slot}>"
+            for slot in SLOTS
+        )
+        return (
+            "<calldrip>"
+            + e("id", r["id"])
+            + e("altid", r["altid"])
+            + "<dealerInfo>"
+            + e("name", r["dealerName"])
+            + "</dealerInfo><dripInfo>"
+            + f'<name id="first">{xml_text(r["firstName"])}</name>'
+            + f'<name id="last">{xml_text(r["lastName"])}</name>'
+            + e("phone", r["phone"])
+            + e("email", r["email"])
+            + "</dripInfo><callInfo>"
+            + e("inboundCallTrackingNumber", r["inboundCallTrackingNumber"])
+            + e("source", r["source"])
+            + e("status", r["status"])
+            + e("date", r["date"])
+            + e("time", r["time"])
+            + e("callNotes", r["callNotes"])
+            + e("callUpdateNotes", r["updateNotes"])
+            + e("callAttempts", r["callAttempts"])
+            + e("callDuration", r["callDuration"])
+            + e("callRecording", r["callRecording"])
+            + e("agent", r["agent"])
+            + e("responseTime", r["responseTime"])
+            + e("callSummary", r["callSummary"])
+            + e("callTranscription", r["callTranscription"])
+            + "</callInfo><scoreData>"
+            + e("scoredFname", r["scoredFname"])
+            + e("scoredLname", r["scoredlname"])
+            + e("altPhone", r["altPhone"])
+            + e("scoredEmail", r["scoredEmail"])
+            + e("scoredAgent", r["scoredAgent"])
+            + e("department", r["department"])
+            + e("scoredNotes", r["scoredNotes"])
+            + e("appointmentDate", r["appointmentDate"])
+            + e("appointmentTime", r["appointmentTime"])
+            + e("callEnd", r["callEnd"])
+            + e("alert", r["alert"])
+            + f"<vehicle>{vehicle}</vehicle>"
+            + e("transcibedBy", r["transcibedBy"])
+            + e("leadtype", r["leadtype"])
+            + f"<scoreCategories>{categories}</scoreCategories>"
+            + e("wow", r["wow"])
+            + e("coachNotes", r["coachNotes"])
+            + e("coachedBy", r["coachedBy"])
+            + "</scoreData><accountInfo>"
+            + e("postalCode", r["accountPostalCode"])
+            + e("address", r["accountAddress"])
+            + e("city", r["accountCity"])
+            + "</accountInfo></calldrip>"
+        )
+
+
+# Score members after scoredFname/scoredlname, in the order of part 2.3.
+_SCORE_JSON = [
+    "scoredFname",
+    "scoredlname",
+    "altPhone",
+    "scoredEmail",
+    "scoredAgent",
+    "department",
+    "scoredNotes",
+    "appointmentDate",
+    "appointmentTime",
+    "callEnd",
+    "alert",
+    "currentMake",
+    "currentModel",
+    "currentYear",
+    "currentRegistrationNumber",
+    "currentSummary",
+    "calledOnMake",
+    "calledOnModel",
+    "calledOnYear",
+    "calledOnRegistrationNumber",
+    "calledOnSummary",
+    "transcibedBy",
+    "leadtype",
+    *(f"cat{slot}" for slot in SLOTS),
+    "wow",
+    "coachNotes",
+    "coachedBy",
+]
+# cat1Name..cat10Name come between leadtype and cat1.
+_NAMES_AT = _SCORE_JSON.index("cat1")
+
+
+def _score_members(row: dict[str, Any]) -> dict[str, Any]:
+    appointment_date = row["s_appointment_date"]
+    appointment_time = row["s_appointment_time"]
+    members = {
+        "scoredFname": row["s_first_name"],
+        "scoredlname": row["s_last_name"],
+        "altPhone": row["s_alt_phone"],
+        "scoredEmail": row["s_email"],
+        "scoredAgent": row["s_scorer_name"],
+        "department": row["s_department"],
+        "scoredNotes": row["s_notes"],
+        "appointmentDate": appointment_date.isoformat() if appointment_date else "",
+        "appointmentTime": appointment_time.strftime("%H:%M")
+        if appointment_time
+        else "",
+        "callEnd": row["s_call_end"],
+        "alert": row["s_alert"],
+        "currentMake": row["s_current_make"],
+        "currentModel": row["s_current_model"],
+        "currentYear": row["s_current_year"],
+        "currentRegistrationNumber": row["s_current_registration"],
+        "currentSummary": row["s_current_summary"],
+        "calledOnMake": row["s_called_on_make"],
+        "calledOnModel": row["s_called_on_model"],
+        "calledOnYear": row["s_called_on_year"],
+        "calledOnRegistrationNumber": row["s_called_on_registration"],
+        "calledOnSummary": row["s_called_on_summary"],
+        "transcibedBy": row["s_scorer_name"],
+        "leadtype": row["s_lead_type"],
+        "wow": "1" if row["s_wow"] else "0",
+        "coachNotes": row["s_coach_notes"],
+        "coachedBy": row["s_coached_by"],
+    }
+    for slot in SLOTS:
+        members[f"cat{slot}"] = "1" if row[f"s_cat{slot}"] else "0"
+    return members
+
+
+def _digits(value: int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def _name(first: str | None, last: str | None) -> str:
+    return f"{first or ''} {last or ''}".strip()
+
+
+def _all_notes(row: dict[str, Any]) -> str:
+    """updateNotes: every note on the call, the call notes first."""
+    notes = (
+        row["call_notes"],
+        row["update_notes"],
+        row["s_notes"] or "",
+        row["s_coach_notes"] or "",
+    )
+    return "\n".join(note for note in notes if note)
+
+
+def xml_text(value: Any) -> str:
+    if value is None:
+        return ""
+    return escape(_NOT_XML.sub("", str(value)))
+
+
+def xml_attribute(value: Any) -> str:
+    """A quoted attribute value, escaped, without the characters XML cannot carry."""
+    return quoteattr("" if value is None else _NOT_XML.sub("", str(value)))
+
+
+def _element(name: str, value: Any) -> str:
+    text = xml_text(value)
+    return f"<{name}>{text}</{name}>" if text else f"<{name}/>"
+
+
+def stream_json(
+    builder: RecordBuilder, records: Iterable[dict[str, Any]]
+) -> Iterator[str]:
+    """A JSON array, one record at a time."""
+    yield "["
+    separator = ""
+    for row in records:
+        yield separator + json.dumps(builder.json(row), ensure_ascii=False)
+        separator = ","
+    yield "]"
+
+
+XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def stream_xml(
+    builder: RecordBuilder, records: Iterable[dict[str, Any]]
+) -> Iterator[str]:
+    """``<calldrips>`` holding one ``<calldrip>`` per call (``<calldrips/>`` when none)."""
+    iterator = iter(records)
+    first = next(iterator, None)
+    if first is None:
+        yield XML_DECLARATION + "<calldrips/>"
+        return
+    yield XML_DECLARATION + "<calldrips>" + builder.xml(first)
+    for row in iterator:
+        yield builder.xml(row)
+    yield "</calldrips>"
