@@ -64,6 +64,8 @@ PROMPT = "Press 1 to be connected."
 TAKEN = "Another agent has taken this call. Goodbye."
 LONGEST_CALL = timedelta(hours=4)
 # Agents on duty but all on calls: look again this soon (a call ends at any moment).
+# Like the other waits that exist only because phones are slow, it runs at the provider's
+# time scale (``_phone_time``).
 BUSY_RECHECK = timedelta(seconds=5)
 # Retries due within this are handed to the broker with a countdown; later ones to the sweep.
 HELD_BY_BROKER = timedelta(minutes=2)
@@ -364,7 +366,8 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
         return
     _requeue(
         call,
-        timezone.now() + timedelta(seconds=config.agent_round_pause_seconds),
+        timezone.now()
+        + _phone_time(call, timedelta(seconds=config.agent_round_pause_seconds)),
         save_also=["unanswered_rounds"],
     )
 
@@ -375,7 +378,7 @@ def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
     if config.no_agent_policy == NoAgentPolicy.END:
         _finish(call, CallStatus.NOAGENT)
     elif agents_on_duty(call=call, at=now):
-        _requeue(call, now + BUSY_RECHECK)
+        _requeue(call, now + _phone_time(call, BUSY_RECHECK))
     elif (opening := next_opening(call=call, after=now)) is not None:
         _requeue(call, opening)
     else:
@@ -447,7 +450,11 @@ def _lead_missed(
     cadence = list(config.retry_cadence or [0])
     delay = cadence[min(call.attempts, len(cadence) - 1)]
     call.agent = None
-    _requeue(call, timezone.now() + timedelta(seconds=delay), save_also=["agent"])
+    _requeue(
+        call,
+        timezone.now() + _phone_time(call, timedelta(seconds=delay)),
+        save_also=["agent"],
+    )
 
 
 # --- shared steps ---------------------------------------------------------------------------------
@@ -470,6 +477,12 @@ def _agent_attempt(call: Call, agent: User) -> CallAttempt:
         number=agent.phone_number,
         provider=provider_for(is_test=call.is_test).name,
     )
+
+
+def _phone_time(call: Call, wait: timedelta) -> timedelta:
+    """``wait`` at the call's provider's time scale: the simulator's sped-up calls wait
+    sped-up too; a real network waits the full time."""
+    return wait * provider_for(is_test=call.is_test).time_scale
 
 
 def _mark(attempt: CallAttempt, **moments: datetime) -> None:

@@ -73,6 +73,16 @@ class TelephonyUnavailable(Exception):
 class Provider(abc.ABC):
     name: str
 
+    @property
+    def time_scale(self) -> float:
+        """How fast this provider's calls run against the wall clock (1.0: real time).
+
+        The pipeline multiplies the waits that exist only because phones are slow (the
+        lead's retry cadence, rechecks for a free agent, the pause between rounds of
+        agents) by it, so a sped-up simulator keeps its calls and their waits in step.
+        A real network is always 1.0; schedule openings are never scaled."""
+        return 1.0
+
     @abc.abstractmethod
     def dial_agent(self, dial: AgentDial) -> str:
         """Start ringing the agent; returns the provider's id for the leg."""

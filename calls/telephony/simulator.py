@@ -4,7 +4,8 @@ handler a real provider's webhooks reach (``calls.services.call_event``).
 Outcomes follow the last four digits of the number dialed (CONTRACT.md, Simulator):
 ``0000`` never answers, ``0001`` busy, ``0002`` fails, ``0003`` answers but (agent) never
 presses 1 or (lead) hangs up at once; anything else answers after about 2 s, the agent
-presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` scales every delay.
+presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` scales every delay,
+and the pipeline's own waits on a simulated call (``Provider.time_scale``).
 """
 
 from __future__ import annotations
@@ -29,8 +30,17 @@ def talk_seconds(attempt_id: int) -> int:
     return 30 + (attempt_id * 7919) % 271
 
 
+def time_scale() -> float:
+    """``SIMULATOR_TIME_SCALE``: simulated seconds last this many real seconds."""
+    return float(settings.SIMULATOR_TIME_SCALE)
+
+
 class SimulatorProvider(Provider):
     name = "simulator"
+
+    @property
+    def time_scale(self) -> float:
+        return time_scale()
 
     def dial_agent(self, dial: AgentDial) -> str:
         _log_dial(dial.attempt_id)
@@ -122,7 +132,7 @@ def _at(seconds: float, event: Event) -> None:
     """Deliver ``event`` after ``seconds`` of simulated time, through a worker."""
     from calls.tasks import simulator_event_task
 
-    countdown = max(0.0, seconds * float(settings.SIMULATOR_TIME_SCALE))
+    countdown = max(0.0, seconds * time_scale())
     simulator_event_task.apply_async(
         kwargs={
             "attempt_id": event.attempt_id,

@@ -163,8 +163,10 @@ def test_without_press_one_answering_connects(world, account):
     ],
 )
 def test_the_lead_is_dialed_up_to_the_attempt_limit_then_the_call_ends(
-    world, account, lead_phone, status
+    world, account, lead_phone, status, settings
 ):
+    # At real time the gaps are the cadence itself (tests/calls/test_time_scale.py: scaled).
+    settings.SIMULATOR_TIME_SCALE = 1.0
     settings_for(account, lead_attempt_limit=3, retry_cadence=[0, 120, 600])
     agent(account, phone="+13035550140")
 
