@@ -19,6 +19,8 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+import accounts.admin  # noqa: F401  (registers the account admin this module extends)
+from accounts.models import Account
 from calls.models import Call, CallAttempt, DialingSettings, default_retry_cadence
 from calls.services import call_cancel
 from config.admin import ReadOnlyAdminMixin
@@ -361,6 +363,66 @@ class DialingSettingsForm(forms.ModelForm):
                 f"waits would never be used. Give at most {limit}, or raise the attempt limit.",
             )
         return cleaned
+
+
+SETTINGS_FIELDS = [
+    "ring_mode",
+    "agent_ring_seconds",
+    "press_one_required",
+    "lead_attempt_limit",
+    "retry_cadence",
+    "agent_rounds",
+    "agent_round_pause_seconds",
+    "no_agent_policy",
+]
+RUNS_ON_DEFAULTS = (
+    "This account has no dialing settings of its own: it dials with the defaults shown "
+    "here. Change any of them and save to give it its own; left as they are, nothing is stored."
+)
+RUNS_ON_ITS_OWN = (
+    "This account dials with its own settings, shown here. Tick “Delete” and save to go back "
+    "to the defaults."
+)
+
+
+class DialingSettingsInline(admin.StackedInline):
+    """The settings an account actually dials with, on the account's page: its own row, or one
+    form prefilled with the defaults (``dialing_settings`` falls back to the same model
+    defaults). Saving validates exactly as the dialing settings page does; an untouched
+    defaults form stores nothing."""
+
+    model = DialingSettings
+    form = DialingSettingsForm
+    extra = 1
+    max_num = 1
+    verbose_name = verbose_name_plural = "dialing settings"
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        own = (
+            obj is not None
+            and obj.pk is not None
+            and DialingSettings.objects.filter(account=obj).exists()
+        )
+        return [
+            (
+                None,
+                {
+                    "fields": SETTINGS_FIELDS,
+                    "description": RUNS_ON_ITS_OWN if own else RUNS_ON_DEFAULTS,
+                },
+            )
+        ]
+
+
+def _attach_to_account_admin() -> None:
+    """Calls depend on accounts, never the reverse: the account page gets its dialing
+    settings from here, added to the registered account admin's inlines."""
+    account_admin = admin.site.get_model_admin(Account)
+    if DialingSettingsInline not in account_admin.inlines:
+        account_admin.inlines = [*account_admin.inlines, DialingSettingsInline]
+
+
+_attach_to_account_admin()
 
 
 @admin.register(DialingSettings)

@@ -14,6 +14,17 @@ def form_data(response, form_id: str) -> dict[str, list[str]]:
     data: dict[str, list[str]] = {}
     for name, value in form.form_values():
         data.setdefault(name, []).append(value)
+    # lxml leaves out an input without a value attribute; a browser sends it empty.
+    for element in form.inputs:
+        if (
+            element.tag == "input"
+            and element.name
+            and element.name not in data
+            and "disabled" not in element.attrib
+            and not element.checkable
+            and element.type not in ("submit", "image", "reset", "file")
+        ):
+            data[element.name] = [""]
     return data
 
 

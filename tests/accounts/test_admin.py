@@ -573,6 +573,7 @@ def test_account_add_creates_teams_and_schedule(admin_client):
         "schedule_days-1-start_time": "10:00",
         "schedule_days-1-end_time": "16:00",
         **management("scored_data_keys"),
+        **management("dialing_settings"),
     }
 
     response = admin_client.post(url("account", "add"), data)
@@ -605,6 +606,7 @@ def test_account_add_refuses_unknown_timezone_and_backwards_day(admin_client):
         "schedule_days-0-start_time": "18:00",
         "schedule_days-0-end_time": "08:00",
         **management("scored_data_keys"),
+        **management("dialing_settings"),
     }
 
     response = admin_client.post(url("account", "add"), data)
@@ -627,6 +629,7 @@ def test_account_schedule_day_must_end_after_it_starts(admin_client):
         "schedule_days-0-start_time": "18:00",
         "schedule_days-0-end_time": "08:00",
         **management("scored_data_keys"),
+        **management("dialing_settings"),
     }
 
     response = admin_client.post(url("account", "change", account.pk), data)

@@ -5,6 +5,7 @@ from django.contrib.messages import get_messages
 from django.urls import reverse
 from django.utils import timezone
 
+from calls.admin import RUNS_ON_DEFAULTS, RUNS_ON_ITS_OWN
 from calls.models import (
     AttemptOutcome,
     Call,
@@ -15,9 +16,11 @@ from calls.models import (
     Leg,
 )
 from calls.recordings import recording_link
+from calls.services import dialing_settings
 from leads.models import Lead
 from leads.services import lead_receive
 from tests.accounts.factories import AccountFactory, OrganizationFactory
+from tests.admin_pages import form_data, sign_in_support, text_of, typed
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.users.factories import agent
 
@@ -366,3 +369,181 @@ def test_dialing_settings_change_page_keeps_the_account(admin_client):
         [0, 90],
         2,
     )
+
+
+# --- dialing settings on the account's page
+
+
+def account_url(account) -> str:
+    return reverse("admin:accounts_account_change", args=[account.pk])
+
+
+def settings_form(data) -> dict[str, str]:
+    """The dialing settings form's fields as the page fills them."""
+    prefix = "dialing_settings-0-"
+    return {
+        name.removeprefix(prefix): values[0]
+        for name, values in data.items()
+        if name.startswith(prefix) and name.removeprefix(prefix) != "account"
+    }
+
+
+def test_account_page_shows_the_default_dialing_settings_it_runs_on(client):
+    sign_in_support(client)
+    account = AccountFactory()
+
+    page = client.get(account_url(account))
+
+    assert page.status_code == 200
+    assert RUNS_ON_DEFAULTS in text_of(page)
+    assert settings_form(form_data(page, "account_form")) == {
+        "id": "",
+        "ring_mode": "sequential",
+        "agent_ring_seconds": "20",
+        "press_one_required": "on",
+        "lead_attempt_limit": "3",
+        "retry_cadence": "0, 120, 600",
+        "agent_rounds": "2",
+        "agent_round_pause_seconds": "60",
+        "no_agent_policy": "wait",
+    }
+    defaults = dialing_settings(account.pk)
+    assert (defaults.agent_ring_seconds, defaults.retry_cadence) == (20, [0, 120, 600])
+
+
+def test_saving_the_account_with_the_defaults_untouched_stores_no_dialing_settings(
+    client,
+):
+    sign_in_support(client)
+    account = AccountFactory(name="Demo Motors")
+    data = typed(form_data(client.get(account_url(account)), "account_form"), {})
+    data = typed(data, {"name": "Demo Motors North"})
+
+    response = client.post(account_url(account), data)
+
+    assert response.status_code == 302
+    account.refresh_from_db()
+    assert account.name == "Demo Motors North"
+    assert not DialingSettings.objects.exists()
+    assert RUNS_ON_DEFAULTS in text_of(client.get(account_url(account)))
+
+
+def test_changing_a_default_on_the_account_page_gives_the_account_its_own_settings(
+    client,
+):
+    sign_in_support(client)
+    account = AccountFactory()
+    data = typed(
+        form_data(client.get(account_url(account)), "account_form"),
+        {
+            "dialing_settings-0-agent_ring_seconds": "30",
+            "dialing_settings-0-retry_cadence": "0, 60",
+            "dialing_settings-0-press_one_required": None,
+        },
+    )
+
+    response = client.post(account_url(account), data)
+
+    assert response.status_code == 302
+    row = DialingSettings.objects.get()
+    assert (
+        row.account,
+        row.agent_ring_seconds,
+        row.retry_cadence,
+        row.press_one_required,
+        row.lead_attempt_limit,
+    ) == (account, 30, [0, 60], False, 3)
+    page = client.get(account_url(account))
+    assert RUNS_ON_ITS_OWN in text_of(page)
+    assert RUNS_ON_DEFAULTS not in text_of(page)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"retry_cadence": "0, 60, 120, 240", "lead_attempt_limit": "3"},
+            "4 numbers for 3 attempts: the extra waits would never be used. Give at most 3, or raise the attempt limit.",
+        ),
+        ({"retry_cadence": "0, -5"}, "-5 is negative; waits are 0 seconds or more."),
+        ({"lead_attempt_limit": "0"}, "The lead is dialed at least once."),
+    ],
+)
+def test_account_page_refuses_bad_dialing_settings_and_changes_nothing(
+    client, fields, message
+):
+    sign_in_support(client)
+    account = AccountFactory(name="Demo Motors")
+    data = typed(
+        form_data(client.get(account_url(account)), "account_form"),
+        {
+            "name": "Renamed",
+            **{f"dialing_settings-0-{k}": v for k, v in fields.items()},
+        },
+    )
+
+    response = client.post(account_url(account), data)
+
+    assert response.status_code == 200
+    assert message in text_of(response)
+    assert not DialingSettings.objects.exists()
+    account.refresh_from_db()
+    assert account.name == "Demo Motors"
+
+
+def test_account_page_edits_the_accounts_own_settings_and_deletes_them_for_the_defaults(
+    client,
+):
+    sign_in_support(client)
+    account = AccountFactory()
+    row = DialingSettings.objects.create(
+        account=account, retry_cadence=[0, 300], agent_rounds=4
+    )
+
+    page = client.get(account_url(account))
+    data = form_data(page, "account_form")
+    assert settings_form(data) | {"id": ""} == {
+        "id": "",
+        "ring_mode": "sequential",
+        "agent_ring_seconds": "20",
+        "press_one_required": "on",
+        "lead_attempt_limit": "3",
+        "retry_cadence": "0, 300",
+        "agent_rounds": "4",
+        "agent_round_pause_seconds": "60",
+        "no_agent_policy": "wait",
+    }
+    assert RUNS_ON_ITS_OWN in text_of(page)
+
+    edited = client.post(
+        account_url(account),
+        typed(data, {"dialing_settings-0-ring_mode": "simultaneous"}),
+    )
+    row.refresh_from_db()
+    assert (edited.status_code, row.ring_mode, row.agent_rounds) == (
+        302,
+        "simultaneous",
+        4,
+    )
+
+    data = form_data(client.get(account_url(account)), "account_form")
+    deleted = client.post(
+        account_url(account), typed(data, {"dialing_settings-0-DELETE": "on"})
+    )
+    assert deleted.status_code == 302
+    assert not DialingSettings.objects.exists()
+    assert RUNS_ON_DEFAULTS in text_of(client.get(account_url(account)))
+
+
+def test_dialing_settings_list_says_where_accounts_on_the_defaults_are(client):
+    sign_in_support(client)
+    AccountFactory()
+
+    page = client.get(url("dialingsettings", "changelist"))
+
+    assert "0 dialing settings" in text_of(page)
+    assert (
+        "Only accounts with dialing settings of their own are listed here; every other "
+        "account dials with the defaults. Each account's page shows the dialing settings "
+        "it runs on, defaults included, and changes them in place."
+    ) in text_of(page)
