@@ -1,0 +1,240 @@
+"""Support edits scorecards; scores are read-only here (scorers and coaches write them in
+their pages), each shown with its revisions, also on the call's page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import Exists, OuterRef, QuerySet
+from django.http import HttpRequest
+from django.utils.html import format_html, format_html_join
+
+import calls.admin  # noqa: F401  (registers the call admin this module extends)
+from calls.models import Call
+from config.admin import ReadOnlyAdminMixin
+from scoring.models import (
+    CATEGORY_SLOTS,
+    Score,
+    Scorecard,
+    ScorecardCategory,
+    ScorecardChoice,
+    ScoreRevision,
+)
+
+
+class CategoryInline(admin.TabularInline):
+    model = ScorecardCategory
+    fields = ["slot", "name", "guidance", "points"]
+    readonly_fields = ["slot"]
+    extra = 0
+    max_num = CATEGORY_SLOTS
+    can_delete = False
+    verbose_name_plural = "categories (leave a name blank for an unused slot)"
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class ChoiceInline(admin.TabularInline):
+    model = ScorecardChoice
+    fields = ["kind", "name", "position"]
+    extra = 2
+    verbose_name_plural = "call-end reasons, alert tags and departments"
+
+
+@admin.register(Scorecard)
+class ScorecardAdmin(admin.ModelAdmin):
+    """Every account has one (the default, from its creation); support renames and reweighs."""
+
+    list_display = ["account", "organization", "categories_used", "updated_at"]
+    list_select_related = ["account__organization"]
+    list_filter = ["account__organization"]
+    search_fields = ["account__name"]
+    readonly_fields = ["account", "note"]
+    fields = ["account", "note"]
+    inlines = [CategoryInline, ChoiceInline]
+
+    @admin.display(description="")
+    def note(self, obj: Scorecard) -> str:
+        return (
+            "Calls already scored keep the names and points they were scored under; "
+            "changes here apply to calls scored from now on."
+        )
+
+    @admin.display(ordering="account__organization__name")
+    def organization(self, obj: Scorecard) -> Any:
+        return obj.account.organization
+
+    @admin.display(description="categories used")
+    def categories_used(self, obj: Scorecard) -> int:
+        return sum(1 for category in obj.categories.all() if category.name)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Scorecard]:
+        return super().get_queryset(request).prefetch_related("categories")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def categories_html(score: Score) -> str:
+    """Each used category by the name it was scored under, with its points, applied or not."""
+    rows = [
+        (
+            "✔" if applied else "–",
+            name,
+            points,
+        )
+        for name, points, applied in zip(
+            score.category_names, score.category_points, score.applied, strict=False
+        )
+        if name
+    ]
+    return format_html(
+        "<ul style='margin:0;padding-left:1em'>{}</ul><p>wow: {}; points: {}</p>",
+        format_html_join("", "<li>{} {} ({} pt)</li>", rows),
+        "yes" if score.wow else "no",
+        score.points,
+    )
+
+
+def revisions_html(score: Score) -> str:
+    items = [
+        (
+            f"{revision.changed_at:%Y-%m-%d %H:%M:%S} UTC",
+            revision.get_kind_display(),
+            revision.changed_by_name or "someone",
+            "; ".join(
+                f"{member}: {old!r} → {new!r}"
+                for member, (old, new) in revision.changes.items()
+            )
+            or "(no change)",
+        )
+        for revision in score.revisions.all()
+    ]
+    return format_html(
+        "<ol style='margin:0;padding-left:1.2em'>{}</ol>",
+        format_html_join("", "<li>{} · {} by {}: {}</li>", items),
+    )
+
+
+class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
+    """The call page shows its score, coaching and every revision."""
+
+    model = Score
+    fk_name = "call"
+    can_delete = False
+    fields = readonly_fields = [
+        "scorer_name",
+        "scored_at",
+        "categories",
+        "call_end",
+        "alert",
+        "department",
+        "lead_type",
+        "appointment_date",
+        "appointment_time",
+        "notes",
+        "coached_by",
+        "coach_notes",
+        "coaching_read_at",
+        "revisions",
+    ]
+
+    @admin.display(description="categories")
+    def categories(self, obj: Score) -> str:
+        return categories_html(obj)
+
+    @admin.display(description="revisions")
+    def revisions(self, obj: Score) -> str:
+        return revisions_html(obj)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Score]:
+        return super().get_queryset(request).prefetch_related("revisions")
+
+
+class RevisionInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = ScoreRevision
+    fields = readonly_fields = ["changed_at", "kind", "changed_by_name", "changes"]
+    extra = 0
+
+
+@admin.register(Score)
+class ScoreAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["call", "account", "scorer_name", "scored_at", "wow", "coached_by"]
+    list_select_related = ["call__account"]
+    list_filter = ["call__account", "wow"]
+    search_fields = ["call__id", "scorer_name", "coached_by"]
+    date_hierarchy = "scored_at"
+    fields = readonly_fields = [
+        "call",
+        "scorer_name",
+        "scored_at",
+        "categories",
+        "first_name",
+        "last_name",
+        "alt_phone",
+        "email",
+        "department",
+        "notes",
+        "appointment_date",
+        "appointment_time",
+        "call_end",
+        "alert",
+        "lead_type",
+        "current_make",
+        "current_model",
+        "current_year",
+        "current_registration",
+        "current_summary",
+        "called_on_make",
+        "called_on_model",
+        "called_on_year",
+        "called_on_registration",
+        "called_on_summary",
+        "coached_by",
+        "coach_notes",
+        "coached_at",
+        "coaching_read_at",
+    ]
+    inlines = [RevisionInline]
+
+    @admin.display(ordering="call__account__name")
+    def account(self, obj: Score) -> Any:
+        return obj.call.account
+
+    @admin.display(description="categories")
+    def categories(self, obj: Score) -> str:
+        return categories_html(obj)
+
+
+class ScoredFilter(admin.SimpleListFilter):
+    title = "scored"
+    parameter_name = "scored"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Scored"), ("no", "Not scored")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        scored = Exists(Score.objects.filter(call=OuterRef("pk")))
+        if self.value() == "yes":
+            return queryset.filter(scored)
+        if self.value() == "no":
+            return queryset.exclude(scored)
+        return queryset
+
+
+def _attach_to_call_admin() -> None:
+    """Scoring depends on calls, never the reverse: the call page gets its score and the
+    call list its scored filter from here."""
+    call_admin = admin.site.get_model_admin(Call)
+    if ScoreInline not in call_admin.inlines:
+        call_admin.inlines = [*call_admin.inlines, ScoreInline]
+    if ScoredFilter not in call_admin.list_filter:
+        call_admin.list_filter = [*call_admin.list_filter, ScoredFilter]
+
+
+_attach_to_call_admin()

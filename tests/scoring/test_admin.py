@@ -1,0 +1,92 @@
+"""Support's scoring pages: scorecards edited in the admin, scores read on the call page."""
+
+import pytest
+from django.urls import reverse
+
+from scoring.models import ChoiceKind, Score, ScorecardChoice
+from scoring.services import coaching_save, score_save
+from tests.accounts.factories import AccountFactory
+from tests.admin_pages import form_data, text_of, typed
+from tests.scoring.factories import CallFactory, in_role
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def account():
+    return AccountFactory(name="Demo Motors North")
+
+
+def test_support_renames_a_category_and_adds_a_call_end_reason(admin_client, account):
+    url = reverse("admin:scoring_scorecard_change", args=[account.scorecard.pk])
+    page = admin_client.get(url)
+    assert page.status_code == 200
+    data = form_data(page, "scorecard_form")
+    reasons = ScorecardChoice.objects.filter(scorecard=account.scorecard).count()
+    data = typed(
+        data,
+        {
+            "categories-0-name": "Said hello by name",
+            "categories-0-points": "3",
+            "categories-9-name": "",
+            "choices-__prefix__-kind": None,
+            f"choices-{reasons}-kind": ChoiceKind.CALL_END,
+            f"choices-{reasons}-name": "Transferred to service",
+            f"choices-{reasons}-position": "9",
+        },
+    )
+    response = admin_client.post(url, {k: v for k, v in data.items()})
+    assert response.status_code == 302, text_of(response)
+    categories = list(account.scorecard.categories.order_by("slot"))
+    assert (categories[0].name, categories[0].points) == ("Said hello by name", 3)
+    assert categories[9].name == ""
+    assert account.scorecard.choices.filter(
+        kind=ChoiceKind.CALL_END, name="Transferred to service"
+    ).exists()
+
+
+def test_the_scorecard_list_shows_every_account(admin_client, account):
+    AccountFactory(name="Demo Motors South")
+    page = text_of(admin_client.get(reverse("admin:scoring_scorecard_changelist")))
+    assert "Demo Motors North" in page and "Demo Motors South" in page
+
+
+def test_the_call_page_shows_the_score_coaching_and_revisions(admin_client, account):
+    call = CallFactory(account=account)
+    scorer = in_role("Scorer", accounts=[account], first_name="Robin", last_name="Ames")
+    score_save(
+        call=call, scorer=scorer, values={"cat1": True, "call_end": "Appointment set"}
+    )
+    score_save(call=call, scorer=scorer, values={"cat2": True})
+    manager = in_role(
+        "Manager", accounts=[account], first_name="Dana", last_name="Cole"
+    )
+    coaching_save(call=call, coach=manager, notes="Ask for the appointment sooner.")
+
+    page = text_of(admin_client.get(reverse("admin:calls_call_change", args=[call.pk])))
+    assert "✔ Greeted the customer by name (1 pt)" in page
+    assert "✔ Introduced self and dealership (1 pt)" in page
+    assert "Appointment set" in page
+    assert "Ask for the appointment sooner." in page and "Dana Cole" in page
+    assert "Score by Robin Ames: cat2: False → True" in page
+    assert "Coaching by Dana Cole" in page
+    score_page = admin_client.get(
+        reverse("admin:scoring_score_change", args=[Score.objects.get(call=call).pk])
+    )
+    assert score_page.status_code == 200
+    assert "Robin Ames" in text_of(score_page)
+
+
+def test_the_call_list_filters_scored_and_unscored(admin_client, account):
+    scored, unscored = CallFactory(account=account), CallFactory(account=account)
+    score_save(
+        call=scored, scorer=in_role("Scorer", accounts=[account]), values={"wow": True}
+    )
+    url = reverse("admin:calls_call_changelist")
+
+    def ids(value):
+        response = admin_client.get(url, {"scored": value})
+        return {row.pk for row in response.context["cl"].result_list}
+
+    assert ids("yes") == {scored.pk}
+    assert ids("no") == {unscored.pk}
