@@ -417,7 +417,7 @@ class DialingSettingsInline(admin.StackedInline):
 def _attach_to_account_admin() -> None:
     """Calls depend on accounts, never the reverse: the account page gets its dialing
     settings from here, added to the registered account admin's inlines."""
-    account_admin = admin.site.get_model_admin(Account)
+    account_admin = type(admin.site.get_model_admin(Account))
     if DialingSettingsInline not in account_admin.inlines:
         account_admin.inlines = [*account_admin.inlines, DialingSettingsInline]
 
