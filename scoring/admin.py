@@ -84,7 +84,7 @@ def categories_html(score: Score) -> str:
     """Each used category by the name it was scored under, with its points, applied or not."""
     rows = [
         (
-            "✔" if applied else "–",
+            "✔" if applied else "-",
             name,
             points,
         )
@@ -127,7 +127,7 @@ class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
     model = Score
     fk_name = "call"
     can_delete = False
-    fields = readonly_fields = [
+    fields = readonly_fields = (
         "scorer_name",
         "scored_at",
         "categories",
@@ -142,7 +142,7 @@ class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
         "coach_notes",
         "coaching_read_at",
         "revisions",
-    ]
+    )
 
     @admin.display(description="categories")
     def categories(self, obj: Score) -> str:
@@ -158,7 +158,7 @@ class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
 
 class RevisionInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = ScoreRevision
-    fields = readonly_fields = ["changed_at", "kind", "changed_by_name", "changes"]
+    fields = readonly_fields = ("changed_at", "kind", "changed_by_name", "changes")
     extra = 0
 
 
@@ -169,7 +169,7 @@ class ScoreAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ["call__account", "wow"]
     search_fields = ["call__id", "scorer_name", "coached_by"]
     date_hierarchy = "scored_at"
-    fields = readonly_fields = [
+    fields = readonly_fields = (
         "call",
         "scorer_name",
         "scored_at",
@@ -199,7 +199,7 @@ class ScoreAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "coach_notes",
         "coached_at",
         "coaching_read_at",
-    ]
+    )
     inlines = [RevisionInline]
 
     @admin.display(ordering="call__account__name")
@@ -232,9 +232,9 @@ def _attach_to_call_admin() -> None:
     call list its scored filter from here."""
     call_admin = admin.site.get_model_admin(Call)
     if ScoreInline not in call_admin.inlines:
-        call_admin.inlines = [*call_admin.inlines, ScoreInline]
+        call_admin.inlines = [*call_admin.inlines, ScoreInline]  # type: ignore[misc]
     if ScoredFilter not in call_admin.list_filter:
-        call_admin.list_filter = [*call_admin.list_filter, ScoredFilter]
+        call_admin.list_filter = [*call_admin.list_filter, ScoredFilter]  # type: ignore[misc]
 
 
 _attach_to_call_admin()
