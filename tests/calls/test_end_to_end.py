@@ -1,13 +1,18 @@
 """Lead to call with real processes: a Celery worker on Redis runs the pipeline and the
 simulator's callbacks while the test posts leads through HTTP."""
 
+import json
+from zoneinfo import ZoneInfo
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from calls.models import Call, CallStatus, DialingSettings, Leg
 from calls.telephony.simulator import dials_of, talk_seconds
 from config.celery import app
 from leads.models import Lead
+from tests.accounts.factories import issue_scored_data_key
 from tests.leads.factories import ParsingRuleFactory, VendorRegistrationFactory, adf
 from tests.processes import service_env, start_worker, wait_for
 from tests.users.factories import agent
@@ -91,14 +96,29 @@ def test_a_posted_lead_becomes_an_answered_recorded_call(dealer, worker, client)
 
     call = Call.objects.get(pk=lead.call_id)
     lead_leg = call.attempts_log.get(leg=Leg.LEAD)
-    assert call.status == CallStatus.ANSWER
-    assert call.agent == taker
-    assert call.attempts == 1
-    assert call.duration == talk_seconds(lead_leg.pk)
-    assert 0 <= call.response_time <= 30
-    assert call.recording_url
+    # Read the finished call as an integrator does: through the scored call data API.
+    key = issue_scored_data_key(dealer.account)
+    record = client.get("/api/scoreddata", {"apikey": key, "callId": call.pk}).json()
+    assert record["id"] == str(call.pk)
+    assert record["altid"] == "E2E-1"
+    assert record["status"] == "ANSWER"
+    assert record["agent"] == taker.get_full_name()
+    assert record["callAttempts"] == "1"
+    assert record["callDuration"] == str(talk_seconds(lead_leg.pk))
+    assert 0 <= int(record["responseTime"]) <= 30
+    assert record["scoredFname"] is None, "not scored yet"
+    local_day = timezone.localdate(call.received_at, ZoneInfo(dealer.account.timezone))
+    in_range = client.get(
+        "/api/scoreddata",
+        {"apikey": key, "fromDate": str(local_day), "toDate": str(local_day)},
+    )
+    assert [r["id"] for r in json.loads(b"".join(in_range.streaming_content))] == [
+        str(call.pk)
+    ]
+    assert record["date"] == str(local_day)
+    assert record["callRecording"] == call.recording_url
     recording = client.get(
-        call.recording_url.removeprefix("https://leads.example.test")
+        record["callRecording"].removeprefix("https://leads.example.test")
     )
     assert recording.status_code == 200 and recording["Content-Type"] == "audio/wav"
     assert recording.content[:4] == b"RIFF"
