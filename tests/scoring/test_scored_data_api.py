@@ -503,9 +503,7 @@ def test_markup_and_control_characters_in_every_text_member_stay_well_formed(
     assert root.findtext("scoreData/vehicle/current/summary") == clean
     assert root.findtext("scoreData/scoredAgent") == "<i> &"
     assert root.find("scoreData/scoreCategories/cat2").get("name") == clean
-    assert root.findtext("dealerInfo/name") == HOSTILE[:45].replace(
-        "\x01", ""
-    ).replace("\x08", "").replace("\x0b", "").replace("\x1f", "").replace("\ufffe", "")
+    assert root.findtext("dealerInfo/name") == clean
     # JSON carries the text as typed.
     assert get(client, apikey=key, callId=call.pk).json()["callNotes"] == HOSTILE
 
@@ -667,7 +665,8 @@ def test_the_query_count_does_not_grow_with_the_calls(
             b"".join(response.streaming_content)
         return len(queries)
 
-    get(client, apikey=key, callId="1")  # the key's first use of the minute is recorded once
+    # The key's first use of a minute is recorded (one write); later uses are not.
+    get(client, apikey=key, callId="1")
     few = count(2)
     many = count(30)
     assert few == many
