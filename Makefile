@@ -37,7 +37,7 @@ migrate: install ## Apply database migrations (embedded SQLite unless DATABASE_U
 	$(MANAGE) migrate --noinput
 
 run: migrate ## Serve API, admin and docs on :8000 with demo data, a worker and the scheduler
-	$(MANAGE) seed_demo
+	$(MANAGE) seed_demo --env-file var/demo.env
 	@echo "API, admin and docs on http://localhost:$(PORT) (admin: /admin/, docs: /api/docs/). Ctrl-C stops everything."
 	@$(SERVE)
 

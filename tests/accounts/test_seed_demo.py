@@ -264,3 +264,85 @@ def test_later_apps_add_steps_that_see_the_demo_and_shape_the_output(monkeypatch
         acc["vendorId"] for org in document["organizations"] for acc in org["accounts"]
     ]
     assert vendor_ids == ["step-DMN-1001", "step-DMS-1002", "step-LSF-2001"]
+
+
+class Terminal(StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_ordinary_lines_are_written_plain_even_on_a_terminal():
+    from demo.management.commands.seed_demo import Command
+
+    out, err = Terminal(), Terminal()
+    command = Command(stdout=out, stderr=err, force_color=True)
+    # Django styles this terminal's standard error as an error (red): the seed must not.
+    assert command.stderr.style_func("x") != "x"
+
+    call_command(command)
+
+    assert "Superuser 'admin' created; password: " in err.getvalue()
+    assert "Demo Motors North: vendor DMN-1001" in err.getvalue()  # a progress line
+    assert "\x1b[" not in err.getvalue()
+    assert "\x1b[" not in out.getvalue()
+
+
+def shell_values(script: str) -> dict[str, str]:
+    """What a POSIX shell holds after running ``script``: the demo's variables."""
+    import subprocess
+
+    names = [
+        "ORGANIZATION_ID",
+        "API_USER",
+        "API_KEY",
+        "ACCOUNT_ID",
+        "SCORED_DATA_KEY",
+        "VENDOR_ID",
+        "AGENT_ID",
+    ]
+    shown = subprocess.run(
+        ["sh", "-c", script + "\n" + "".join(f'echo "${name}"\n' for name in names)],
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    return dict(zip(names, shown, strict=True))
+
+
+def assert_first_account_values(values: dict[str, str]) -> None:
+    organization = Organization.objects.get(name="Demo Motors Group")
+    account = Account.objects.get(name="Demo Motors North")
+    agent = User.objects.get(username="avery.lopez@north.demo-motors.example")
+    assert values["ORGANIZATION_ID"] == str(organization.pk)
+    assert values["ACCOUNT_ID"] == str(account.pk)
+    assert values["VENDOR_ID"] == "DMN-1001"
+    assert values["AGENT_ID"] == str(agent.pk)
+    assert values["API_USER"] == "demo-motors-group"
+    credential = api_credential_for_key(
+        key=values["API_KEY"], api_user="demo-motors-group"
+    )
+    assert credential is not None and credential.organization == organization
+    assert account_for_scored_data_key(key=values["SCORED_DATA_KEY"]) == account
+
+
+def test_summary_ends_with_export_lines_for_the_readme():
+    out, _ = seed()
+
+    exports = out[out.index("paste these lines") :].splitlines()[1:]
+    assert exports and all(line.startswith("export ") for line in exports)
+    assert_first_account_values(shell_values("\n".join(exports)))
+
+
+def test_env_file_holds_the_export_lines_for_its_owner_only(tmp_path):
+    path = tmp_path / "var" / "demo.env"
+
+    out, _ = seed("--json", "--env-file", str(path))
+
+    json.loads(out)  # still nothing but the document on standard output
+    assert path.stat().st_mode & 0o777 == 0o600
+    assert_first_account_values(shell_values(f". {path}"))
+
+    seed("--env-file", str(path))  # a second run rewrites it with the new keys
+
+    assert_first_account_values(shell_values(f". {path}"))

@@ -3,16 +3,21 @@
 Safe to run again: organizations, accounts, teams and users are found by name (users by
 username) and only what is missing is created. Keys are issued fresh on every run and the
 demo's earlier keys stop working at once. The keys are printed: that is the point of it.
+The summary ends with shell ``export`` lines for the README's commands; ``--env-file``
+writes them to a file too (``make run``: ``var/demo.env``, read with ``. var/demo.env``).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import shlex
 import string
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import time, timedelta
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -233,17 +238,35 @@ class Command(BaseCommand):
             action="store_true",
             help="Print one JSON document on standard output and nothing else there.",
         )
+        parser.add_argument(
+            "--env-file",
+            type=Path,
+            help="Also write the summary's export lines to this file (for `. FILE` in a shell).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        demo = seed(log=lambda line: self.stderr.write(line))
+        demo = seed(log=self.note)
         if demo.admin_password:
-            self.stderr.write(
+            self.note(
                 f"Superuser {ADMIN_USERNAME!r} created; password: {demo.admin_password}"
             )
+        env_file: Path | None = options["env_file"]
+        if env_file is not None:
+            write_env_file(env_file, demo)
         if options["json"]:
             self.stdout.write(json.dumps(as_json(demo), indent=2))
         else:
-            self.stdout.write(summary(demo))
+            self.stdout.write(summary(demo, env_file=env_file))
+
+    def note(self, line: str) -> None:
+        """An ordinary line (progress, the admin password) on standard error, which keeps
+        standard output for the JSON document. Plain: Django styles standard error as an
+        error (red on a terminal), and these are not errors."""
+        self.stderr.write(line, style_func=_plain)
+
+
+def _plain(text: str) -> str:
+    return text
 
 
 @transaction.atomic
@@ -403,7 +426,44 @@ def as_json(demo: DemoData) -> dict[str, Any]:
     }
 
 
-def summary(demo: DemoData) -> str:
+def shell_variables(demo: DemoData) -> dict[str, str]:
+    """What the README's commands read: the first organization's credential, its first
+    account with that account's scored-data key and vendor, and the account's first agent."""
+    org = demo.organizations[0]
+    acc = org.accounts[0]
+    return {
+        "ORGANIZATION_ID": str(org.organization.pk),
+        "API_USER": org.credential.api_user,
+        "API_KEY": org.api_key,
+        "ACCOUNT_ID": str(acc.account.pk),
+        "SCORED_DATA_KEY": acc.scored_data_key,
+        "VENDOR_ID": acc.vendor_id,
+        "AGENT_ID": str(acc.agents[0].pk),
+    }
+
+
+def export_lines(demo: DemoData) -> list[str]:
+    """``export NAME=value`` lines for a POSIX shell, values quoted where they need it."""
+    return [
+        f"export {name}={shlex.quote(value)}"
+        for name, value in shell_variables(demo).items()
+    ]
+
+
+def write_env_file(path: Path, demo: DemoData) -> None:
+    """The export lines in ``path``, readable by its owner only (it holds live keys)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    header = [
+        "# Written by `manage.py seed_demo` (make run); the keys change on every run.",
+        f"# {demo.organizations[0].organization.name}, {demo.organizations[0].accounts[0].account.name}.",
+    ]
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as file:
+        file.write("\n".join([*header, *export_lines(demo)]) + "\n")
+    path.chmod(0o600)  # an existing file keeps its mode through O_CREAT
+
+
+def summary(demo: DemoData, *, env_file: Path | None = None) -> str:
     """The same, for people."""
     lines = [
         "Demo data is ready. The keys below are new; keys from earlier runs no longer work.",
@@ -429,4 +489,12 @@ def summary(demo: DemoData) -> str:
     lines.append(
         f"Admin: /admin/ as {ADMIN_USERNAME!r} (the password was printed on standard error when it was created)."
     )
+    first = demo.organizations[0]
+    where = f" (or `. {env_file}`)" if env_file else ""
+    lines += [
+        "",
+        f"The README's commands use {first.organization.name} and {first.accounts[0].account.name}; "
+        f"paste these lines into your shell first{where}:",
+        *export_lines(demo),
+    ]
     return "\n".join(lines)
