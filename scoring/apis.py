@@ -78,6 +78,7 @@ class ScoredDataApi(APIView):
     error_shape = ENVELOPE
 
     @extend_schema(
+        tags=["Scored call data"],
         operation_id="scored_data",
         summary="Scored call records of one account",
         parameters=[
