@@ -193,7 +193,8 @@ def _account_in_scope(credential: ApiCredential, raw: Any) -> Account | None:
     """The active account ``raw`` names when the credential reaches it; 403 when it does not
     (or does not exist); ``None`` when ``raw`` is malformed, which validation then reports."""
     try:
-        account_id = TextInteger(min_value=1).run_validation(raw)
+        # Any whole number names an account, one that does not exist too (a 403).
+        account_id = TextInteger(min_value=1, max_value=None).run_validation(raw)
     except serializers.ValidationError:
         return None
     account = account_reachable(credential=credential, account_id=account_id)

@@ -7,16 +7,26 @@ A view names its shape with ``error_shape``: ``"envelope"`` (User API, click-to-
 
 from __future__ import annotations
 
+import logging
 import math
+import re
+from array import array
+from collections.abc import Mapping
+from itertools import accumulate
 from typing import Any, ClassVar
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
+from django.db.utils import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
-from rest_framework import renderers
+from rest_framework import parsers, renderers
 from rest_framework.response import Response
+from rest_framework.utils import json
 
 from config.validation import flatten_errors
+
+logger = logging.getLogger(__name__)
 
 ENVELOPE = "envelope"
 REASON = "reason"
@@ -25,6 +35,51 @@ INVALID_DATA = "The given data was invalid."
 
 class JSONRenderer(renderers.JSONRenderer):
     charset = "utf-8"
+
+
+# Deeper than any body an interface accepts (a User API schedule is 3 levels) and far below
+# where json's recursion would fail with a 500.
+MAX_JSON_DEPTH = 32
+TOO_DEEP = f"The request body may not be nested more than {MAX_JSON_DEPTH} levels deep."
+# A string literal, or what is left of an unterminated one: every match succeeds at once,
+# so the scan stays linear whatever quotes and backslashes a body holds.
+_JSON_STRING = re.compile(r'"(?:[^"\\]+|\\.?)*"?', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+
+
+def json_too_deep(text: str) -> bool:
+    """Whether ``text`` nests arrays and objects deeper than ``MAX_JSON_DEPTH`` (brackets in
+    strings not counted): linear, without recursion, in C loops."""
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return False
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    steps = array("b", brackets.encode("ascii").translate(_BRACKET_STEP))
+    return max(accumulate(steps), default=0) > MAX_JSON_DEPTH
+
+
+class JSONParser(parsers.JSONParser):
+    """DRF's JSON parser, refusing a body nested deeper than ``MAX_JSON_DEPTH`` before
+    parsing it: a few thousand "[" would otherwise end in a RecursionError, a 500."""
+
+    def parse(
+        self,
+        stream: Any,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> Any:
+        encoding = (parser_context or {}).get("encoding") or settings.DEFAULT_CHARSET
+        try:
+            # A bytes-to-bytes codec (bz2_codec: a decompression bomb) is a LookupError here.
+            text = stream.read().decode(encoding)
+        except (LookupError, UnicodeError) as exc:
+            raise drf.ParseError(f"JSON parse error - {exc}") from exc
+        if json_too_deep(text):
+            raise ValidationFailed.one("body", TOO_DEEP)
+        try:
+            return json.loads(text, parse_constant=json.strict_constant)
+        except (ValueError, RecursionError) as exc:
+            raise drf.ParseError(f"JSON parse error - {exc}") from exc
 
 
 def envelope(
@@ -111,6 +166,25 @@ class RateLimited(ApiError):
         return {"Retry-After": str(self.retry_after)}
 
 
+class TooManyFailures(RateLimited):
+    """Too many invalid keys from one client address (config/throttling.py)."""
+
+    default_message = "Too many failed authentication attempts. Please try again later."
+
+
+class ServiceUnavailable(ApiError):
+    """The database cannot be reached: the request did nothing and can be retried."""
+
+    status = 503
+    default_message = (
+        "The service is temporarily unavailable. Please retry in a few seconds."
+    )
+    retry_after = 5
+
+    def headers(self) -> dict[str, str]:
+        return {"Retry-After": str(self.retry_after)}
+
+
 def json_object(request: Any) -> dict[str, Any]:
     """The request's JSON body, which must be an object; else the validation shape on ``body``."""
     if not isinstance(request.data, dict):
@@ -144,6 +218,9 @@ def as_api_error(exc: Exception, view: Any) -> ApiError | None:
     """Translate framework exceptions into ours; ``None`` for anything unexpected."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, OperationalError | InterfaceError):
+        logger.warning("Answered 503: the database cannot be reached (%s).", exc)
+        return ServiceUnavailable()
     if isinstance(exc, drf.ValidationError):
         return ValidationFailed(flatten_errors(exc.detail))
     if isinstance(exc, drf.ParseError):

@@ -8,10 +8,12 @@ member it is about: ``schedule.monday.endTime`` reads "schedule.monday.end time"
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from django.core.validators import EmailValidator
 from rest_framework import serializers
 
 # DRF formats each template once (``str.format``), so the placeholder is escaped.
@@ -71,10 +73,32 @@ class CharField(serializers.CharField):
         "invalid": "The {{attribute}} must be a string.",
         "max_length": "The {{attribute}} may not be greater than {max_length} characters.",
         "min_length": "The {{attribute}} must be at least {min_length} characters.",
+        "encoding": "The {{attribute}} must be valid UTF-8 text.",
     }
+
+    def to_internal_value(self, data: Any) -> str:
+        return _storable(self, super().to_internal_value(data))
+
+
+def _storable(field: serializers.Field, text: str) -> str:
+    """``text``, unless it holds a lone surrogate (JSON can say "\\ud800"), which no database
+    column or response can carry."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        field.fail("encoding")
+    return text
+
+
+# Ids are BigAutoField: a number outside a signed 64-bit integer names nothing and
+# must not reach a query.
+BIGINT_MAX = 2**63 - 1
+BIGINT_MIN = -(2**63)
 
 
 class IntegerField(serializers.IntegerField):
+    """An integer within a signed 64-bit range unless the field narrows it further."""
+
     default_error_messages = {
         **_COMMON,
         "invalid": "The {{attribute}} must be an integer.",
@@ -83,10 +107,15 @@ class IntegerField(serializers.IntegerField):
         "min_value": "The {{attribute}} must be at least {min_value}.",
     }
 
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_value", BIGINT_MAX)
+        kwargs.setdefault("min_value", BIGINT_MIN)
+        super().__init__(**kwargs)
+
     def to_internal_value(self, data: Any) -> int:
-        # JSON true/false are not integers, whatever Python thinks.
+        # JSON true/false are not integers, whatever Python thinks; 1e999 reads as infinity.
         if isinstance(data, bool) or (
-            isinstance(data, float) and not data.is_integer()
+            isinstance(data, float) and not (math.isfinite(data) and data.is_integer())
         ):
             self.fail("invalid")
         return super().to_internal_value(data)
@@ -100,11 +129,27 @@ class BooleanField(serializers.BooleanField):
 
 
 class EmailField(serializers.EmailField):
+    """Text that is an email address. DRF's EmailField uses one message, "invalid", both for
+    a value that is not text (formatted by DRF) and for a bad address (not formatted, by
+    Django's validator), so a template cannot suit both: each gets its own here."""
+
     default_error_messages = {
         **CharField.default_error_messages,
         # Used by Django's EmailValidator as it is, not through str.format: one brace.
-        "invalid": "The {attribute} must be a valid email address.",
+        "email": "The {attribute} must be a valid email address.",
     }
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.validators = [
+            EmailValidator(message=self.error_messages["email"])
+            if isinstance(validator, EmailValidator)
+            else validator
+            for validator in self.validators
+        ]
+
+    def to_internal_value(self, data: Any) -> str:
+        return _storable(self, super().to_internal_value(data))
 
 
 class ListField(serializers.ListField):

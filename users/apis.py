@@ -206,10 +206,13 @@ class UserCreateInput(v.Serializer):
 
 
 class UserUpdateInput(UserCreateInput):
-    """Every member optional; only the supplied ones change."""
+    """Every member optional; only the supplied ones change. A supplied schedule is whole:
+    its members stay required (DRF's ``partial`` would reach into it and let them be left out)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, partial=True, **kwargs)
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.required = False
 
 
 def e164(value: str) -> str:
@@ -230,11 +233,14 @@ def _validated(serializer: serializers.Serializer) -> dict[str, Any]:
 def _authorize_organization(credential: ApiCredential, raw: Any) -> None:
     """403 when the request names an organization the credential does not reach. Runs before
     validation, as the documented order has it; a malformed id is left to validation."""
-    if raw is None or isinstance(raw, bool):
+    if raw is None:
         return
     try:
-        organization_id = int(raw)
-    except (TypeError, ValueError):
+        # Any whole number names an organization, one that does not exist too (a 403).
+        organization_id = v.IntegerField(min_value=1, max_value=None).run_validation(
+            raw
+        )
+    except serializers.ValidationError:
         return
     organization_for_credential(credential=credential, organization_id=organization_id)
 

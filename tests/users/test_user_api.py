@@ -1,5 +1,6 @@
 """The User API (interface A) through HTTP: bodies compared whole, state checked after."""
 
+import json
 from datetime import time
 
 import pytest
@@ -51,6 +52,13 @@ def post_user(tenant, **overrides):
     return tenant.client().post(
         "/api/users", create_body(tenant, **overrides), format="json"
     )
+
+
+def send_json(client, method, url, body):
+    """Send ``body`` as JSON text the way any client could: a Python infinity goes as the
+    literal 1e999, which a JSON parser reads as a number too large for any integer."""
+    text = json.dumps(body).replace("Infinity", "1e999")
+    return client.generic(method, url, text, content_type="application/json")
 
 
 def team_out(team):
@@ -422,6 +430,158 @@ def test_create_rejects_a_body_that_is_not_a_json_object(tenant, body, content_t
     assert list(response.json()["errors"]) == ["body"]
 
 
+@pytest.mark.parametrize(
+    ("member", "value", "message"),
+    [
+        ("emailAddress", True, "The email address must be a string."),
+        ("emailAddress", [], "The email address must be a string."),
+        ("emailAddress", {}, "The email address must be a string."),
+        ("emailAddress", [1], "The email address must be a string."),
+        ("firstName", {"a": 1}, "The first name must be a string."),
+        ("username", False, "The username must be a string."),
+        ("password", [], "The password must be a string."),
+        ("phoneNumber", {}, "The phone number must be a string."),
+        ("profilePicture", [], "The profile picture must be a string."),
+        ("timezone", True, "The timezone must be a string."),
+        ("code", {}, "The code must be a string."),
+        ("organizationId", 1e999, "The organization id must be an integer."),
+        ("organizationId", -1e999, "The organization id must be an integer."),
+        ("organizationId", [1], "The organization id must be an integer."),
+        ("organizationId", True, "The organization id must be an integer."),
+        ("organizationId", 1.5, "The organization id must be an integer."),
+        (
+            "twelveHourTimeFormat",
+            [],
+            "The twelve hour time format field must be true or false.",
+        ),
+        ("accountIds", {}, "The account ids must be an array."),
+        ("teams", {"0": 1}, "The teams must be an array."),
+        ("schedule", [], "The schedule must be an object."),
+        ("schedule", True, "The schedule must be an object."),
+    ],
+)
+def test_create_answers_a_member_of_the_wrong_type_with_the_validation_shape(
+    tenant, member, value, message
+):
+    response = send_json(
+        tenant.client(), "POST", "/api/users", create_body(tenant, **{member: value})
+    )
+
+    assert response.status_code == 422
+    assert response.json() == {"message": INVALID, "errors": {member: [message]}}
+    assert not User.objects.exists()
+
+
+def test_an_organization_id_beyond_any_stored_one_is_unauthorized(tenant):
+    """Any whole number names an organization; one that does not exist is a 403."""
+    huge = 10**30
+
+    create = post_user(tenant, organizationId=huge)
+    find = tenant.client().get(
+        "/api/users/find/email",
+        {"organizationId": str(huge), "emailAddress": "a@example.com"},
+    )
+
+    unauthorized = {"success": False, "message": "Unauthorized for this organization"}
+    assert (create.status_code, create.json()) == (403, unauthorized)
+    assert (find.status_code, find.json()) == (403, unauthorized)
+    assert not User.objects.exists()
+
+
+def test_create_reports_wrong_types_inside_lists_and_the_schedule_with_dotted_keys(
+    tenant,
+):
+    schedule = week()
+    schedule["monday"] = []
+    schedule["tuesday"] = {"active": [], "startTime": 9, "endTime": {}}
+
+    response = send_json(
+        tenant.client(),
+        "POST",
+        "/api/users",
+        create_body(
+            tenant,
+            accountIds=[tenant.account.pk, 1e999, [2], 10**30],
+            teams=[None, True],
+            schedule=schedule,
+        ),
+    )
+
+    assert response.status_code == 422
+    assert response.json()["errors"] == {
+        "accountIds.1": ["The account ids.1 must be an integer."],
+        "accountIds.2": ["The account ids.2 must be an integer."],
+        "accountIds.3": [
+            "The account ids.3 may not be greater than 9223372036854775807."
+        ],
+        "teams.0": ["The teams.0 field is required."],
+        "teams.1": ["The teams.1 must be an integer."],
+        "schedule.monday": ["The schedule.monday must be an object."],
+        "schedule.tuesday.active": [
+            "The schedule.tuesday.active field must be true or false."
+        ],
+        "schedule.tuesday.startTime": [
+            "The schedule.tuesday.start time must be a time in HH:MM (24-hour) format."
+        ],
+        "schedule.tuesday.endTime": ["The schedule.tuesday.end time must be a string."],
+    }
+    assert not User.objects.exists()
+
+
+def test_create_refuses_text_that_cannot_be_stored(tenant):
+    response = tenant.client().generic(
+        "POST",
+        "/api/users",
+        b'{"organizationId": %d, "firstName": "Jane\\ud800", "lastName": "Doe",'
+        b' "emailAddress": "jane@example.com", "accountIds": [%d]}'
+        % (tenant.organization.pk, tenant.account.pk),
+        content_type="application/json",
+    )
+
+    assert response.status_code == 422
+    assert response.json() == {
+        "message": INVALID,
+        "errors": {"firstName": ["The first name must be valid UTF-8 text."]},
+    }
+    assert not User.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"[" * 5000 + b"]" * 5000,
+        b'{"a":' * 5000 + b"1" + b"}" * 5000,
+        b'{"schedule": ' + b"[" * 100_000,
+    ],
+)
+def test_create_refuses_a_deeply_nested_body_with_the_validation_shape(tenant, payload):
+    response = tenant.client().generic(
+        "POST", "/api/users", payload, content_type="application/json"
+    )
+
+    assert response.status_code == 422
+    assert response.json() == {
+        "message": INVALID,
+        "errors": {
+            "body": ["The request body may not be nested more than 32 levels deep."]
+        },
+    }
+    assert not User.objects.exists()
+
+
+def test_a_body_nested_to_the_limit_is_parsed_as_usual(tenant):
+    """Nesting up to the limit is validation's business, not the parser's."""
+    payload = create_body(tenant)
+    nested = 1
+    for _ in range(31):  # the body object is the 32nd level
+        nested = [nested]
+    payload["bio"] = nested
+    response = tenant.client().post("/api/users", payload, format="json")
+
+    assert response.status_code == 422
+    assert response.json()["errors"] == {"bio": ["The bio must be a string."]}
+
+
 def test_create_refuses_a_body_over_one_mebibyte_before_reading_it(tenant):
     response = tenant.client().generic(
         "POST",
@@ -757,6 +917,127 @@ def test_update_validates_like_create_and_changes_nothing(tenant):
         },
     }
     assert tenant.client().get(f"/api/users/{user['id']}").json()["user"] == user
+
+
+@pytest.mark.parametrize(
+    ("body", "errors"),
+    [
+        (
+            {"emailAddress": True},
+            {"emailAddress": ["The email address must be a string."]},
+        ),
+        (
+            {"emailAddress": [1]},
+            {"emailAddress": ["The email address must be a string."]},
+        ),
+        (
+            {"schedule": {}},
+            {
+                "schedule.active": ["The schedule.active field is required."],
+                **{
+                    f"schedule.{day}": [f"The schedule.{day} field is required."]
+                    for day in WEEK
+                },
+            },
+        ),
+        (
+            {"schedule": {**week(), "friday": {}}},
+            {
+                "schedule.friday.active": [
+                    "The schedule.friday.active field is required."
+                ],
+                "schedule.friday.startTime": [
+                    "The schedule.friday.start time field is required."
+                ],
+                "schedule.friday.endTime": [
+                    "The schedule.friday.end time field is required."
+                ],
+            },
+        ),
+        (
+            {"schedule": {**week(), "friday": {"active": True, "startTime": "09:00"}}},
+            {
+                "schedule.friday.endTime": [
+                    "The schedule.friday.end time field is required."
+                ]
+            },
+        ),
+        (
+            {"organizationId": 1e999},
+            {"organizationId": ["The organization id must be an integer."]},
+        ),
+        (
+            {"accountIds": [1e999]},
+            {"accountIds.0": ["The account ids.0 must be an integer."]},
+        ),
+        (
+            {"twelveHourTimeFormat": {}},
+            {
+                "twelveHourTimeFormat": [
+                    "The twelve hour time format field must be true or false."
+                ]
+            },
+        ),
+    ],
+)
+def test_update_answers_wrong_types_and_partial_schedules_with_the_validation_shape(
+    tenant, body, errors
+):
+    user = created(tenant)
+
+    response = send_json(tenant.client(), "PUT", f"/api/users/{user['id']}", body)
+
+    assert response.status_code == 422
+    assert response.json() == {"message": INVALID, "errors": errors}
+    assert tenant.client().get(f"/api/users/{user['id']}").json()["user"] == user
+
+
+def test_update_refuses_a_deeply_nested_body(tenant):
+    user = created(tenant)
+
+    response = tenant.client().generic(
+        "PUT",
+        f"/api/users/{user['id']}",
+        b'{"schedule":' * 3000 + b"{}" + b"}" * 3000,
+        content_type="application/json",
+    )
+
+    assert response.status_code == 422
+    assert list(response.json()["errors"]) == ["body"]
+    assert tenant.client().get(f"/api/users/{user['id']}").json()["user"] == user
+
+
+def test_an_id_beyond_any_stored_one_is_not_found(tenant):
+    response = tenant.client().get(f"/api/users/{10**30}")
+
+    assert response.status_code == 404
+    assert response.json() == {"success": False, "message": "User not found"}
+
+
+@pytest.mark.parametrize(
+    ("query", "errors"),
+    [
+        (
+            {"organizationId": "1e999", "emailAddress": "a@example.com"},
+            {"organizationId": ["The organization id must be an integer."]},
+        ),
+        (
+            {"organizationId": "inf", "emailAddress": "a@example.com"},
+            {"organizationId": ["The organization id must be an integer."]},
+        ),
+        (
+            {"organizationId": "nan", "emailAddress": "a@example.com"},
+            {"organizationId": ["The organization id must be an integer."]},
+        ),
+    ],
+)
+def test_find_answers_malformed_queries_with_the_validation_shape(
+    tenant, query, errors
+):
+    response = tenant.client().get("/api/users/find/email", query)
+
+    assert response.status_code == 422
+    assert response.json() == {"message": INVALID, "errors": errors}
 
 
 def test_update_reports_taken_username_and_code(tenant):
