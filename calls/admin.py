@@ -16,14 +16,13 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
-from django.utils import timezone
 from django.utils.html import format_html
 
 import accounts.admin  # noqa: F401  (registers the account admin this module extends)
 from accounts.models import Account
 from calls.models import Call, CallAttempt, DialingSettings, default_retry_cadence
 from calls.services import call_cancel
-from config.admin import ReadOnlyAdminMixin
+from config.admin import ReadOnlyAdminMixin, zoned
 from users.models import User
 
 # --- calls
@@ -54,16 +53,18 @@ class AgentFilter(admin.SimpleListFilter):
 
 
 def _moment(attempt: CallAttempt, at: datetime | None) -> str:
-    """A moment of a leg to the second, with how long after the lead arrived it came."""
+    """A moment of a leg to the second in the account's timezone, with how long after the
+    lead arrived it came."""
     if at is None:
         return "—"
     after = (at - attempt.call.received_at).total_seconds()
-    return f"{timezone.localtime(at):%Y-%m-%d %H:%M:%S} (+{after:.0f} s)"
+    return f"{zoned(at, attempt.call.account.timezone)} (+{after:.0f} s)"
 
 
 class CallAttemptInline(admin.TabularInline):
     """The call's timeline: every leg dialed, agents and lead, in the order they were made.
-    Moments are shown to the second, with the seconds since the lead arrived."""
+    Moments are shown to the second in the account's timezone, with the seconds since the
+    lead arrived."""
 
     model = CallAttempt
     fields = readonly_fields = (
@@ -88,7 +89,7 @@ class CallAttemptInline(admin.TabularInline):
     verbose_name_plural = "attempts (every leg dialed, in order)"
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[CallAttempt]:
-        return super().get_queryset(request).select_related("agent", "call")
+        return super().get_queryset(request).select_related("agent", "call__account")
 
     @admin.display(description="created")
     def created(self, obj: CallAttempt) -> str:
@@ -123,7 +124,7 @@ class CallAttemptInline(admin.TabularInline):
 @admin.register(Call)
 class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
-        "received_at",
+        "received",
         "id",
         "account",
         "status",
@@ -136,7 +137,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "phone",
         "is_test",
     ]
-    list_display_links = ["received_at", "id"]
+    list_display_links = ["received", "id"]
     list_filter = ["account", "status", "origin", AgentFilter, "is_test"]
     list_select_related = ["account", "agent"]
     date_hierarchy = "received_at"
@@ -154,8 +155,8 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "origin",
                     "status",
                     "is_test",
-                    "received_at",
-                    "ended_at",
+                    "received",
+                    "ended",
                     "lead_link",
                 ]
             },
@@ -171,7 +172,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "recording",
                     "rounds",
                     "unanswered_rounds",
-                    "next_attempt_at",
+                    "next_attempt",
                     "requested_agent",
                 ]
             },
@@ -219,13 +220,20 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "inbound_tracking_number",
                     "summary",
                     "transcription",
-                    "created_at",
+                    "created",
                 ],
                 "classes": ["collapse"],
             },
         ),
     ]
-    readonly_fields = ["recording", "lead_link"]
+    readonly_fields = [
+        "recording",
+        "lead_link",
+        "received",
+        "ended",
+        "next_attempt",
+        "created",
+    ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Call]:
         return super().get_queryset(request).select_related("account", "agent")
@@ -255,6 +263,23 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             " ".join(parts),
             messages.SUCCESS if cancelled and not kept else messages.WARNING,
         )
+
+    # Call times read in the account's timezone, labelled with it (where the dealer is).
+    @admin.display(description="received", ordering="received_at")
+    def received(self, obj: Call) -> str:
+        return zoned(obj.received_at, obj.account.timezone)
+
+    @admin.display(description="ended", ordering="ended_at")
+    def ended(self, obj: Call) -> str:
+        return zoned(obj.ended_at, obj.account.timezone)
+
+    @admin.display(description="not dialed before")
+    def next_attempt(self, obj: Call) -> str:
+        return zoned(obj.next_attempt_at, obj.account.timezone)
+
+    @admin.display(description="created")
+    def created(self, obj: Call) -> str:
+        return zoned(obj.created_at, obj.account.timezone)
 
     @admin.display(description="lead", ordering="last_name")
     def lead_name(self, obj: Call) -> str:

@@ -25,7 +25,7 @@ from django_countries import countries
 from accounts.admin import count_of
 from accounts.models import Account, ApiCredential, Organization
 from accounts.selectors import credential_account_ids
-from config.admin import ReadOnlyAdminMixin
+from config.admin import ReadOnlyAdminMixin, zoned
 from leads.adf import FIELDS, AdfError, ParsedLead, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
 from leads.forms import (
@@ -532,7 +532,7 @@ class LeadChangeList(ChangeList):
 @admin.register(Lead)
 class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
-        "received_at",
+        "received",
         "id",
         "account",
         "outcome",
@@ -543,7 +543,7 @@ class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "is_test",
         "processing",
     ]
-    list_display_links = ["received_at", "id"]
+    list_display_links = ["received", "id"]
     list_filter = ["account", "outcome", "is_test", "organization"]
     list_select_related = ["account", "matched_rule", "call"]
     date_hierarchy = "received_at"
@@ -557,14 +557,14 @@ class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             None,
             {
                 "fields": [
-                    "received_at",
+                    "received",
                     "organization",
                     "credential",
                     "account",
                     "outcome",
                     "reason",
                     "is_test",
-                    "processed_at",
+                    "processed",
                     "processing",
                 ]
             },
@@ -591,6 +591,8 @@ class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         ("Raw XML, as received", {"fields": ["raw_xml_text"]}),
     ]
     readonly_fields = [
+        "received",
+        "processed",
         "processing",
         "duplicate_of_link",
         "document_link",
@@ -646,6 +648,16 @@ class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return (
             " / ".join(part for part in (obj.vendor_id, obj.vendor_name) if part) or "—"
         )
+
+    # Lead times read in the account's timezone, labelled with it; a lead routed to no
+    # account in the signed-in user's.
+    @admin.display(description="received", ordering="received_at")
+    def received(self, obj: Lead) -> str:
+        return zoned(obj.received_at, obj.account.timezone if obj.account else None)
+
+    @admin.display(description="processed", ordering="processed_at")
+    def processed(self, obj: Lead) -> str:
+        return zoned(obj.processed_at, obj.account.timezone if obj.account else None)
 
     @admin.display(description="processing ms", ordering="processing_ms")
     def processing(self, obj: Lead) -> str:

@@ -1,5 +1,6 @@
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
+import lxml.html
 import pytest
 from django.contrib.messages import get_messages
 from django.urls import reverse
@@ -547,3 +548,79 @@ def test_dialing_settings_list_says_where_accounts_on_the_defaults_are(client):
         "account dials with the defaults. Each account's page shows the dialing settings "
         "it runs on, defaults included, and changes them in place."
     ) in text_of(page)
+
+
+# --- times: the account's, labelled with its zone
+
+
+def fixed_call(account) -> Call:
+    """A call received at 16:14:03 UTC on 22 November 2026 (09:14:03 in Denver), with one
+    agent leg, 4 s after, that is still ringing."""
+    received = datetime(2026, 11, 22, 16, 14, 3, tzinfo=UTC)
+    call = make_call(
+        account,
+        status=CallStatus.NOAGENT,
+        received_at=received,
+        ended_at=received + timedelta(minutes=3),
+        next_attempt_at=received + timedelta(minutes=10),
+    )
+    Call.objects.filter(pk=call.pk).update(created_at=received + timedelta(seconds=1))
+    attempt = CallAttempt.objects.create(
+        call=call,
+        leg=Leg.AGENT,
+        number="+13035554001",
+        provider="simulator",
+        dial_requested_at=received + timedelta(seconds=5),
+    )
+    CallAttempt.objects.filter(pk=attempt.pk).update(
+        created_at=received + timedelta(seconds=4)
+    )
+    return call
+
+
+def test_call_times_read_in_the_accounts_timezone_labelled_with_it(client):
+    # Support works from Chicago; the dealer, and so its calls' times, are in Denver.
+    sign_in_support(client, tz="America/Chicago")
+    call = fixed_call(AccountFactory(timezone="America/Denver"))
+
+    listed = client.get(url("call", "changelist"))
+    detail = client.get(url("call", "change", call.pk))
+
+    cell = lxml.html.fromstring(listed.content.decode()).find_class("field-received")[0]
+    assert cell.text_content().strip() == "2026-11-22 09:14:03 MST"
+    fields = {
+        name: readonly_field(detail, name)
+        for name in ("received", "ended", "next_attempt", "created")
+    }
+    assert fields == {
+        "received": "2026-11-22 09:14:03 MST",
+        "ended": "2026-11-22 09:17:03 MST",
+        "next_attempt": "2026-11-22 09:24:03 MST",
+        "created": "2026-11-22 09:14:04 MST",
+    }
+    timeline = lxml.html.fromstring(detail.content.decode()).get_element_by_id(
+        "attempts_log-group"
+    )
+    assert [
+        timeline.find_class(f"field-{name}")[0].text_content().strip()
+        for name in ("created", "dial_requested", "ringing")
+    ] == ["2026-11-22 09:14:07 MST (+4 s)", "2026-11-22 09:14:08 MST (+5 s)", "—"]
+
+
+def test_call_times_follow_daylight_saving_time(client):
+    sign_in_support(client, tz="UTC")
+    call = make_call(
+        AccountFactory(timezone="America/Denver"),
+        received_at=datetime(2026, 7, 1, 15, 0, 0, tzinfo=UTC),
+    )
+
+    detail = client.get(url("call", "change", call.pk))
+
+    assert readonly_field(detail, "received") == "2026-07-01 09:00:00 MDT"
+
+
+def readonly_field(response, name: str) -> str:
+    """The text of a read-only field of a change page's main form."""
+    page = lxml.html.fromstring(response.content.decode())
+    row = page.find_class(f"field-{name}")[0]
+    return " ".join(row.find_class("readonly")[0].text_content().split())

@@ -1,4 +1,5 @@
 import html
+from datetime import UTC, datetime, timedelta
 
 import lxml.html
 import pytest
@@ -408,7 +409,7 @@ def test_rule_list_shows_conditions_in_words_and_links_the_tester(client, tenant
             response.context["cl"].result_list,
             [
                 cell_text(cell)
-                for cell in lxml.html.fromstring(response.content).find_class(
+                for cell in lxml.html.fromstring(response.content.decode()).find_class(
                     "field-conditions_in_words"
                 )
             ],
@@ -973,3 +974,56 @@ def test_lead_of_a_documents_second_prospect_links_the_first(admin_client, tenan
     page = admin_client.get(url("lead", "change", second.pk)).content.decode()
 
     assert f'<a href="{url("lead", "change", first.pk)}">Lead {first.pk}</a>' in page
+
+
+# --- times: the account's, labelled with its zone
+
+
+def readonly_field(response, name: str) -> str:
+    """The text of a read-only field of a change page."""
+    page = lxml.html.fromstring(response.content.decode())
+    row = page.find_class(f"field-{name}")[0]
+    return " ".join(row.find_class("readonly")[0].text_content().split())
+
+
+def test_lead_times_read_in_the_accounts_timezone_labelled_with_it(
+    client, django_capture_on_commit_callbacks
+):
+    sign_in_support(client, tz="America/Chicago")
+    organization = OrganizationFactory()
+    credential, _ = issue_credential(organization)
+    account = AccountFactory(organization=organization, timezone="America/Denver")
+    registration = VendorRegistrationFactory(account=account)
+    catch_all_rule(account)
+    with django_capture_on_commit_callbacks():
+        lead_receive(
+            credential=credential, raw_xml=adf(vendor_id=registration.vendor_id)
+        )
+        lead_receive(credential=credential, raw_xml=adf(vendor_id="UNKNOWN"))
+    received = datetime(2026, 11, 22, 16, 14, 3, tzinfo=UTC)
+    Lead.objects.update(
+        received_at=received, processed_at=received + timedelta(seconds=1)
+    )
+    routed = Lead.objects.get(account=account)
+    unrouted = Lead.objects.get(account=None)
+
+    listed = client.get(url("lead", "changelist"))
+
+    cells = {
+        lead.pk: " ".join(cell.text_content().split())
+        for lead, cell in zip(
+            listed.context["cl"].result_list,
+            lxml.html.fromstring(listed.content.decode()).find_class("field-received"),
+            strict=True,
+        )
+    }
+    # A lead routed to no account reads in the signed-in user's timezone, labelled too.
+    assert cells == {
+        routed.pk: "2026-11-22 09:14:03 MST",
+        unrouted.pk: "2026-11-22 10:14:03 CST",
+    }
+    detail = client.get(url("lead", "change", routed.pk))
+    assert (
+        readonly_field(detail, "received"),
+        readonly_field(detail, "processed"),
+    ) == ("2026-11-22 09:14:03 MST", "2026-11-22 09:14:04 MST")
