@@ -1,16 +1,30 @@
-"""DRF authentication for the interfaces' credential styles. Keys never reach logs or messages."""
+"""DRF authentication for the interfaces' credential styles. Keys never reach logs or messages.
+
+Every refusal goes through ``key_refused``: past ``AUTH_FAILURE_LIMIT`` failures from one
+client address it becomes a 429 with ``Retry-After``, whichever API was tried.
+"""
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from django.contrib.auth.models import AnonymousUser
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
-from accounts.models import ApiCredential
-from accounts.selectors import api_credential_for_key
-from config.api import Forbidden, InvalidApiKey
+from accounts.models import Account, ApiCredential
+from accounts.selectors import account_for_scored_data_key, api_credential_for_key
+from config.api import ApiError, Forbidden, InvalidApiKey, TooManyFailures
+from config.throttling import auth_failure
+
+
+def key_refused(request: Request, error: ApiError) -> NoReturn:
+    """Refuse a missing or invalid key with ``error``, counting the failure against the
+    client address; once the address is over its limit, with 429 instead."""
+    retry_after = auth_failure(request)
+    if retry_after is not None:
+        raise TooManyFailures(retry_after)
+    raise error
 
 
 def credential_of(request: Request) -> ApiCredential:
@@ -30,7 +44,7 @@ class ApiUserKeyAuthentication(BaseAuthentication):
             else None
         )
         if credential is None:
-            raise InvalidApiKey()
+            key_refused(request, InvalidApiKey())
         return AnonymousUser(), credential
 
     def authenticate_header(self, request: Request) -> str:
@@ -49,13 +63,29 @@ class LeadFormAuthentication(BaseAuthentication):
         api_user = _form_or_header(request, "apiuser")
         key = _form_or_header(request, "apikey")
         if not api_user:
-            raise Forbidden(self.USER_BLANK)
+            key_refused(request, Forbidden(self.USER_BLANK))
         if not key:
-            raise Forbidden(self.KEY_BLANK)
+            key_refused(request, Forbidden(self.KEY_BLANK))
         credential = api_credential_for_key(key=key, api_user=api_user)
         if credential is None:
-            raise Forbidden(self.NO_ACCOUNT)
+            key_refused(request, Forbidden(self.NO_ACCOUNT))
         return AnonymousUser(), credential
+
+
+class ScoredDataKeyAuthentication(BaseAuthentication):
+    """The scored data API's ``apikey`` (or ``apiKey``) query parameter: an account's own
+    scored-data key; ``request.auth`` is the account."""
+
+    def authenticate(self, request: Request) -> tuple[Any, Account]:
+        params = request.query_params
+        key = str(params.get("apikey") or params.get("apiKey") or "").strip()
+        account = account_for_scored_data_key(key=key) if key else None
+        if account is None:
+            key_refused(request, InvalidApiKey())
+        return AnonymousUser(), account
+
+    def authenticate_header(self, request: Request) -> str:
+        return "apikey"
 
 
 def _form_or_header(request: Request, name: str) -> str:

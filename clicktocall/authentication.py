@@ -8,6 +8,7 @@ from django.contrib.auth.models import AnonymousUser
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
+from accounts.authentication import key_refused
 from accounts.models import ApiCredential
 from accounts.selectors import api_credential_for_key
 from config.api import InvalidApiKey
@@ -26,7 +27,7 @@ class ClickToCallKeyAuthentication(BaseAuthentication):
         key = _header_key(request) or _body_key(request)
         credential = api_credential_for_key(key=key) if key else None
         if credential is None:
-            raise InvalidApiKey()
+            key_refused(request, InvalidApiKey())
         return AnonymousUser(), credential
 
     def authenticate_header(self, request: Request) -> str:

@@ -1,11 +1,16 @@
 """What the admin pages of several apps share."""
 
+import math
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from django.utils import timezone
+
+from config.throttling import login_failed, login_refused
 
 
 def zoned(at: datetime | None, zone: str | None = None) -> str:
@@ -31,3 +36,30 @@ class ReadOnlyAdminMixin:
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+class AdminLoginForm(AdminAuthenticationForm):
+    """The admin sign-in, refused for the rest of the minute after too many failures from
+    one address or against one username (``ADMIN_LOGIN_FAILURE_LIMIT``, config/throttling.py)."""
+
+    error_messages = {
+        **AdminAuthenticationForm.error_messages,
+        "throttled": "Too many failed sign-in attempts. Please wait %(seconds)s seconds and try again.",
+    }
+
+    def clean(self) -> dict[str, Any]:
+        username = str(self.cleaned_data.get("username") or "")
+        if self.request is not None:
+            wait = login_refused(self.request, username)
+            if wait is not None:
+                raise ValidationError(
+                    self.error_messages["throttled"],
+                    code="throttled",
+                    params={"seconds": math.ceil(wait)},
+                )
+        try:
+            return super().clean()
+        except ValidationError:
+            if self.request is not None:
+                login_failed(self.request, username)
+            raise

@@ -93,11 +93,18 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
+# The cache holds rate-limit counters only: when Redis cannot be reached the limits let
+# requests through (config/throttling.py), and short timeouts keep that to milliseconds.
+REDIS_CACHE_OPTIONS = {
+    "socket_connect_timeout": env.float("REDIS_CONNECT_TIMEOUT", default=0.25),
+    "socket_timeout": env.float("REDIS_SOCKET_TIMEOUT", default=0.5),
+}
 if REDIS_URL:
     CACHES = {
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
+            "OPTIONS": REDIS_CACHE_OPTIONS,
         }
     }
 else:
@@ -151,6 +158,13 @@ API_RATE_LIMITS = {**API_RATE_LIMIT_DEFAULTS, **env.dict("API_RATE_LIMITS", defa
 API_KEY_ROTATION_GRACE = timedelta(
     hours=env.float("API_KEY_ROTATION_GRACE_HOURS", default=24)
 )
+# Failed keys per client address, across every API that takes one (over it: 429), and
+# failed admin sign-ins per address and per username. Valid keys never count.
+AUTH_FAILURE_LIMIT = env("AUTH_FAILURE_LIMIT", default="20/min")
+ADMIN_LOGIN_FAILURE_LIMIT = env("ADMIN_LOGIN_FAILURE_LIMIT", default="10/min")
+# Proxies in front of the service that append the client's address to X-Forwarded-For
+# (0: clients connect directly and REMOTE_ADDR is theirs).
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 
 PROFILE_PICTURE_MAX_BYTES = 5 * 1024 * 1024
 PROFILE_PICTURE_TIMEOUT = 10.0
