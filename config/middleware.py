@@ -1,14 +1,22 @@
 """Refuse oversized API bodies before anything reads them; answer API crashes in the
-interface's shape."""
+interface's shape, and a database that cannot be reached with 503 and ``Retry-After``."""
 
+import sys
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db.utils import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from django.views import defaults
 
-from config.api import ENVELOPE, InternalError, PayloadTooLarge, error_response
+from config.api import (
+    ENVELOPE,
+    InternalError,
+    PayloadTooLarge,
+    ServiceUnavailable,
+    error_response,
+)
 
 
 class RequestSizeLimitMiddleware:
@@ -25,7 +33,21 @@ class RequestSizeLimitMiddleware:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
-    """``handler500``: an API caller gets JSON in its interface's shape, a person the page."""
+    """``handler500``: an API caller gets JSON in its interface's shape, a person the page.
+
+    A database that cannot be reached (Django calls this inside its ``except``, so the
+    exception is at hand) is a 503 with ``Retry-After`` instead: nothing was done and the
+    request can be sent again. DRF views answer it themselves (``config.api``)."""
+    if isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
+        unavailable = ServiceUnavailable()
+        if request.path_info.startswith("/api/"):
+            return error_response(_error_shape(request.path_info), unavailable)
+        return HttpResponse(
+            unavailable.message,
+            status=unavailable.status,
+            headers=unavailable.headers(),
+            content_type="text/plain; charset=utf-8",
+        )
     if request.path_info.startswith("/api/"):
         return error_response(_error_shape(request.path_info), InternalError())
     return defaults.server_error(request)

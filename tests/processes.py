@@ -1,4 +1,5 @@
-"""Real processes for end-to-end and fault tests: Celery workers, gunicorn, a private Redis.
+"""Real processes for end-to-end and fault tests: Celery workers, gunicorn, a private Redis,
+and a TCP proxy that can take a server away from them.
 
 Each runs against the pytest test database (so tests must commit: ``transaction=True``)
 and is stopped, with its whole process group, when the test ends.
@@ -6,11 +7,13 @@ and is stopped, with its whole process group, when the test ends.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -118,6 +121,76 @@ def start_redis(tmp_path: Path, port: int) -> Process:
         lambda: _listening(port), timeout=10, what=f"redis on {port}", process=process
     )
     return process
+
+
+class TcpProxy:
+    """A loopback TCP proxy to ``127.0.0.1:target_port`` that can fail like a server: ``down()``
+    cuts every proxied connection and refuses new ones, ``up()`` accepts again on the same
+    port. Points a process at a server (PostgreSQL) that other tests keep using untouched."""
+
+    def __init__(self, target_port: int) -> None:
+        self.target = ("127.0.0.1", target_port)
+        self.port = free_port()
+        self._lock = threading.Lock()
+        self._sockets: set[socket.socket] = set()
+        self._listener: socket.socket | None = None
+
+    def up(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(128)
+        self._listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def down(self) -> None:
+        listener, self._listener = self._listener, None
+        if listener is not None:
+            _shut(listener)  # wakes the accept() below, which then ends
+        with self._lock:
+            cut, self._sockets = self._sockets, set()
+        for sock in cut:
+            _shut(sock)
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                upstream = socket.create_connection(self.target, timeout=5)
+            except OSError:
+                _shut(client)
+                continue
+            upstream.settimeout(None)
+            with self._lock:
+                if self._listener is not listener:  # went down meanwhile
+                    _shut(client)
+                    _shut(upstream)
+                    return
+                self._sockets |= {client, upstream}
+            for source, sink in ((client, upstream), (upstream, client)):
+                threading.Thread(
+                    target=self._pump, args=(source, sink), daemon=True
+                ).start()
+
+    @staticmethod
+    def _pump(source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                sink.sendall(data)
+        except OSError:
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                sink.shutdown(socket.SHUT_WR)
+
+
+def _shut(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
 
 
 def _listening(port: int) -> bool:

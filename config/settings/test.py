@@ -13,6 +13,10 @@ DATABASES = {
 DATABASES["default"]["TEST"] = {
     "NAME": env("TEST_DATABASE_NAME", default="test_leadcall")
 }
+# As in production when a server process sets it (the outage tests do): a connection kept
+# across requests is health-checked before reuse, so a broken one is replaced.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 # Each xdist worker on its own Redis db (broker, cache, rate limits); the base is movable
@@ -25,6 +29,7 @@ CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": REDIS_URL,
+        "OPTIONS": REDIS_CACHE_OPTIONS,  # noqa: F405
     }
 }
 CELERY_BROKER_URL = env(

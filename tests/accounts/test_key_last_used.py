@@ -2,6 +2,7 @@
 
 import re
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.admin.utils import display_for_value
@@ -151,15 +152,19 @@ def test_a_stale_copy_does_not_overwrite_a_newer_use(tenant, monkeypatch):
 # --- admin ----------------------------------------------------------------------------------
 
 
-def test_admin_lists_show_when_keys_were_last_used(admin_client, tenant, other_tenant):
+def test_admin_lists_show_when_keys_were_last_used(
+    admin_client, admin_user, tenant, other_tenant
+):
     scored = issue_scored_data_key(tenant.account)
     issue_scored_data_key(other_tenant.account)
     call_user_api(tenant)
     account_for_scored_data_key(key=scored)
-    used = display_for_value(last_used(tenant), "never")
-    scored_used = display_for_value(
-        ScoredDataKey.objects.get(account=tenant.account).last_used_at, "never"
-    )
+    # As the pages show them: in the signed-in user's timezone.
+    with timezone.override(ZoneInfo(admin_user.timezone)):
+        used = display_for_value(last_used(tenant), "never")
+        scored_used = display_for_value(
+            ScoredDataKey.objects.get(account=tenant.account).last_used_at, "never"
+        )
 
     credentials = admin_client.get(
         reverse("admin:accounts_apicredential_changelist")
