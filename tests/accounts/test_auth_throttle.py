@@ -157,30 +157,32 @@ def test_click_to_call_answers_429_after_the_limit(tenant, limit):
     assert click_to_call(tenant.key).status_code == 422
 
 
-def test_scored_data_key_refusals_count_too(tenant, limit):
-    """The scored data API's authentication (accounts.authentication) refuses the same way."""
-    from rest_framework.request import Request
-    from rest_framework.test import APIRequestFactory
+def scored_data(key, address=ATTACKER, **params):
+    return APIClient().get(
+        "/api/scoreddata",
+        {"apikey": key, "fromDate": "2026-01-01", "toDate": "2026-01-02", **params},
+        REMOTE_ADDR=address,
+    )
 
-    from accounts.authentication import ScoredDataKeyAuthentication
-    from config.api import InvalidApiKey, TooManyFailures
 
+def test_scored_data_answers_429_after_the_limit_in_json_and_xml(tenant, limit):
     good = issue_scored_data_key(tenant.account)
 
-    def authenticate(key):
-        request = Request(
-            APIRequestFactory().get(
-                "/api/scoreddata", {"apikey": key}, REMOTE_ADDR=ATTACKER
-            )
-        )
-        return ScoredDataKeyAuthentication().authenticate(request)
+    refused = [scored_data("sd_nothing_0000") for _ in range(limit - 1)]
+    refused.append(scored_data(""))  # a missing key counts too
+    json_429 = scored_data("sd_nothing_0000")
+    xml_429 = scored_data("sd_nothing_0000", returnType="xml")
 
-    for _ in range(limit):
-        with pytest.raises(InvalidApiKey):
-            authenticate("sd_nothing_0000")
-    with pytest.raises(TooManyFailures):
-        authenticate("sd_nothing_0000")
-    assert authenticate(good)[1] == tenant.account
+    assert [r.status_code for r in refused] == [401] * limit
+    assert refused[0].json() == INVALID
+    assert_throttled(json_429, {"success": False, "message": TOO_MANY})
+    assert xml_429.status_code == 429
+    assert xml_429["Retry-After"] == "20"
+    assert xml_429.content.decode().endswith(
+        f"<error><success>false</success><message>{TOO_MANY}</message></error>"
+    )
+    # The account's own key is answered as usual from that address.
+    assert scored_data(good).status_code == 200
 
 
 # --- client address behind proxies -------------------------------------------------------------
