@@ -16,13 +16,15 @@ from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
 from django.utils.html import format_html
 
 import accounts.admin  # noqa: F401  (registers the account admin this module extends)
 from accounts.models import Account
 from calls.models import Call, CallAttempt, DialingSettings, default_retry_cadence
+from calls.selectors import dialing_silent, queued_overdue, stuck
 from calls.services import call_cancel
-from config.admin import ReadOnlyAdminMixin, zoned
+from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned
 from users.models import User
 
 # --- calls
@@ -50,6 +52,37 @@ class AgentFilter(admin.SimpleListFilter):
         if value and value.isdigit():
             return queryset.filter(agent_id=int(value))
         return queryset
+
+
+class StuckFilter(admin.SimpleListFilter):
+    """Calls nothing is driving (``calls.selectors``): queued past their due time, or dialing
+    with no event for a while. The overview on the admin index links here."""
+
+    title = "stuck"
+    parameter_name = "stuck"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [
+            ("any", "Stuck (either)"),
+            ("queued", "Queued, overdue"),
+            ("dialing", "Dialing, silent"),
+        ]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        condition = {
+            "any": stuck,
+            "queued": queued_overdue,
+            "dialing": dialing_silent,
+        }.get(self.value() or "")
+        if condition is None:
+            return queryset
+        return queryset.filter(condition(now=timezone.now()))
+
+
+class EndedWithinFilter(WithinFilter):
+    title = "ended"
+    parameter_name = "ended"
+    field = "ended_at"
 
 
 def _moment(attempt: CallAttempt, at: datetime | None) -> str:
@@ -138,7 +171,15 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "is_test",
     ]
     list_display_links = ["received", "id"]
-    list_filter = ["account", "status", "origin", AgentFilter, "is_test"]
+    list_filter = [
+        "account",
+        "status",
+        StuckFilter,
+        EndedWithinFilter,
+        "origin",
+        AgentFilter,
+        "is_test",
+    ]
     list_select_related = ["account", "agent"]
     date_hierarchy = "received_at"
     search_fields = ["phone", "first_name", "last_name", "email", "altid"]

@@ -1,14 +1,19 @@
 """What the admin pages of several apps share."""
 
 import math
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from django.contrib import admin
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.http import urlencode
 
 from config.throttling import login_failed, login_refused
 
@@ -23,6 +28,191 @@ def zoned(at: datetime | None, zone: str | None = None) -> str:
     except (ZoneInfoNotFoundError, ValueError):
         tzinfo = timezone.get_current_timezone()
     return f"{at.astimezone(tzinfo):%Y-%m-%d %H:%M:%S %Z}"
+
+
+class WithinFilter(admin.SimpleListFilter):
+    """Rows whose ``field`` falls in the last 24 hours or 7 days (the overview links here)."""
+
+    field = ""
+    windows = {
+        "24h": ("In the last 24 hours", timedelta(hours=24)),
+        "7d": ("In the last 7 days", timedelta(days=7)),
+    }
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [(value, label) for value, (label, _) in self.windows.items()]
+
+    def queryset(self, request: HttpRequest, queryset: Any) -> Any:
+        window = self.windows.get(self.value() or "")
+        if window is None:
+            return queryset
+        return queryset.filter(**{f"{self.field}__gte": timezone.now() - window[1]})
+
+
+# --- the index page: support's overview above Django's app list
+
+
+@dataclass(frozen=True)
+class OverviewRow:
+    label: str
+    count: int
+    url: str
+    detail: bool = False  # a breakdown of the row above it
+
+
+@dataclass(frozen=True)
+class KeyRow:
+    kind: str
+    owner: str
+    owner_url: str
+    organization: str
+    prefix: str
+    last_used: str
+    usable: bool
+
+
+RECENT_KEYS = 10
+
+
+def support_overview(request: HttpRequest) -> dict[str, Any]:
+    """What support checks first, each part for those who may see its rows: leads received
+    and refused, calls queued, dialing and stuck, calls ended badly, keys used lately."""
+    # Imported here: config sits under every app; this page alone reads across them.
+    from accounts.models import ApiKey, ScoredDataKey
+    from calls.selectors import (
+        DIALING_SILENT_AFTER,
+        QUEUED_OVERDUE_AFTER,
+        calls_summary,
+    )
+    from leads.models import Outcome
+    from leads.selectors import REFUSED, leads_intake_summary
+
+    now, user = timezone.now(), request.user
+    overview: dict[str, Any] = {}
+    if user.has_perm("leads.view_lead"):
+        intake = leads_intake_summary(since=now - timedelta(hours=24))
+        leads = reverse("admin:leads_lead_changelist")
+
+        def lead_row(
+            label: str, count: int, detail: bool = False, **query: str
+        ) -> OverviewRow:
+            return OverviewRow(
+                label,
+                count,
+                f"{leads}?{urlencode({'received': '24h', **query})}",
+                detail,
+            )
+
+        overview["leads"] = [
+            lead_row("Received", intake.received),
+            *(
+                lead_row(label, intake.by_outcome[outcome], outcome__exact=outcome)
+                for outcome, label in [
+                    (Outcome.ACCEPTED, "Accepted (called)"),
+                    (Outcome.DUPLICATE, "Duplicate"),
+                    (Outcome.RECEIVED, "Not processed yet"),
+                ]
+            ),
+            lead_row(
+                "Refused (not called)",
+                intake.refused,
+                outcome__in=",".join(REFUSED),
+            ),
+            *(
+                lead_row(
+                    Outcome(outcome).label,
+                    intake.by_outcome[outcome],
+                    detail=True,
+                    outcome__exact=outcome,
+                )
+                for outcome in REFUSED
+            ),
+        ]
+    if user.has_perm("calls.view_call"):
+        calls = calls_summary(now=now)
+        changelist = reverse("admin:calls_call_changelist")
+
+        def call_row(
+            label: str, count: int, detail: bool = False, **query: str
+        ) -> OverviewRow:
+            return OverviewRow(label, count, f"{changelist}?{urlencode(query)}", detail)
+
+        overdue = int(QUEUED_OVERDUE_AFTER.total_seconds() // 60)
+        silent = int(DIALING_SILENT_AFTER.total_seconds() // 60)
+        overview["calls_now"] = [
+            call_row("Queued", calls.queued, status__exact="QUEUED"),
+            call_row("Dialing", calls.dialing, status__exact="DIALING"),
+            call_row("Stuck", calls.stuck, stuck="any"),
+            call_row(
+                f"Queued, due more than {overdue} minutes ago",
+                calls.queued_overdue,
+                detail=True,
+                stuck="queued",
+            ),
+            call_row(
+                f"Dialing, no event for {silent} minutes",
+                calls.dialing_silent,
+                detail=True,
+                stuck="dialing",
+            ),
+        ]
+        overview["calls_ended"] = [
+            call_row("Failed", calls.failed, status__exact="FAILED", ended="24h"),
+            call_row("No agent", calls.noagent, status__exact="NOAGENT", ended="24h"),
+        ]
+    if user.has_perm("accounts.view_apicredential") and user.has_perm(
+        "accounts.view_account"
+    ):
+        used = {"last_used_at__isnull": False}
+        rows = [
+            (
+                key.last_used_at or now,
+                KeyRow(
+                    "API key",
+                    key.credential.api_user,
+                    reverse(
+                        "admin:accounts_apicredential_change", args=[key.credential_id]
+                    ),
+                    key.credential.organization.name,
+                    key.prefix,
+                    zoned(key.last_used_at),
+                    key.is_usable(now),
+                ),
+            )
+            for key in ApiKey.objects.filter(**used)
+            .select_related("credential__organization")
+            .order_by("-last_used_at")[:RECENT_KEYS]
+        ] + [
+            (
+                key.last_used_at or now,
+                KeyRow(
+                    "Scored-data key",
+                    key.account.name,
+                    reverse("admin:accounts_account_change", args=[key.account_id]),
+                    key.account.organization.name,
+                    key.prefix,
+                    zoned(key.last_used_at),
+                    key.is_usable(now),
+                ),
+            )
+            for key in ScoredDataKey.objects.filter(**used)
+            .select_related("account__organization")
+            .order_by("-last_used_at")[:RECENT_KEYS]
+        ]
+        rows.sort(key=lambda row: row[0], reverse=True)
+        overview["keys"] = [row for _, row in rows[:RECENT_KEYS]]
+    return overview
+
+
+class SupportAdminSite(admin.AdminSite):
+    """Django's admin site with support's overview above the app list on its index page
+    (templates/admin/index.html). Made the default site by config.apps.SupportAdminConfig."""
+
+    def index(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> TemplateResponse:
+        context = {"overview": support_overview(request), **(extra_context or {})}
+        return super().index(request, extra_context=context)
 
 
 class ReadOnlyAdminMixin:

@@ -25,7 +25,7 @@ from django_countries import countries
 from accounts.admin import count_of
 from accounts.models import Account, ApiCredential, Organization
 from accounts.selectors import credential_account_ids
-from config.admin import ReadOnlyAdminMixin, zoned
+from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned
 from leads.adf import FIELDS, AdfError, ParsedLead, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
 from leads.forms import (
@@ -529,6 +529,12 @@ class LeadChangeList(ChangeList):
         )
 
 
+class ReceivedWithinFilter(WithinFilter):
+    title = "received"
+    parameter_name = "received"
+    field = "received_at"
+
+
 @admin.register(Lead)
 class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
@@ -544,7 +550,13 @@ class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "processing",
     ]
     list_display_links = ["received", "id"]
-    list_filter = ["account", "outcome", "is_test", "organization"]
+    list_filter = [
+        ReceivedWithinFilter,
+        "account",
+        "outcome",
+        "is_test",
+        "organization",
+    ]
     list_select_related = ["account", "matched_rule", "call"]
     date_hierarchy = "received_at"
     # The raw document is deliberately not searched: too big to scan.

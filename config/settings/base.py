@@ -23,7 +23,8 @@ ALLOWED_HOSTS = env.list(
 )
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # django.contrib.admin, with support's overview on its index page (config/admin.py).
+    "config.apps.SupportAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
