@@ -28,9 +28,11 @@ from django.utils.cache import add_never_cache_headers
 from django_countries.filters import CountryFilter
 
 from accounts.forms import (
+    AccountForm,
     ApiCredentialAddForm,
     ApiCredentialChangeForm,
     ScheduleDayForm,
+    schedule_day_initial,
     timezone_choice_field,
 )
 from accounts.keys import key_prefix
@@ -48,6 +50,7 @@ from accounts.schedules import WEEKDAYS
 from accounts.services import (
     api_credential_issue,
     api_credential_revoke,
+    api_credential_update,
     api_key_rotate,
     scored_data_key_issue,
     scored_data_key_revoke,
@@ -346,7 +349,8 @@ def missing_weekdays(owner: Any) -> list[int]:
 
 
 class ScheduleDaysMixin(admin.ModelAdmin):
-    """Presets the weekday of each blank schedule row (``get_formset_kwargs`` is a ModelAdmin hook)."""
+    """Prefills each offered schedule row: its weekday and the default hours (``schedule_day_initial``;
+    ``get_formset_kwargs`` is a ModelAdmin hook)."""
 
     def get_formset_kwargs(
         self, request: HttpRequest, obj: Any, inline: Any, prefix: str
@@ -355,7 +359,7 @@ class ScheduleDaysMixin(admin.ModelAdmin):
             request, obj, inline, prefix
         )
         if isinstance(inline, ScheduleDayInline):
-            kwargs["initial"] = [{"weekday": day} for day in missing_weekdays(obj)]
+            kwargs["initial"] = schedule_day_initial(missing_weekdays(obj))
         return kwargs
 
 
@@ -484,6 +488,7 @@ class OrganizationAdmin(admin.ModelAdmin):
 
 @admin.register(Account)
 class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
+    form = AccountForm
     list_display = [
         "name",
         "organization",
@@ -743,13 +748,19 @@ class ApiCredentialAdmin(KeyToolsAdmin):
         self, request: HttpRequest, obj: ApiCredential, form: Any, change: bool
     ) -> None:
         if change:
-            super().save_model(request, obj, form, change)
+            # The form checked the accounts with the service's own rule; the service checks again.
+            api_credential_update(
+                credential=obj,
+                name=form.cleaned_data["name"],
+                accounts=list(form.cleaned_data["accounts"]),
+            )
 
     def save_related(
         self, request: HttpRequest, form: Any, formsets: Any, change: bool
     ) -> None:
-        if change:
-            super().save_related(request, form, formsets, change)
+        # The accounts were set by the service above (not form.save_m2m); the key inline is read-only.
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
 
     def construct_change_message(
         self, request: HttpRequest, form: Any, formsets: Any, add: bool = False

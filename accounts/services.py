@@ -47,6 +47,29 @@ def _retire(keys: object, grace: timedelta) -> None:
     keys.usable().filter(expires_at__gt=ends).update(expires_at=ends)  # type: ignore[attr-defined]
 
 
+class ForeignAccountError(ValueError):
+    """Narrowing a credential to accounts of another organization; ``names`` are those accounts."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(
+            "A credential can only be narrowed to accounts of its own organization."
+        )
+        self.names = names
+
+
+def api_credential_accounts_check(
+    *, organization: Organization, accounts: list[Account]
+) -> None:
+    """Refuse accounts of another organization: a credential never reaches past its own."""
+    foreign = [
+        account.name
+        for account in accounts
+        if account.organization_id != organization.pk
+    ]
+    if foreign:
+        raise ForeignAccountError(foreign)
+
+
 @transaction.atomic
 def api_credential_issue(
     *,
@@ -56,12 +79,7 @@ def api_credential_issue(
     accounts: list[Account] | None = None,
 ) -> tuple[ApiCredential, str]:
     """Create a credential with its first key; returns the key, which is shown only now."""
-    if accounts and any(
-        account.organization_id != organization.pk for account in accounts
-    ):
-        raise ValueError(
-            "A credential can only be narrowed to accounts of its own organization."
-        )
+    api_credential_accounts_check(organization=organization, accounts=accounts or [])
     api_user = api_user or f"{slugify(organization.name)[:40]}-{secrets.token_hex(3)}"
     credential = ApiCredential.objects.create(
         organization=organization, api_user=api_user, name=name
@@ -69,6 +87,20 @@ def api_credential_issue(
     if accounts:
         credential.accounts.set(accounts)
     return credential, _issue(ApiKey, API_KEY_KIND, credential=credential).key
+
+
+@transaction.atomic
+def api_credential_update(
+    *, credential: ApiCredential, name: str, accounts: list[Account]
+) -> ApiCredential:
+    """Rename a credential and narrow it (no accounts: every account of its organization)."""
+    api_credential_accounts_check(
+        organization=credential.organization, accounts=accounts
+    )
+    credential.name = name
+    credential.save(update_fields=["name"])
+    credential.accounts.set(accounts)
+    return credential
 
 
 @transaction.atomic

@@ -1,4 +1,4 @@
-from datetime import timedelta
+from datetime import time, timedelta
 
 import pytest
 from django.contrib.admin.models import LogEntry
@@ -7,6 +7,7 @@ from django.test.utils import override_settings
 from django.urls import reverse
 from django.utils import timezone
 
+from accounts.forms import BLANK_TIMES, HALF_BLANK_TIMES
 from accounts.keys import hash_key, key_prefix
 from accounts.models import (
     Account,
@@ -26,6 +27,7 @@ from tests.accounts.factories import (
     issue_credential,
     issue_scored_data_key,
 )
+from tests.admin_pages import form_data, sign_in_support, text_of, typed
 from tests.users.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -646,3 +648,333 @@ def test_account_schedule_day_must_end_after_it_starts(admin_client):
         ]
     }
     assert not account.schedule_days.exists()
+
+
+def schedule_formset(response):
+    return next(
+        f.formset
+        for f in response.context["inline_admin_formsets"]
+        if f.formset.prefix == "schedule_days"
+    )
+
+
+def account_add_form(client, organization: Organization, **fields) -> dict:
+    """The add page's form as a browser posts it, with an organization and a name chosen."""
+    page = client.get(url("account", "add"))
+    assert page.status_code == 200
+    return typed(
+        form_data(page, "account_form"),
+        {"organization": str(organization.pk), "name": "Demo Motors East", **fields},
+    )
+
+
+def test_account_schedule_is_offered_as_a_week_at_default_hours_and_stored_as_shown(
+    client,
+):
+    sign_in_support(client)
+    organization = OrganizationFactory()
+    page = client.get(url("account", "add"))
+
+    response = client.post(
+        url("account", "add"), account_add_form(client, organization)
+    )
+
+    assert [
+        (
+            f.initial["weekday"],
+            f.initial["active"],
+            f.initial["start_time"],
+            f.initial["end_time"],
+        )
+        for f in schedule_formset(page).forms
+    ] == [(d, True, time(9), time(17)) for d in range(7)]
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    account = Account.objects.get(name="Demo Motors East")
+    assert list(
+        account.schedule_days.values_list("weekday", "active", "start_time", "end_time")
+    ) == [(d, True, time(9), time(17)) for d in range(7)]
+
+
+def test_account_schedule_refuses_a_ticked_day_left_without_times(client):
+    sign_in_support(client)
+    organization = OrganizationFactory()
+
+    response = client.post(
+        url("account", "add"),
+        account_add_form(
+            client,
+            organization,
+            **{"schedule_days-0-start_time": "", "schedule_days-0-end_time": ""},
+        ),
+    )
+
+    assert response.status_code == 200
+    errors = schedule_formset(response).errors
+    assert errors[0] == {"__all__": [BLANK_TIMES]}
+    assert errors[1:] == [{}] * 6
+    assert BLANK_TIMES in text_of(response)
+    assert not Account.objects.filter(name="Demo Motors East").exists()
+
+
+def test_account_schedule_day_unticked_without_times_is_a_day_off(client):
+    sign_in_support(client)
+    organization = OrganizationFactory()
+    sunday_off = {
+        "schedule_days-6-active": None,
+        "schedule_days-6-start_time": "",
+        "schedule_days-6-end_time": "",
+    }
+    half = {"schedule_days-5-active": None, "schedule_days-5-end_time": ""}
+
+    refused = client.post(
+        url("account", "add"),
+        account_add_form(client, organization, **sunday_off, **half),
+    )
+    saved = client.post(
+        url("account", "add"), account_add_form(client, organization, **sunday_off)
+    )
+
+    assert schedule_formset(refused).errors[5] == {"__all__": [HALF_BLANK_TIMES]}
+    assert saved.status_code == 302, saved.context["adminform"].form.errors
+    account = Account.objects.get(name="Demo Motors East")
+    assert list(account.schedule_days.values_list("weekday", flat=True)) == list(
+        range(6)
+    )
+
+
+def test_account_schedule_missing_days_stay_off_unless_ticked(client):
+    sign_in_support(client)
+    account = AccountFactory(schedule=False)
+    AccountScheduleDay.objects.bulk_create(
+        AccountScheduleDay(
+            account=account, weekday=d, start_time=time(8), end_time=time(18)
+        )
+        for d in range(5)
+    )
+    page = client.get(url("account", "change", account.pk))
+    data = form_data(page, "account_form")
+
+    unchanged = client.post(url("account", "change", account.pk), data)
+    days_after_unchanged = account.schedule_days.count()
+    ticked = client.post(
+        url("account", "change", account.pk),
+        typed(data, {"schedule_days-5-active": "on"}),
+    )
+
+    assert [
+        (f.initial["weekday"], f.initial["active"])
+        for f in schedule_formset(page).extra_forms
+    ] == [(5, False), (6, False)]
+    assert unchanged.status_code == 302
+    assert days_after_unchanged == 5
+    assert ticked.status_code == 302
+    assert list(
+        account.schedule_days.values_list("weekday", "active", "start_time", "end_time")
+    ) == [
+        *[(d, True, time(8), time(18)) for d in range(5)],
+        (5, True, time(9), time(17)),
+    ]
+
+
+def test_account_schedule_stored_day_cleared_is_refused(client):
+    sign_in_support(client)
+    account = AccountFactory()
+    data = form_data(client.get(url("account", "change", account.pk)), "account_form")
+
+    response = client.post(
+        url("account", "change", account.pk),
+        typed(data, {"schedule_days-1-start_time": ""}),
+    )
+
+    assert schedule_formset(response).errors[1] == {
+        "__all__": ["Enter a start and an end time, or tick Delete to remove the day."]
+    }
+    assert account.schedule_days.get(weekday=1).start_time == time(8)
+
+
+# --- the caller ID, read as the APIs read phone numbers
+
+
+@pytest.mark.parametrize(
+    ("country", "typed_number", "stored"),
+    [
+        ("US", "(303) 555-0188", "+13035550188"),
+        ("US", "303.555.0188", "+13035550188"),
+        ("US", "+1 303 555 0188", "+13035550188"),
+        ("GB", "020 7946 0958", "+442079460958"),
+        ("GB", "+13035550188", "+13035550188"),
+    ],
+)
+def test_caller_id_in_national_format_is_stored_in_e164(
+    client, country, typed_number, stored
+):
+    sign_in_support(client)
+    account = AccountFactory(country=country)
+    data = form_data(client.get(url("account", "change", account.pk)), "account_form")
+
+    response = client.post(
+        url("account", "change", account.pk), typed(data, {"caller_id": typed_number})
+    )
+
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    account.refresh_from_db()
+    assert account.caller_id == stored
+
+
+def test_caller_id_is_read_in_the_country_chosen_on_the_same_form(client):
+    sign_in_support(client)
+    organization = OrganizationFactory()
+
+    response = client.post(
+        url("account", "add"),
+        account_add_form(
+            client,
+            organization,
+            country="GB",
+            timezone="Europe/London",
+            caller_id="020 7946 0958",
+        ),
+    )
+
+    assert response.status_code == 302, response.context["adminform"].form.errors
+    assert Account.objects.get(name="Demo Motors East").caller_id == "+442079460958"
+
+
+@pytest.mark.parametrize("junk", ["call the front desk", "12", "+1 555"])
+def test_caller_id_that_is_not_a_phone_number_is_refused(client, junk):
+    sign_in_support(client)
+    account = AccountFactory(country="US", caller_id="+13035550199")
+    data = form_data(client.get(url("account", "change", account.pk)), "account_form")
+
+    response = client.post(
+        url("account", "change", account.pk), typed(data, {"caller_id": junk})
+    )
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["caller_id"] == [
+        f"“{junk}” is not a phone number. Enter it in E.164 (+13035550100) or as a "
+        "national number of the account's country (US)."
+    ]
+    account.refresh_from_db()
+    assert account.caller_id == "+13035550199"
+
+
+# --- narrowing a credential: only its organization's accounts
+
+
+def offered_accounts(response) -> list:
+    """The account picker's options as rendered: (group, [names]) pairs, or names."""
+    field = response.context["adminform"].form.fields["accounts"]
+    return [
+        (label, [name for _, name in value]) if isinstance(value, list) else label
+        for value, label in (
+            (choice[1], choice[0]) if isinstance(choice[1], list) else (None, choice[1])
+            for choice in field.choices
+        )
+    ]
+
+
+def test_credential_page_offers_only_its_organizations_accounts(client):
+    sign_in_support(client)
+    organization = OrganizationFactory()
+    own = AccountFactory(organization=organization, name="Own Motors")
+    AccountFactory(name="Somebody Else's Dealer")
+    credential, _ = issue_credential(organization)
+
+    page = client.get(url("apicredential", "change", credential.pk))
+
+    assert offered_accounts(page) == ["Own Motors"]
+    assert "Somebody Else" not in page.content.decode()
+    assert own.name in page.content.decode()
+
+
+def test_credential_page_refuses_a_foreign_account_with_the_services_message(client):
+    sign_in_support(client)
+    organization = OrganizationFactory()
+    own = AccountFactory(organization=organization)
+    foreign = AccountFactory(name="Somebody Else's Dealer")
+    credential, key = issue_credential(organization, accounts=[own])
+    data = form_data(
+        client.get(url("apicredential", "change", credential.pk)), "apicredential_form"
+    )
+    data["accounts"] = [str(own.pk), str(foreign.pk)]
+
+    response = client.post(url("apicredential", "change", credential.pk), data)
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["accounts"] == [
+        "A credential can only be narrowed to accounts of its own organization. "
+        f"Not accounts of {organization.name}: Somebody Else's Dealer."
+    ]
+    assert list(credential.accounts.all()) == [own]
+    assert api_credential_for_key(key=key) == credential
+
+
+def test_credential_page_narrows_and_widens_through_the_service(client):
+    sign_in_support(client)
+    organization = OrganizationFactory()
+    first = AccountFactory(organization=organization)
+    second = AccountFactory(organization=organization)
+    credential, _ = issue_credential(organization, accounts=[first])
+    data = form_data(
+        client.get(url("apicredential", "change", credential.pk)), "apicredential_form"
+    )
+
+    narrowed = client.post(
+        url("apicredential", "change", credential.pk),
+        {**data, "accounts": [str(second.pk)], "name": "CRM"},
+    )
+    narrowed_to = list(credential.accounts.all())
+    widened = client.post(
+        url("apicredential", "change", credential.pk), typed(data, {"accounts": None})
+    )
+
+    assert narrowed.status_code == 302
+    assert narrowed_to == [second]
+    assert widened.status_code == 302
+    assert not credential.accounts.exists()
+    credential.refresh_from_db()
+    assert credential.name == ""
+
+
+def test_credential_add_page_for_a_chosen_organization_offers_only_its_accounts(client):
+    sign_in_support(client)
+    organization = OrganizationFactory(name="Demo Motors Group")
+    AccountFactory(organization=organization, name="Demo Motors North")
+    AccountFactory(
+        organization=OrganizationFactory(name="Other Group"), name="Elsewhere"
+    )
+
+    chosen = client.get(url("apicredential", "add"), {"organization": organization.pk})
+    not_yet = client.get(url("apicredential", "add"))
+
+    assert offered_accounts(chosen) == ["Demo Motors North"]
+    # Before an organization is chosen, every account is listed under its organization.
+    assert offered_accounts(not_yet) == [
+        ("Demo Motors Group", ["Demo Motors North"]),
+        ("Other Group", ["Elsewhere"]),
+    ]
+    assert '<optgroup label="Other Group">' in not_yet.content.decode()
+
+
+def test_credential_add_refuses_a_foreign_account_then_offers_only_the_organizations(
+    client,
+):
+    sign_in_support(client)
+    organization = OrganizationFactory(name="Demo Motors Group")
+    AccountFactory(organization=organization, name="Demo Motors North")
+    foreign = AccountFactory(name="Elsewhere")
+    data = form_data(client.get(url("apicredential", "add")), "apicredential_form")
+    data = typed(data, {"organization": str(organization.pk), "api_user": "crm"})
+    data["accounts"] = [str(foreign.pk)]
+
+    response = client.post(url("apicredential", "add"), data)
+
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["accounts"] == [
+        "A credential can only be narrowed to accounts of its own organization. "
+        "Not accounts of Demo Motors Group: Elsewhere."
+    ]
+    assert offered_accounts(response) == ["Demo Motors North"]
+    assert not ApiCredential.objects.filter(api_user="crm").exists()
+    assert not ApiKey.objects.exists()
