@@ -1,5 +1,11 @@
-"""Support's screens for users: who they are, where they work (organizations with their
-codes, accounts, teams), when they take calls, and what they may do (permission templates)."""
+"""Support's screens for users: who an agent is, how to reach them, where they work (accounts,
+teams, with the organizations and codes that follow), what they may do (permission template)
+and when they take calls. Django's own sign-in and permission fields are for superusers only.
+
+Every write of an agent goes through ``users.services`` (``user_create`` / ``user_update``),
+the same functions as the User API: assigning accounts of an organization makes the agent a
+member of it, with a user code.
+"""
 
 from __future__ import annotations
 
@@ -8,51 +14,88 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
-from django.contrib.auth.forms import AdminUserCreationForm
-from django.contrib.auth.forms import UserChangeForm as BaseUserChangeForm
-from django.db.models import Prefetch, QuerySet
-from django.http import HttpRequest
+from django.contrib.auth.models import Group
+from django.db.models import Prefetch, Q, QuerySet
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from accounts.admin import ScheduleDayInline, ScheduleDaysMixin, TimezoneSelectMixin
-from accounts.forms import AccountChoiceField, TeamChoiceField
-from accounts.models import Account, Team
+from accounts.models import Account, Organization, Team
+from config.api import ValidationFailed
+from users.forms import AgentAddForm, AgentChangeForm
 from users.models import Membership, User, UserScheduleDay
 from users.selectors import format_code
-from users.services import user_code_allocate, user_delete
+from users.services import user_code_allocate, user_create, user_delete, user_update
 
-
-class UserCreationForm(AdminUserCreationForm):
-    """Django's add form for our user model. Usernames are compared case-sensitively (the
-    User API's rule), so only an exact match is "taken"; the model's unique check says so."""
-
-    class Meta(AdminUserCreationForm.Meta):
-        model = User
-        fields = ("username",)
-
-    def clean_username(self) -> str:
-        return self.cleaned_data["username"]
-
-
-class UserChangeForm(BaseUserChangeForm):
-    class Meta(BaseUserChangeForm.Meta):
-        model = User
-        fields = "__all__"
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean() or {}
-        if "teams" in cleaned and "accounts" in cleaned:
-            account_ids = {account.pk for account in cleaned["accounts"]}
-            outside = [
-                f"{team.account.name} / {team.name}"
-                for team in cleaned["teams"]
-                if team.account_id not in account_ids
-            ]
-            if outside:
-                self.add_error(
-                    "teams",
-                    f"Teams must belong to the user's accounts; not so: {', '.join(outside)}.",
-                )
-        return cleaned
+ADD_FIELDSETS = [
+    ("Agent", {"fields": [("first_name", "last_name")]}),
+    ("Contact", {"fields": [("email", "phone_number")]}),
+    (
+        "Accounts, teams and permission template",
+        {
+            "fields": ["accounts", "teams", "permission_template"],
+            "description": "The agent becomes a member of each chosen account's organization and "
+            "gets the next free user code there. Timezone and country are the first account's.",
+        },
+    ),
+    ("Schedule", {"fields": ["schedule"]}),
+    (
+        "Sign-in (optional)",
+        {"classes": ["collapse"], "fields": ["username", "password1", "password2"]},
+    ),
+]
+CHANGE_FIELDSETS = [
+    ("Agent", {"fields": [("first_name", "last_name"), "is_active"]}),
+    ("Contact", {"fields": [("email", "phone_number")]}),
+    (
+        "Accounts, teams and permission template",
+        {
+            "fields": ["accounts", "teams", "permission_template"],
+            "description": "Accounts of another organization make the agent a member of it, with "
+            "the next free user code (organizations and codes are listed below the schedule).",
+        },
+    ),
+    (
+        "Profile",
+        {
+            "classes": ["collapse"],
+            "fields": [
+                "company_role",
+                "bio",
+                "profile_picture",
+                "country",
+                "twelve_hour_time_format",
+            ],
+        },
+    ),
+    (
+        "Schedule",
+        {
+            "fields": [("schedule_active", "timezone")],
+            "description": "Unknown: the agent has no schedule of their own (the account's applies). "
+            "Yes: the weekly schedule below applies, in the agent's timezone. No: the agent takes no calls.",
+        },
+    ),
+]
+# Rendered after the inlines by users/templates/admin/users/user/change_form.html ("internals").
+SUPERUSER_FIELDSET = (
+    "Sign-in and Django permissions (superusers only)",
+    {
+        "classes": ["collapse", "internals"],
+        "fields": [
+            "username",
+            "password",
+            "is_staff",
+            "is_superuser",
+            "groups",
+            "user_permissions",
+            "last_login",
+            "date_joined",
+        ],
+        "description": "Groups are the permission templates of the User API; change the "
+        "template above or the groups here, not both.",
+    },
+)
 
 
 class MembershipForm(forms.ModelForm):
@@ -73,9 +116,34 @@ class MembershipForm(forms.ModelForm):
         return format_code(int(code))
 
 
+class MembershipFormSet(BaseInlineFormSet):
+    """Leaving an organization while keeping its accounts would contradict itself (the accounts
+    would make the agent a member again): say so instead."""
+
+    def clean(self) -> None:
+        super().clean()
+        leaving = {
+            form.instance.organization_id
+            for form in self.forms
+            if form.instance.pk and self._should_delete_form(form)  # type: ignore[attr-defined]
+        }
+        if not leaving or not hasattr(self.data, "getlist"):
+            return
+        chosen = [pk for pk in self.data.getlist("accounts") if str(pk).isdigit()]
+        kept = Account.objects.filter(
+            pk__in=chosen, organization_id__in=leaving
+        ).select_related("organization")
+        if kept:
+            names = ", ".join(f"{a.organization.name} / {a.name}" for a in kept)
+            raise forms.ValidationError(
+                f"To take the agent out of an organization, also remove its accounts there: {names}."
+            )
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
     form = MembershipForm
+    formset = MembershipFormSet
     extra = 0
     verbose_name = "organization membership"
     verbose_name_plural = "organizations (with the user's code in each)"
@@ -96,10 +164,28 @@ class PermissionTemplateFilter(admin.RelatedFieldListFilter):
         self.title = "permission template"
 
 
+def _by_organization(
+    accounts: list[Account], teams: list[Team]
+) -> dict[Organization, dict[str, list[int]]]:
+    """The accounts and teams of each organization, in the order chosen (first account first)."""
+    split: dict[Organization, dict[str, list[int]]] = {}
+    for account in accounts:
+        split.setdefault(account.organization, {"account_ids": [], "team_ids": []})[
+            "account_ids"
+        ].append(account.pk)
+    for team in teams:
+        split.setdefault(
+            team.account.organization, {"account_ids": [], "team_ids": []}
+        )["team_ids"].append(team.pk)
+    return split
+
+
 @admin.register(User)
 class UserAdmin(ScheduleDaysMixin, TimezoneSelectMixin, BaseUserAdmin):
-    form = UserChangeForm
-    add_form = UserCreationForm
+    form = AgentChangeForm
+    add_form = AgentAddForm
+    # Django's user add template says "first username and password"; ours is the change form's.
+    add_form_template = None
     list_display = [
         "username",
         "full_name",
@@ -131,58 +217,21 @@ class UserAdmin(ScheduleDaysMixin, TimezoneSelectMixin, BaseUserAdmin):
     )
     ordering = ["username"]
     date_hierarchy = "date_joined"
-    filter_horizontal = ["groups", "user_permissions", "accounts", "teams"]
-    fieldsets = [
-        (None, {"fields": ["username", "password"]}),
-        (
-            "Personal info",
-            {
-                "fields": [
-                    "first_name",
-                    "last_name",
-                    "email",
-                    "phone_number",
-                    "company_role",
-                    "bio",
-                    "profile_picture",
-                ]
-            },
-        ),
-        ("Preferences", {"fields": ["timezone", "country", "twelve_hour_time_format"]}),
-        (
-            "Accounts and teams",
-            {
-                "fields": ["accounts", "teams"],
-                "description": "Teams must belong to the chosen accounts. Organizations and user codes are below.",
-            },
-        ),
-        (
-            "Schedule",
-            {
-                "fields": ["schedule_active"],
-                "description": "Unknown: the user has no schedule of their own. Yes: the weekly schedule below "
-                "applies. No: the user takes no calls.",
-            },
-        ),
-        (
-            "Permissions",
-            {
-                "fields": [
-                    "is_active",
-                    "is_staff",
-                    "is_superuser",
-                    "groups",
-                    "user_permissions",
-                ],
-                "description": "Groups are the permission templates of the User API: Agent, Manager, Global Manager.",
-            },
-        ),
-        ("Important dates", {"fields": ["last_login", "date_joined"]}),
-    ]
-    inlines = [MembershipInline, UserScheduleDayInline]
+    filter_horizontal = ["groups", "user_permissions"]
+    inlines = [UserScheduleDayInline, MembershipInline]
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None:
+            return ADD_FIELDSETS
+        if getattr(request.user, "is_superuser", False):
+            return [*CHANGE_FIELDSETS, SUPERUSER_FIELDSET]
+        return CHANGE_FIELDSETS
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        return ["last_login", "date_joined"] if obj else []
 
     def get_inlines(self, request: HttpRequest, obj: Any) -> Any:
-        # The add page is Django's username-and-password form; the rest follows on the change page.
+        # Adding copies the account's schedule (or none); the next page shows it to adjust.
         return self.inlines if obj else []
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[User]:
@@ -199,19 +248,88 @@ class UserAdmin(ScheduleDaysMixin, TimezoneSelectMixin, BaseUserAdmin):
             )
         )
 
-    def formfield_for_manytomany(
-        self, db_field: Any, request: HttpRequest, **kwargs: Any
-    ) -> Any:
-        # Names repeat ("Sales" in every account): label choices with where they belong.
-        if db_field.name == "accounts":
-            kwargs["queryset"] = Account.objects.select_related("organization")
-            kwargs["form_class"] = AccountChoiceField
-        elif db_field.name == "teams":
-            kwargs["queryset"] = Team.objects.select_related("account").order_by(
-                "account__name", "name"
+    def changeform_view(
+        self,
+        request: HttpRequest,
+        object_id: str | None = None,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ValidationFailed as error:
+            # The form's checks passed, then a concurrent save took the username or code:
+            # the view's transaction rolled back, so nothing was saved.
+            problems = "; ".join(
+                message for messages_ in error.errors.values() for message in messages_
             )
-            kwargs["form_class"] = TeamChoiceField
-        return super().formfield_for_manytomany(db_field, request, **kwargs)
+            self.message_user(request, f"Nothing was saved: {problems}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    # Saving: user_create on the add page; on the change page the inlines first (a membership
+    # added there is then found by the service), then user_update once per organization.
+
+    def save_form(self, request: HttpRequest, form: Any, change: bool) -> Any:
+        if change:
+            return form.save(commit=False)
+        return self._create_agent(form)
+
+    def save_model(
+        self, request: HttpRequest, obj: User, form: Any, change: bool
+    ) -> None:
+        return
+
+    def save_related(
+        self, request: HttpRequest, form: Any, formsets: Any, change: bool
+    ) -> None:
+        if not change:
+            return
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
+        self._update_agent(form, form.instance)
+        cleaned = form.cleaned_data
+        for name in ("groups", "user_permissions"):
+            if name in form.fields and name in form.changed_data:
+                getattr(form.instance, name).set(cleaned[name])
+
+    def _create_agent(self, form: AgentAddForm) -> User:
+        cleaned = form.cleaned_data
+        accounts = list(cleaned["accounts"])
+        teams = list(cleaned["teams"]) or list(
+            Team.objects.filter(account__in=accounts).select_related(
+                "account__organization"
+            )
+        )
+        split = _by_organization(accounts, teams)
+        (first, scope), *others = split.items()
+        user = user_create(organization=first, data={**form.service_data(), **scope})
+        for organization, more in others:
+            user_update(user=user, organization=organization, data=more)
+        return user
+
+    def _update_agent(self, form: AgentChangeForm, user: User) -> None:
+        cleaned = form.cleaned_data
+        split = _by_organization(list(cleaned["accounts"]), list(cleaned["teams"]))
+        # Organizations the agent leaves accounts of, or is a member of, are updated too
+        # (read afresh: the page's prefetched relations predate the inlines just saved).
+        for organization in Organization.objects.filter(
+            Q(accounts__users=user) | Q(memberships__user=user)
+        ).distinct():
+            split.setdefault(organization, {"account_ids": [], "team_ids": []})
+        data = form.service_data()
+        if not split:
+            # In no organization (e.g. support staff): nothing for the services to scope by.
+            user.save()
+            if "permission_template" in data:
+                user.groups.set([Group.objects.get(name=data["permission_template"])])
+            return
+        for organization in sorted(split, key=lambda o: o.name):
+            user_update(
+                user=user,
+                organization=organization,
+                data={**data, **split[organization]},
+            )
+            data = {}
 
     def save_formset(
         self, request: HttpRequest, form: Any, formset: Any, change: bool
@@ -228,30 +346,6 @@ class UserAdmin(ScheduleDaysMixin, TimezoneSelectMixin, BaseUserAdmin):
                     organization_id=membership.organization_id
                 )
             membership.save()
-
-    def save_related(
-        self, request: HttpRequest, form: Any, formsets: Any, change: bool
-    ) -> None:
-        super().save_related(request, form, formsets, change)
-        user = form.instance
-        if not change:
-            return
-        member_of = set(user.memberships.values_list("organization_id", flat=True))
-        strays = [
-            account
-            for account in user.accounts.select_related("organization")
-            if account.organization_id not in member_of
-        ]
-        if strays:
-            names = ", ".join(
-                f"{account.name} ({account.organization.name})" for account in strays
-            )
-            self.message_user(
-                request,
-                f"{user} works in {names} but is not a member of that organization: add the membership "
-                "below, or the User API will not find them there.",
-                messages.WARNING,
-            )
 
     def delete_model(self, request: HttpRequest, obj: User) -> None:
         user_delete(user=obj)
