@@ -23,7 +23,7 @@ import accounts.admin  # noqa: F401  (registers the account admin this module ex
 from accounts.models import Account
 from calls.models import Call, CallAttempt, DialingSettings, default_retry_cadence
 from calls.selectors import dialing_silent, queued_overdue, stuck
-from calls.services import call_cancel
+from calls.services import call_cancel, call_recording_reissue
 from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned
 from users.models import User
 
@@ -185,7 +185,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     search_fields = ["phone", "first_name", "last_name", "email", "altid"]
     search_help_text = "Lead's phone (E.164, e.g. +13035550123), first or last name, email, or prospect ID (altid)."
     show_full_result_count = False
-    actions = ["cancel_calls"]
+    actions = ["cancel_calls", "reissue_recording_links"]
     inlines = [CallAttemptInline]
     fieldsets = [
         (
@@ -303,6 +303,26 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             request,
             " ".join(parts),
             messages.SUCCESS if cancelled and not kept else messages.WARNING,
+        )
+
+    @admin.action(
+        description="Revoke recording links (issue new ones)", permissions=["cancel"]
+    )
+    def reissue_recording_links(
+        self, request: HttpRequest, queryset: QuerySet[Call]
+    ) -> None:
+        reissued = 0
+        for call in queryset.exclude(recording_url="").order_by("id"):
+            if call_recording_reissue(call=call):
+                reissued += 1
+                self.log_change(
+                    request, call, "Recording link revoked; new link issued."
+                )
+        self.message_user(
+            request,
+            f"Issued new recording links for {reissued} call{'s' if reissued != 1 else ''}; "
+            "the old links no longer play.",
+            messages.SUCCESS,
         )
 
     # Call times read in the account's timezone, labelled with it (where the dealer is).

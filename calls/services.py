@@ -27,6 +27,7 @@ from calls.models import (
     NoAgentPolicy,
     RingMode,
 )
+from calls.recordings import attempt_for_token, recording_link
 from calls.routing import agents_available, agents_claim, agents_on_duty, next_opening
 from calls.telephony import provider_for, provider_named
 from calls.telephony.base import (
@@ -218,6 +219,20 @@ def call_cancel(*, call: Call) -> bool:
         _finish(call, CallStatus.CANCEL)
     for followup in followups:
         followup()
+    return True
+
+
+def call_recording_reissue(*, call: Call) -> bool:
+    """Give a call's recording a new link, which revokes the old one at once; False when
+    the recording is not one of the service's own links (nothing to revoke here)."""
+    token = call.recording_url.removesuffix(".wav").rsplit("/", 1)[-1]
+    attempt_id = (
+        attempt_for_token(token) if call.recording_url.endswith(".wav") else None
+    )
+    if attempt_id is None:
+        return False
+    call.recording_url = recording_link(attempt_id)
+    call.save(update_fields=["recording_url"])
     return True
 
 
