@@ -1,5 +1,5 @@
 import socket
-import time
+import threading
 
 import pytest
 
@@ -302,35 +302,88 @@ def test_fetch_picture_refuses_a_redirect_without_location(server):
     assert refusal(server.url("/redirect/nowhere")) == NOT_DOWNLOADED
 
 
-@pytest.mark.parametrize(
-    "path",
-    [
-        "/slow",  # no response within the deadline
-        "/drip",  # a byte every 50 ms: no read ever times out, the whole does
-        "/dawdle/2",  # three hops of 0.3 s: each within the timeout, together not
-    ],
-)
-def test_fetch_picture_gives_up_at_the_total_deadline(server, settings, path):
+# Longer than any deadline a test sets, so only a fetch that gave up leaves it unfinished.
+STALL_CAP_SECONDS = 30
+
+
+@pytest.fixture
+def stalling(server):
+    """Routes that stall until the test releases them (or STALL_CAP_SECONDS pass) and
+    record whether they finished: a fetch that returned while one is still stalling
+    gave up at its own deadline, not the server's."""
+    release, finished = threading.Event(), threading.Event()
+
+    def silent(handler):
+        # No response at all until released.
+        if not release.wait(STALL_CAP_SECONDS):
+            handler.send(PNG, "image/png")
+        finished.set()
+
+    def drip(handler):
+        # A byte at a time, each read well within any socket timeout: only a total
+        # deadline stops the download.
+        handler.send_response(200)
+        handler.send_header("Content-Type", "image/png")
+        handler.send_header("Content-Length", "1000000")
+        handler.end_headers()
+        try:
+            for _ in range(int(STALL_CAP_SECONDS / 0.05)):
+                if release.wait(0.05):
+                    break
+                handler.wfile.write(b"x")
+                handler.wfile.flush()
+        except OSError:
+            pass  # the client hung up
+        finished.set()
+
+    server.routes.update({"/stall/silent": silent, "/stall/drip": drip})
+    yield finished
+    release.set()
+    finished.wait(STALL_CAP_SECONDS)
+    del server.routes["/stall/silent"], server.routes["/stall/drip"]
+
+
+@pytest.mark.parametrize("path", ["/stall/silent", "/stall/drip"])
+def test_fetch_picture_gives_up_at_the_total_deadline(server, settings, stalling, path):
     settings.PROFILE_PICTURE_TIMEOUT = 0.5
 
-    started = time.monotonic()
     assert refusal(server.url(path)) == NOT_DOWNLOADED
-    assert time.monotonic() - started < 1.0
+    assert not stalling.is_set(), "the fetch waited for the server to finish"
+    assert [p for p, _ in server.requests] == [path]
+
+
+def test_fetch_picture_gives_up_when_redirects_together_pass_the_deadline(
+    server, settings
+):
+    # Three hops of 0.3 s: each within the timeout, together not.
+    settings.PROFILE_PICTURE_TIMEOUT = 0.5
+
+    assert refusal(server.url("/dawdle/2")) == NOT_DOWNLOADED
+    assert "/picture.png" not in [p for p, _ in server.requests]
 
 
 def test_fetch_picture_follows_slow_redirects_within_the_deadline(server):
     assert fetch_picture(server.url("/dawdle/2")).content == PNG
 
 
-def test_fetch_picture_gives_up_on_a_slow_lookup(monkeypatch, settings):
+def test_fetch_picture_gives_up_on_a_slow_lookup(monkeypatch, settings, server):
     settings.PROFILE_PICTURE_TIMEOUT = 0.5
+    release, answered = threading.Event(), threading.Event()
 
-    def getaddrinfo(*args, **kwargs):
-        time.sleep(2)
-        return []
+    def getaddrinfo(host, port, *args, **kwargs):
+        # Answers the picture server's address, but only once released.
+        release.wait(STALL_CAP_SECONDS)
+        answered.set()
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
 
     monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-
-    started = time.monotonic()
-    assert refusal("https://slow-dns.example/x.png") == NOT_DOWNLOADED
-    assert time.monotonic() - started < 1.0
+    try:
+        assert (
+            refusal(f"https://slow-dns.example:{server.port}/picture.png")
+            == NOT_DOWNLOADED
+        )
+        assert not answered.is_set(), "the fetch waited for the resolver"
+    finally:
+        release.set()
+        answered.wait(STALL_CAP_SECONDS)
+    assert server.requests == []
