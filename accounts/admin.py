@@ -25,6 +25,7 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils import timezone
 from django.utils.cache import add_never_cache_headers
+from django.utils.html import format_html
 from django_countries.filters import CountryFilter
 
 from accounts.forms import (
@@ -458,8 +459,19 @@ class OrganizationAdmin(admin.ModelAdmin):
         "created_at",
     ]
     search_fields = ["name"]
-    readonly_fields = ["created_at"]
+    readonly_fields = ["created_at", "issue_credential"]
     inlines = [OrganizationAccountInline, OrganizationCredentialInline]
+
+    @admin.display(description="new API credential")
+    def issue_credential(self, obj: Organization) -> str:
+        """The credential add page with this organization chosen: its picker lists only its accounts."""
+        if not obj.pk:
+            return "Save the organization first."
+        return format_html(
+            '<a href="{}?organization={}">Issue an API credential for this organization</a>',
+            reverse("admin:accounts_apicredential_add"),
+            obj.pk,
+        )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Organization]:
         membership = Organization._meta.get_field("memberships").related_model

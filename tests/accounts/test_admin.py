@@ -945,8 +945,16 @@ def test_credential_add_page_for_a_chosen_organization_offers_only_its_accounts(
         organization=OrganizationFactory(name="Other Group"), name="Elsewhere"
     )
 
-    chosen = client.get(url("apicredential", "add"), {"organization": organization.pk})
+    link = f"{url('apicredential', 'add')}?organization={organization.pk}"
+
+    organization_page = client.get(url("organization", "change", organization.pk))
+    chosen = client.get(link)
     not_yet = client.get(url("apicredential", "add"))
+
+    assert link in organization_page.content.decode()
+    assert chosen.context["adminform"].form["organization"].value() == str(
+        organization.pk
+    )
 
     assert offered_accounts(chosen) == ["Demo Motors North"]
     # Before an organization is chosen, every account is listed under its organization.
