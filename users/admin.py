@@ -51,8 +51,8 @@ CHANGE_FIELDSETS = [
         "Accounts, teams and permission template",
         {
             "fields": ["accounts", "teams", "permission_template"],
-            "description": "Accounts of another organization make the agent a member of it, with "
-            "the next free user code (organizations and codes are listed below the schedule).",
+            "description": "The organizations and user codes that follow from the accounts are "
+            "listed below the schedule.",
         },
     ),
     (

@@ -130,8 +130,7 @@ class AgentAddForm(AgentFormMixin, forms.ModelForm):
     permission_template = forms.ChoiceField(
         choices=template_choices,
         initial=DEFAULT_TEMPLATE,
-        help_text="What the agent may do: Agent, Manager (their accounts), Global Manager "
-        "(their organization)...",
+        help_text="What the agent may do: the User API's permissionTemplate (a group).",
     )
     schedule = forms.ChoiceField(
         label="Weekly schedule",
@@ -243,8 +242,7 @@ class AgentChangeForm(AgentFormMixin, BaseUserChangeForm):
     permission_template = forms.ChoiceField(
         choices=template_choices,
         required=False,
-        help_text="What the agent may do: Agent, Manager (their accounts), Global Manager "
-        "(their organization)...",
+        help_text="What the agent may do: the User API's permissionTemplate (a group).",
     )
 
     class Meta(BaseUserChangeForm.Meta):
@@ -253,6 +251,10 @@ class AgentChangeForm(AgentFormMixin, BaseUserChangeForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        if "is_active" in self.fields:
+            self.fields[
+                "is_active"
+            ].help_text = "Untick to stop calls to the agent and their sign-in, rather than deleting them."
         field = self.fields["permission_template"]
         assert isinstance(field, forms.ChoiceField)
         names = {name for name, _ in template_choices()}
