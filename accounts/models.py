@@ -98,7 +98,12 @@ class ScheduleDay(models.Model):
         ordering = ["weekday"]
 
     def __str__(self) -> str:
-        return f"{WEEKDAYS[self.weekday].title()} {self.start_time:%H:%M}-{self.end_time:%H:%M}"
+        hours = (
+            f"{self.start_time:%H:%M}-{self.end_time:%H:%M}"
+            if self.start_time and self.end_time
+            else "(no hours)"
+        )
+        return f"{WEEKDAYS[self.weekday].title()} {hours}"
 
 
 class AccountScheduleDay(ScheduleDay):

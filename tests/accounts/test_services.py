@@ -285,3 +285,9 @@ def test_a_credential_cannot_be_narrowed_to_another_organizations_account(db):
 
     with pytest.raises(ValueError, match="own organization"):
         api_credential_issue(organization=organization, accounts=[foreign])
+
+
+def test_a_schedule_day_without_hours_still_has_a_name():
+    from accounts.models import AccountScheduleDay
+
+    assert str(AccountScheduleDay(weekday=0)) == "Monday (no hours)"
