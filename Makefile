@@ -12,7 +12,8 @@ SIMULATOR_TIME_SCALE ?= 0.1
 # make run's processes are the Procfile's, run by honcho (one Ctrl-C stops them all), with
 # these settings on top of the embedded default (a SQLite file and a filesystem broker under
 # var/ unless DATABASE_URL / CELERY_BROKER_URL are set): the simulator at
-# SIMULATOR_TIME_SCALE, gunicorn on localhost reloading on code changes, two of each worker.
+# SIMULATOR_TIME_SCALE, gunicorn on localhost (2 workers of 4 threads, reloading on code
+# changes) and a Celery worker of 2 processes.
 # exec: honcho takes the recipe shell's place, so a signal for make's child reaches honcho.
 SERVE := exec env PATH="$(CURDIR)/$(BIN):$$PATH" SIMULATOR_TIME_SCALE=$(SIMULATOR_TIME_SCALE) \
 	GUNICORN_BIND=127.0.0.1:$(PORT) GUNICORN_WORKERS=2 GUNICORN_THREADS=4 GUNICORN_RELOAD=1 \

@@ -4,6 +4,7 @@ bounded wait, with a few lines of output and no crash."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -19,6 +20,7 @@ from tests.processes import Process, free_port, service_env, wait_for
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 CRASHES = ("Segmentation fault", "RecursionError", "Traceback")
+OURS = ("make", "honcho", "gunicorn", "celery")
 
 
 def _stat(pid: int | str) -> list[str]:
@@ -74,9 +76,24 @@ def web_answers(port: int) -> bool:
     return False
 
 
+def kill_tree(pids: set[int]) -> None:
+    """SIGKILL every process group of ``pids`` and of their descendants: honcho starts
+    each Procfile process in a session of its own, which killing make's group misses."""
+    groups = set()
+    for pid in pids | {child for parent in pids for child in descendants(parent)}:
+        if not any(name in cmdline(pid) for name in OURS):
+            continue  # gone, and its number perhaps taken by another process since
+        with contextlib.suppress(OSError):
+            groups.add(os.getpgid(pid))
+    for group in groups - {os.getpgid(0)}:
+        with contextlib.suppress(OSError):
+            os.killpg(group, signal.SIGKILL)
+
+
 @pytest.fixture
 def make_serve(tmp_path):
-    """`make serve` on a free port, against this test's database and Redis db."""
+    """`make serve` on a free port, against this test's database and Redis db; whatever
+    is left of it when the test ends (it failed) is killed, by process group."""
     port = free_port()
     env = service_env(CELERY_BEAT_SCHEDULE_FILE=str(tmp_path / "beat-schedule"))
     env.pop("MAKEFLAGS", None)
@@ -86,8 +103,9 @@ def make_serve(tmp_path):
         env,
         tmp_path / "make-serve.log",
     )
-    yield process, port
-    process.kill()  # only if still running: the test failed
+    seen: set[int] = {process.handle.pid}
+    yield process, port, seen
+    kill_tree(seen)
 
 
 @pytest.mark.parametrize(
@@ -99,7 +117,7 @@ def make_serve(tmp_path):
     ],
 )
 def test_one_signal_stops_every_process_cleanly(make_serve, how, sig):
-    make, port = make_serve
+    make, port, seen = make_serve
     wait_for(lambda: web_answers(port), timeout=60, what="the web", process=make)
     wait_for(
         lambda: " ready." in make.log.read_text(),
@@ -108,6 +126,7 @@ def test_one_signal_stops_every_process_cleanly(make_serve, how, sig):
         process=make,
     )
     processes = descendants(make.handle.pid)
+    seen.update(processes)
     commands = " | ".join(cmdline(pid) for pid in processes)
     assert "honcho start" in commands and "gunicorn" in commands, commands
     assert "celery -A config worker -B" in commands, commands
