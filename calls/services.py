@@ -37,6 +37,7 @@ from calls.telephony.base import (
     Instruction,
     TelephonyUnavailable,
 )
+from config.logging import log_event, mask_phone
 from users.models import User
 
 log = logging.getLogger(__name__)
@@ -93,7 +94,7 @@ def call_queue(
         is_test=account.is_test,
         **lead,
     )
-    transaction.on_commit(lambda: _dispatch(call.pk), robust=True)
+    transaction.on_commit(lambda: _queued(call), robust=True)
     return call
 
 
@@ -177,6 +178,16 @@ def attempt_dial(*, attempt_id: int) -> None:
         call_event(Event(attempt.pk, EventKind.FAILED))
         return
     CallAttempt.objects.filter(pk=attempt.pk).update(provider_id=provider_id)
+    log_event(
+        log,
+        "call.agent_offered",
+        call_id=call.pk,
+        attempt_id=attempt.pk,
+        agent_id=attempt.agent_id,
+        round=attempt.round,
+        provider=attempt.provider,
+        number=mask_phone(attempt.number),
+    )
 
 
 def call_event(event: Event) -> Instruction:
@@ -342,6 +353,21 @@ def _accept(
         provider=attempt.provider,
         dial_requested_at=timezone.now(),
     )
+    _log_on_commit(
+        "call.agent_accepted",
+        call_id=call.pk,
+        attempt_id=attempt.pk,
+        agent_id=attempt.agent_id,
+        round=call.rounds,
+    )
+    _log_on_commit(
+        "call.lead_dialed",
+        call_id=call.pk,
+        attempt_id=lead_attempt.pk,
+        agent_id=attempt.agent_id,
+        lead_attempt=call.attempts,
+        number=mask_phone(call.phone),
+    )
     instruction = Instruction(
         say=say,
         connect=True,
@@ -447,6 +473,13 @@ def _answered(call: Call, attempt: CallAttempt, at: datetime) -> None:
     if call.response_time is None:
         call.response_time = max(0, int((at - call.received_at).total_seconds()))
     call.save(update_fields=["status", "next_attempt_at", "response_time"])
+    _log_on_commit(
+        "call.lead_answered",
+        call_id=call.pk,
+        attempt_id=attempt.pk,
+        agent_id=call.agent_id,
+        response_time=call.response_time,
+    )
 
 
 def _lead_missed(
@@ -518,6 +551,15 @@ def _end_attempt(
     attempt.outcome = attempt.outcome or outcome
     attempt.duration = duration if duration is not None else attempt.duration
     attempt.save(update_fields=["ended_at", "outcome", "duration"])
+    _log_on_commit(
+        "call.leg_ended",
+        call_id=attempt.call_id,
+        attempt_id=attempt.pk,
+        leg=attempt.leg,
+        agent_id=attempt.agent_id,
+        outcome=attempt.outcome,
+        duration=attempt.duration,
+    )
     if hangup and attempt.dial_requested_at:
         provider = provider_named(attempt.provider)
         provider_id, attempt_id = attempt.provider_id, attempt.pk
@@ -532,6 +574,7 @@ def _requeue(call: Call, when: datetime, *, save_also: list[str] | None = None) 
     call.status = CallStatus.QUEUED
     call.next_attempt_at = when
     call.save(update_fields=["status", "next_attempt_at", *(save_also or [])])
+    _log_on_commit("call.requeued", call_id=call.pk, due_at=when.isoformat())
     if when - timezone.now() <= HELD_BY_BROKER:
         transaction.on_commit(lambda: _dispatch(call.pk, at=when), robust=True)
 
@@ -543,6 +586,35 @@ def _finish(call: Call, status: str, *, save_also: list[str] | None = None) -> N
     call.save(
         update_fields=["status", "ended_at", "next_attempt_at", *(save_also or [])]
     )
+    _log_on_commit(
+        "call.ended",
+        call_id=call.pk,
+        status=status,
+        duration=call.duration,
+        response_time=call.response_time,
+        agent_id=call.agent_id,
+        lead_attempts=call.attempts,
+        rounds=call.rounds,
+    )
+
+
+def _log_on_commit(event: str, **fields: Any) -> None:
+    """Log a step of a call's life once it is committed: a rolled-back step never happened."""
+    transaction.on_commit(lambda: log_event(log, event, **fields), robust=True)
+
+
+def _queued(call: Call) -> None:
+    log_event(
+        log,
+        "call.queued",
+        call_id=call.pk,
+        account_id=call.account_id,
+        origin=call.origin,
+        team_id=call.team_id,
+        requested_agent_id=call.requested_agent_id,
+        number=mask_phone(call.phone),
+    )
+    _dispatch(call.pk)
 
 
 def _dispatch(call_id: int, at: datetime | None = None) -> None:
@@ -552,9 +624,14 @@ def _dispatch(call_id: int, at: datetime | None = None) -> None:
 
     try:
         call_setup_task.apply_async(kwargs={"call_id": call_id}, eta=at, retry=False)
-    except Exception:
-        log.warning(
-            "broker unavailable; call %s waits for the sweep", call_id, exc_info=True
+    except Exception as error:
+        log_event(
+            log,
+            "call.dispatch_failed",
+            level=logging.WARNING,
+            call_id=call_id,
+            error=f"{type(error).__name__}: {error}",
+            then="the sweep dispatches it once the broker is back",
         )
 
 
@@ -563,9 +640,12 @@ def _dial_later(attempt_id: int) -> None:
 
     try:
         attempt_dial_task.apply_async(kwargs={"attempt_id": attempt_id}, retry=False)
-    except Exception:
-        log.warning(
-            "broker unavailable; attempt %s waits for the sweep",
-            attempt_id,
-            exc_info=True,
+    except Exception as error:
+        log_event(
+            log,
+            "call.dial_dispatch_failed",
+            level=logging.WARNING,
+            attempt_id=attempt_id,
+            error=f"{type(error).__name__}: {error}",
+            then="the sweep dispatches it once the broker is back",
         )

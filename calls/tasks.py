@@ -1,8 +1,13 @@
 """Thin tasks: each takes ids, calls a service, and is safe to deliver twice."""
 
+import logging
+
 from celery import shared_task
 
 from calls.telephony.base import TelephonyUnavailable
+from config.logging import log_event
+
+log = logging.getLogger(__name__)
 
 # Known transient errors only; everything else is the service's to handle.
 RETRY_WHILE_PROVIDER_IS_DOWN = {
@@ -59,4 +64,7 @@ def calls_sweep_task() -> dict[str, int]:
     """Re-drive stuck calls: the outbox guarantee behind every queued call."""
     from calls.services import calls_sweep
 
-    return calls_sweep()
+    counts = calls_sweep()
+    if any(counts.values()):
+        log_event(log, "calls.swept", **counts)
+    return counts

@@ -7,6 +7,7 @@ forward, so a repeat or a late status changes nothing.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import wraps
 
@@ -26,6 +27,9 @@ from calls.models import CallAttempt, Leg
 from calls.services import call_event
 from calls.telephony.base import Event, EventKind, Instruction
 from calls.telephony.twilio import webhook_url
+from config.logging import log_event
+
+log = logging.getLogger(__name__)
 
 GATHER_TIMEOUT = 8
 LEAD_RING_SECONDS = 30
@@ -66,14 +70,37 @@ def twilio_webhook(leg: str) -> Callable[[View], View]:
         @wraps(view)
         def checked(request: HttpRequest, attempt_id: int) -> HttpResponse:
             if not signed_by_twilio(request):
+                _refused(request, attempt_id, "signature", 403)
                 return HttpResponseForbidden()
             if not CallAttempt.objects.filter(pk=attempt_id, leg=leg).exists():
+                _refused(request, attempt_id, "no_such_leg", 404)
                 return HttpResponseNotFound()
+            log_event(
+                log,
+                "twilio.callback",
+                level=logging.DEBUG,
+                view=view.__name__,
+                attempt_id=attempt_id,
+                call_status=request.POST.get("CallStatus", ""),
+            )
             return view(request, attempt_id)
 
         return checked
 
     return decorate
+
+
+def _refused(request: HttpRequest, attempt_id: int, reason: str, status: int) -> None:
+    """A callback we did not act on: a wrong auth token or public URL shows up here."""
+    log_event(
+        log,
+        "twilio.callback_refused",
+        level=logging.WARNING,
+        path=request.path,
+        attempt_id=attempt_id,
+        reason=reason,
+        status=status,
+    )
 
 
 def signed_by_twilio(request: HttpRequest) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import datetime
 
 from django.db import transaction
@@ -9,9 +10,11 @@ from django.db import transaction
 from accounts.models import Account
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
+from config.logging import log_event
 from users.models import User
 
 SOURCE = "Click to Call"
+log = logging.getLogger(__name__)
 
 
 @transaction.atomic
@@ -25,7 +28,7 @@ def click_to_call_queue(
     received_at: datetime,
 ) -> Call:
     """Queue a call offered to ``agent`` first; on press 1 the customer at ``phone`` is dialed."""
-    return call_queue(
+    call = call_queue(
         account=account,
         phone=phone,
         received_at=received_at,
@@ -35,3 +38,11 @@ def click_to_call_queue(
         last_name=last_name,
         source=SOURCE,
     )
+    log_event(
+        log,
+        "clicktocall.accepted",
+        call_id=call.pk,
+        account_id=account.pk,
+        agent_id=agent.pk,
+    )
+    return call

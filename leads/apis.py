@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
@@ -12,12 +13,16 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import LeadFormAuthentication, credential_of
+from accounts.keys import key_prefix
 from config.api import REASON, Forbidden, NotFound
+from config.logging import log_context, log_event
 from config.throttling import CredentialRateThrottle
 from leads.services import lead_receive
 
 NO_POST_DATA = "No POST data received. This endpoint expects POST data."
 XML_BLANK = "XML cannot be blank"
+
+log = logging.getLogger(__name__)
 
 
 def _form_xml(request: Request) -> str:
@@ -26,6 +31,14 @@ def _form_xml(request: Request) -> str:
     if hasattr(value, "read"):
         value = value.read().decode("utf-8", errors="replace")
     return value if isinstance(value, str) else ""
+
+
+def _key_prefix(request: Request) -> str | None:
+    """The public prefix of the key the request authenticated with (form field or header)."""
+    key: Any = request.data.get("apikey") if hasattr(request.data, "get") else None
+    if not isinstance(key, str) or not key.strip():
+        key = request.META.get("HTTP_APIKEY", "")
+    return key_prefix(key.strip())
 
 
 class LeadForm(serializers.Serializer):
@@ -92,10 +105,22 @@ class LeadReceiveApi(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        xml = _form_xml(request)
-        if not xml.strip():
-            raise Forbidden(XML_BLANK)
-        answer = lead_receive(credential=credential_of(request), raw_xml=xml)
+        credential = credential_of(request)
+        # Every line of this lead's intake names the credential and the key's public prefix.
+        with log_context(api_user=credential.api_user, key_prefix=_key_prefix(request)):
+            xml = _form_xml(request)
+            if not xml.strip():
+                log_event(
+                    log,
+                    "lead.refused",
+                    level=logging.WARNING,
+                    organization_id=credential.organization_id,
+                    credential_id=credential.pk,
+                    reason="blank_xml",
+                    status=403,
+                )
+                raise Forbidden(XML_BLANK)
+            answer = lead_receive(credential=credential, raw_xml=xml)
         return Response(answer.body, status=answer.status)
 
     @extend_schema(exclude=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -21,6 +22,7 @@ from accounts.models import Account, ApiCredential
 from accounts.selectors import credential_reaches
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
+from config.logging import log_event
 from config.phones import to_e164
 from leads.adf import AdfError, ParsedLead, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
@@ -70,6 +72,15 @@ PROCESSED_FIELDS = [
 ]
 # A document is one lead or a few; thousands of prospects in one request is an attack.
 MAX_PROSPECTS = 50
+
+log = logging.getLogger(__name__)
+# Outcomes logged under their own event; the others as lead.refused with the reason.
+OUTCOME_EVENTS = {
+    Outcome.ACCEPTED: "lead.accepted",
+    Outcome.NO_PHONE: "lead.no_phone",
+    Outcome.DUPLICATE: "lead.duplicate",
+    Outcome.DO_NOT_PROCESS: "lead.do_not_process",
+}
 
 
 @dataclass(frozen=True)
@@ -367,7 +378,35 @@ def _finish(
     lead.processed_at = timezone.now()
     lead.processing_ms = (time.perf_counter() - started) * 1000 if started else None
     lead.save(update_fields=PROCESSED_FIELDS)  # never rewrites the raw document
+    _log_outcome(lead, status)
     return Answer(status, body)
+
+
+def _log_outcome(lead: Lead, status: int) -> None:
+    """One line per lead: its outcome with ids only (never the document or a key)."""
+    event = OUTCOME_EVENTS.get(Outcome(lead.outcome), "lead.refused")
+    fields: dict[str, Any] = {
+        "lead_id": lead.pk,
+        "organization_id": lead.organization_id,
+        "account_id": lead.account_id,
+        "credential_id": lead.credential_id,
+        "vendor_id": lead.vendor_id,
+        "prospect_id": lead.prospect_id,
+        "status": status,
+    }
+    if event == "lead.refused":
+        fields["reason"] = "too_large" if status == 413 else lead.outcome
+        if lead.outcome == Outcome.MALFORMED:
+            fields["detail"] = lead.reason  # parse_adf's messages quote nothing
+    elif lead.outcome == Outcome.DUPLICATE:
+        fields["duplicate_of"] = lead.duplicate_of_id
+    elif lead.outcome == Outcome.DO_NOT_PROCESS:
+        fields["rule_id"] = lead.matched_rule_id
+    else:
+        fields["call_id"] = lead.call_id
+        fields["rule_id"] = lead.matched_rule_id
+    level = logging.WARNING if event == "lead.refused" else logging.INFO
+    log_event(log, event, level=level, **fields)
 
 
 def _finish_once(

@@ -231,6 +231,8 @@ CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# The worker keeps the LOGGING below (its lines in LOG_FORMAT); --loglevel still sets the level.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
 CELERY_BEAT_SCHEDULE = {
@@ -260,13 +262,15 @@ TWILIO_AUTH_TOKEN = env("TWILIO_AUTH_TOKEN", default="")
 # Tests point the official client at a local server that speaks Twilio's REST shapes.
 TWILIO_API_BASE_URL = env("TWILIO_API_BASE_URL", default="")
 
+# One machine-readable line per record: "kv" (key=value pairs) or "json" (config/logging.py).
+LOG_FORMAT = env("LOG_FORMAT", default="kv")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}
+        "events": {"()": "config.logging.EventFormatter", "log_format": LOG_FORMAT}
     },
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "events"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
