@@ -350,7 +350,9 @@ class UserCreateApi(UserApi):
             credential=credential_of(request),
             organization_id=data.pop("organizationId"),
         )
-        user = user_create(organization=organization, data=data)
+        user = user_create(
+            organization=organization, data=data, credential=credential_of(request)
+        )
         user = user_get_visible(credential=credential_of(request), user_id=user.pk)
         return envelope(
             "create_user", "User created successfully", status=201, user=user_out(user)
@@ -386,7 +388,12 @@ class UserDetailApi(UserApi):
                 "organizationId", credential_of(request).organization_id
             ),
         )
-        user_update(user=user, organization=organization, data=data)
+        user_update(
+            user=user,
+            organization=organization,
+            data=data,
+            credential=credential_of(request),
+        )
         user = user_get_visible(credential=credential_of(request), user_id=user_id)
         return envelope("update_user", "User updated successfully", user=user_out(user))
 
@@ -425,8 +432,10 @@ class UserFindByEmailApi(UserApi):
         responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request) -> Response:
-        organization, data = _query_organization(request, EmailQuery)
-        user = user_find_by_email(organization=organization, email=data["emailAddress"])
+        _, data = _query_organization(request, EmailQuery)
+        user = user_find_by_email(
+            credential=credential_of(request), email=data["emailAddress"]
+        )
         return envelope(
             "get_user_by_email_address",
             "User retrieved successfully",
@@ -450,9 +459,9 @@ class UserFindByPhoneApi(UserApi):
         responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
     )
     def get(self, request: Request) -> Response:
-        organization, data = _query_organization(request, PhoneQuery)
+        _, data = _query_organization(request, PhoneQuery)
         user = user_find_by_phone(
-            organization=organization, phone_number=data["phoneNumber"]
+            credential=credential_of(request), phone_number=data["phoneNumber"]
         )
         return envelope(
             "get_user_by_phone_number",

@@ -16,13 +16,13 @@ from django.contrib.auth.models import Group
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
-from accounts.models import Account, Organization, Team
+from accounts.models import Account, ApiCredential, Organization, Team
 from config.api import ValidationFailed
 from users.models import Membership, User, UserScheduleDay
 from users.pictures import PictureError, fetch_picture
-from users.selectors import format_code, user_code_next
+from users.selectors import accounts_assignable, format_code, user_code_next
 
 DEFAULT_TEMPLATE = "Agent"
 PICTURE_DIR = "profile-pictures/"
@@ -41,10 +41,17 @@ _SIMPLE_FIELDS = (
 )
 
 
-def user_create(*, organization: Organization, data: dict[str, Any]) -> User:
-    """Create a user in ``organization`` with the documented defaults; codes never collide."""
+def user_create(
+    *,
+    organization: Organization,
+    data: dict[str, Any],
+    credential: ApiCredential | None = None,
+) -> User:
+    """Create a user in ``organization`` with the documented defaults; codes never collide.
+    A ``credential`` (the User API's caller) assigns only accounts (and teams) it reaches."""
     data = {"username": data["email"], "permission_template": DEFAULT_TEMPLATE, **data}
-    accounts = _check(organization=organization, user=None, data=data)
+    assignable = accounts_assignable(organization=organization, credential=credential)
+    accounts = _check(assignable=assignable, user=None, data=data)
     first = accounts[0]
     data.setdefault("timezone", first.timezone)
     data.setdefault("country", first.country_name)
@@ -77,10 +84,17 @@ def user_create(*, organization: Organization, data: dict[str, Any]) -> User:
 
 
 def user_update(
-    *, user: User, organization: Organization, data: dict[str, Any]
+    *,
+    user: User,
+    organization: Organization,
+    data: dict[str, Any],
+    credential: ApiCredential | None = None,
 ) -> User:
-    """Change only the supplied members; ``account_ids``, ``team_ids`` and ``schedule`` replace."""
-    accounts = _check(organization=organization, user=user, data=data)
+    """Change only the supplied members; ``account_ids``, ``team_ids`` and ``schedule`` replace
+    what the caller reaches: a ``credential`` narrowed to some accounts leaves the user's
+    other accounts and their teams as they are."""
+    assignable = accounts_assignable(organization=organization, credential=credential)
+    accounts = _check(assignable=assignable, user=user, data=data)
     old_picture = user.profile_picture.name if "profile_picture" in data else ""
     with (
         _stored_picture(data) as picture_name,
@@ -116,23 +130,19 @@ def user_update(
         if "profile_picture" in data:
             user.profile_picture.name = picture_name
         user.save()
-        # Only this organization's accounts and teams are replaced; other organizations' stay.
+        # Only the accounts and teams the caller reaches are replaced (this organization's,
+        # or a narrowed credential's); other organizations' and other accounts' stay.
         if "account_ids" in data:
-            user.accounts.set(
-                [*user.accounts.exclude(organization=organization), *accounts]
-            )
+            user.accounts.set([*user.accounts.exclude(pk__in=assignable), *accounts])
             if "team_ids" not in data:
                 user.teams.set(
                     user.teams.filter(
-                        Q(account__in=accounts) | ~Q(account__organization=organization)
+                        Q(account__in=accounts) | ~Q(account__in=assignable)
                     )
                 )
         if "team_ids" in data:
             user.teams.set(
-                [
-                    *user.teams.exclude(account__organization=organization),
-                    *data["team_ids"],
-                ]
+                [*user.teams.exclude(account__in=assignable), *data["team_ids"]]
             )
         if "schedule" in data:
             _replace_schedule(user, data["schedule"])
@@ -153,20 +163,17 @@ def user_delete(*, user: User) -> None:
 
 
 def _check(
-    *, organization: Organization, user: User | None, data: dict[str, Any]
+    *, assignable: QuerySet[Account], user: User | None, data: dict[str, Any]
 ) -> list[Account]:
-    """Check the references in ``data`` against the database; all problems are reported at once."""
+    """Check the references in ``data`` against the database and the ``assignable`` accounts;
+    all problems are reported at once. Returns the user's accounts among the assignable ones
+    once the change is made."""
     errors: dict[str, list[str]] = {}
     accounts: list[Account] = (
-        list(user.accounts.filter(organization=organization)) if user else []
+        list(user.accounts.filter(pk__in=assignable)) if user else []
     )
     if "account_ids" in data:
-        found = {
-            a.pk: a
-            for a in Account.objects.filter(
-                organization=organization, pk__in=data["account_ids"]
-            )
-        }
+        found = {a.pk: a for a in assignable.filter(pk__in=data["account_ids"])}
         for index, account_id in enumerate(data["account_ids"]):
             if account_id not in found:
                 errors[f"accountIds.{index}"] = [
