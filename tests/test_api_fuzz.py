@@ -1,0 +1,419 @@
+"""No request makes an API answer 5xx: a property-based search over every operation of our
+own OpenAPI schema (``/api/schema/``, drf-spectacular), driven by schemathesis through
+Django's WSGI application, in-process and offline.
+
+Schemathesis generates bodies, query strings, path parameters and headers, schema-valid
+("positive") and schema-breaking ("negative"). Generated ids and credentials would almost
+always stop at the 401/403/404, so each example is also steered by Hypothesis draws: most
+carry valid credentials (some a narrowed, another tenant's, a wrong or no credential) and
+often name the tenant's real organization, accounts, users, agents, calls, and, for lead
+intake, a real ADF document with generated text in it. Validation, services and selectors
+are reached, not only the authentication in front of them.
+
+Bounded and derandomized: the same examples on every run, in a few seconds per operation.
+The profile-picture fetcher is replaced (nothing leaves the machine), calls are set up
+on commit, which the test's transaction never reaches, so no task or provider runs.
+"""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+from xml.sax.saxutils import escape
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.db import close_old_connections
+from django.urls import URLPattern, URLResolver, get_resolver
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+
+from calls.models import Call
+from config.wsgi import application
+from leads.models import Lead
+from tests.accounts.factories import issue_credential, issue_scored_data_key
+from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
+from tests.scoring.factories import CallFactory
+from tests.users.factories import UserFactory
+from users.models import User
+from users.pictures import PictureError
+
+MAX_EXAMPLES = 25
+schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
+schema.config.generation.update(
+    modes=["positive", "negative"],
+    max_examples=MAX_EXAMPLES,
+    deterministic=True,
+    # Credentials are chosen by the steering below, mostly valid ones.
+    with_security_parameters=False,
+)
+
+INVALID = "The given data was invalid."
+
+# Mostly the tenant's own key, so examples get past authentication.
+CREDENTIALS = ["valid"] * 6 + ["narrowed", "other tenant", "wrong", "none"]
+
+
+class Fuzzed:
+    """What the examples aim at: a tenant with agents, a user, a call, a vendor registration
+    and a parsing rule; a credential narrowed to its first account; another tenant."""
+
+    def __init__(self, tenant, other_tenant) -> None:
+        self.tenant = tenant
+        self.other_tenant = other_tenant
+        self.narrowed, self.narrowed_key = issue_credential(
+            tenant.organization, accounts=[tenant.account]
+        )
+        self.agent = UserFactory(account=tenant.account, account__code="0007")
+        self.outside_agent = UserFactory(account=tenant.other_account)
+        self.foreign_user = UserFactory(account=other_tenant.account)
+        self.scored_data_key = issue_scored_data_key(tenant.account)
+        self.call = CallFactory(account=tenant.account)
+        self.vendor = VendorRegistrationFactory(account=tenant.account)
+        catch_all_rule(tenant.account)
+
+    def api_user_and_key(self, credentials: str) -> tuple[str, str]:
+        return {
+            "valid": (self.tenant.credential.api_user, self.tenant.key),
+            "narrowed": (self.narrowed.api_user, self.narrowed_key),
+            "other tenant": (
+                self.other_tenant.credential.api_user,
+                self.other_tenant.key,
+            ),
+            "wrong": (self.tenant.credential.api_user, "lc_notakey_0000"),
+            "none": ("", ""),
+        }[credentials]
+
+
+@pytest.fixture
+def fuzzed(tenant, other_tenant, settings, monkeypatch) -> Fuzzed:
+    # A generous limit: the search sends far more requests a minute than the defaults allow.
+    settings.API_RATE_LIMITS = {name: "100000/min" for name in settings.API_RATE_LIMITS}
+    fetched: list[str] = []
+
+    def no_download(url: str):
+        fetched.append(url)
+        raise PictureError("The profile picture could not be downloaded.")
+
+    monkeypatch.setattr("users.services.fetch_picture", no_download)
+    return Fuzzed(tenant, other_tenant)
+
+
+@pytest.fixture
+def wsgi_in_the_test_transaction():
+    """Schemathesis calls the WSGI application as a server would, and Django closes the
+    database connection after each request: the test's transaction with it. Django's
+    test client keeps it open the same way."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+def _maybe(data, label: str) -> bool:
+    return data.draw(st.booleans(), label=label)
+
+
+def _steer_user_api(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
+    api_user, key = fuzzed.api_user_and_key(
+        data.draw(st.sampled_from(CREDENTIALS), label="credentials")
+    )
+    if api_user:
+        headers.update({"apiuser": api_user, "apikey": key})
+    tenant = fuzzed.tenant
+    if "user_id" in (case.path_parameters or {}):
+        case.path_parameters["user_id"] = data.draw(
+            st.sampled_from(
+                [
+                    case.path_parameters["user_id"],
+                    fuzzed.agent.pk,
+                    fuzzed.outside_agent.pk,
+                    fuzzed.foreign_user.pk,
+                ]
+            ),
+            label="user",
+        )
+    if isinstance(case.query, dict) and _maybe(data, "query names the organization"):
+        case.query["organizationId"] = str(tenant.organization.pk)
+    if isinstance(case.body, dict):
+        if _maybe(data, "body names the organization"):
+            case.body["organizationId"] = tenant.organization.pk
+        if _maybe(data, "body names real accounts and teams"):
+            case.body["accountIds"] = [tenant.account.pk, tenant.other_account.pk][
+                : data.draw(st.integers(1, 2), label="accounts")
+            ]
+            case.body["teams"] = [team.pk for team in tenant.teams]
+
+
+def _steer_click_to_call(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
+    credentials = data.draw(st.sampled_from(CREDENTIALS), label="credentials")
+    key = fuzzed.api_user_and_key(credentials)[1]
+    if key:
+        headers["api_key"] = key
+    if isinstance(case.body, dict) and _maybe(data, "body names the account"):
+        case.body["account_id"] = str(fuzzed.tenant.account.pk)
+        if _maybe(data, "body names the agent"):
+            case.body["user_id"] = data.draw(
+                st.sampled_from([str(fuzzed.agent.pk), "7", "0007"]), label="agent"
+            )
+
+
+def _steer_scored_data(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
+    if not isinstance(case.query, dict):
+        case.query = {}
+    if data.draw(st.sampled_from(CREDENTIALS), label="credentials") == "valid":
+        case.query["apikey"] = fuzzed.scored_data_key
+    if _maybe(data, "names the call"):
+        case.query["callId"] = str(fuzzed.call.pk)
+
+
+def _steer_lead_intake(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
+    if not isinstance(case.body, dict):
+        return
+    api_user, key = fuzzed.api_user_and_key(
+        data.draw(st.sampled_from(CREDENTIALS), label="credentials")
+    )
+    case.body.update({"apiuser": api_user, "apikey": key})
+    if _maybe(data, "a real ADF document with generated text"):
+        text = st.text(max_size=40).map(escape)
+        case.body["xml"] = adf(
+            prospect_id=data.draw(text, label="prospect id"),
+            vendor_id=fuzzed.vendor.vendor_id,
+            vendor_name=fuzzed.vendor.vendor_name,
+            phone=data.draw(text, label="phone"),
+            request_type=data.draw(text, label="request type"),
+            provider_name=data.draw(text, label="provider name"),
+        )
+
+
+STEERING = {
+    "/api/clicktocallv2": _steer_click_to_call,
+    "/api/scoreddata": _steer_scored_data,
+    "/api/nl": _steer_lead_intake,
+}
+
+
+@pytest.mark.django_db
+@schema.parametrize()
+@schema.given(data=st.data())
+@settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.filter_too_much,
+        HealthCheck.data_too_large,
+    ],
+)
+def test_no_request_makes_an_api_answer_a_server_error(
+    case, data, fuzzed, wsgi_in_the_test_transaction
+):
+    headers: dict[str, str] = {}
+    steer = STEERING.get(case.operation.path, _steer_user_api)
+    steer(case, data, fuzzed, headers)
+
+    response = case.call(headers=headers)
+
+    case.validate_response(response, checks=[not_a_server_error])
+
+
+# --- what the search relies on ------------------------------------------------------------------
+
+
+def _api_routes(resolver: URLResolver, prefix: str = "") -> set[str]:
+    routes: set[str] = set()
+    for pattern in resolver.url_patterns:
+        route = prefix + str(pattern.pattern)
+        if isinstance(pattern, URLResolver):
+            routes |= _api_routes(pattern, route)
+        elif isinstance(pattern, URLPattern) and route.startswith("api/"):
+            routes.add("/" + route.replace("<int:user_id>", "{user_id}"))
+    return routes
+
+
+def test_every_api_route_is_in_the_schema_the_search_covers():
+    """A new endpoint under /api/ is fuzzed as soon as it is routed, or this fails."""
+    documented = set(schema.raw_schema["paths"])
+
+    assert _api_routes(get_resolver()) - documented == {"/api/schema/", "/api/docs/"}
+    assert documented >= {
+        "/api/users",
+        "/api/users/{user_id}",
+        "/api/users/find/email",
+        "/api/users/find/phone",
+        "/api/users/find/available-user-code",
+        "/api/nl",
+        "/api/clicktocallv2",
+        "/api/scoreddata",
+    }
+
+
+def test_the_steering_reaches_past_authentication(fuzzed, api_client):
+    """The steered values are real: the credentials, ids and key the search plants work."""
+    tenant = fuzzed.tenant
+
+    user = tenant.client().get(f"/api/users/{fuzzed.agent.pk}")
+    call = api_client.get(
+        "/api/scoreddata",
+        {"apikey": fuzzed.scored_data_key, "callId": fuzzed.call.pk},
+    )
+    lead = api_client.post(
+        "/api/nl",
+        {
+            "apiuser": tenant.credential.api_user,
+            "apikey": tenant.key,
+            "xml": adf(
+                vendor_id=fuzzed.vendor.vendor_id,
+                vendor_name=fuzzed.vendor.vendor_name,
+            ),
+        },
+    )
+    click = api_client.post(
+        "/api/clicktocallv2",
+        {
+            "account_id": str(tenant.account.pk),
+            "user_id": "0007",
+            "customer_phone_number": "+17205550199",
+        },
+        format="json",
+        HTTP_API_KEY=tenant.key,
+    )
+
+    assert user.status_code == 200
+    assert call.status_code == 200
+    assert lead.status_code == 200, lead.json()
+    assert Lead.objects.filter(account=tenant.account).exists()
+    assert click.status_code == 201, click.json()
+    assert Call.objects.filter(account=tenant.account).count() == 3
+
+
+# --- the cases the search found, pinned -------------------------------------------------------
+
+
+def _nested(depth: int) -> bytes:
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers"),
+    [
+        ("POST", "/api/users", "user api"),
+        ("PUT", "/api/users/{user}", "user api"),
+        ("POST", "/api/clicktocallv2", "click-to-call"),
+        ("POST", "/api/clicktocallv2", None),  # the key would be read from the body
+    ],
+)
+@pytest.mark.parametrize("payload", [b"[" * 10_000, _nested(5000)])
+def test_a_deeply_nested_json_body_is_refused_with_the_validation_shape(
+    fuzzed, api_client, method, path, headers, payload
+):
+    tenant = fuzzed.tenant
+    credentials = {
+        "user api": {
+            "HTTP_APIUSER": tenant.credential.api_user,
+            "HTTP_APIKEY": tenant.key,
+        },
+        "click-to-call": {"HTTP_API_KEY": tenant.key},
+        None: {},
+    }[headers]
+
+    response = api_client.generic(
+        method,
+        path.format(user=fuzzed.agent.pk),
+        payload,
+        content_type="application/json",
+        **credentials,
+    )
+
+    assert response.status_code == 422
+    assert response.json() == {
+        "message": INVALID,
+        "errors": {
+            "body": ["The request body may not be nested more than 32 levels deep."]
+        },
+    }
+    assert User.objects.filter(pk=fuzzed.agent.pk).exists()
+    assert not Call.objects.exclude(pk=fuzzed.call.pk).exists()
+
+
+def test_lead_intake_answers_deeply_nested_bodies_without_a_server_error(
+    fuzzed, api_client
+):
+    """Lead intake takes forms: a JSON body is an unsupported type, and a deeply nested ADF
+    document in the form is refused by the hardened XML parser as not well-formed."""
+    tenant = fuzzed.tenant
+    json_body = api_client.generic(
+        "POST", "/api/nl", b"[" * 10_000, content_type="application/json"
+    )
+    deep_xml = api_client.post(
+        "/api/nl",
+        {
+            "apiuser": tenant.credential.api_user,
+            "apikey": tenant.key,
+            "xml": "<adf>" + "<a>" * 10_000 + "</a>" * 10_000 + "</adf>",
+        },
+    )
+
+    assert json_body.status_code == 415
+    assert deep_xml.status_code == 400
+    assert deep_xml.json() == {
+        "reason": "Unable to parse XML. Please check that the XML is well-formed and try again."
+    }
+
+
+@pytest.mark.parametrize(
+    ("member", "value", "message"),
+    [
+        ("account_id", [], "The account id must be an integer."),
+        ("account_id", {}, "The account id must be an integer."),
+        ("account_id", float("inf"), "The account id must be an integer."),
+        ("account_id", 1.5, "The account id must be an integer."),
+        ("user_id", {}, "The user id must be a string."),
+        ("user_id", [1], "The user id must be a string."),
+        ("user_id", True, "The user id must be a string."),
+        ("user_phone_number", [], "The user phone number must be a string."),
+        ("customer_phone_number", {}, "The customer phone number must be a string."),
+        ("customer_first_name", True, "The customer first name must be a string."),
+        ("api_key", [], "The api key must be a string."),
+    ],
+)
+def test_click_to_call_answers_a_member_of_the_wrong_type_with_the_validation_shape(
+    fuzzed, api_client, member, value, message
+):
+    tenant = fuzzed.tenant
+    body = {
+        "account_id": str(tenant.account.pk),
+        "user_id": str(fuzzed.agent.pk),
+        "customer_phone_number": "+17205550199",
+        member: value,
+    }
+    # A Python infinity goes as the literal 1e999, as any client could send it.
+    text = json.dumps(body).replace("Infinity", "1e999")
+
+    response = api_client.generic(
+        "POST",
+        "/api/clicktocallv2",
+        text,
+        content_type="application/json",
+        HTTP_API_KEY=tenant.key,
+    )
+
+    assert response.status_code == 422
+    assert response.json() == {"message": INVALID, "errors": {member: [message]}}
+    assert not Call.objects.exclude(pk=fuzzed.call.pk).exists()
+
+
+def test_the_picture_fetcher_is_replaced_for_the_search(fuzzed):
+    """The search may send an HTTPS profilePicture; it must never leave the machine."""
+    from users import services
+
+    with pytest.raises(PictureError):
+        services.fetch_picture("https://example.com/a.png")
+
+
+SimpleNamespace  # noqa: B018
