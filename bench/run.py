@@ -10,13 +10,17 @@ every figure printed next to a baseline measured in the same run:
    of the same bytes, for the bench lead and the largest well-formed sample.
 4. Lead receipt -> first agent dial, through gunicorn and one real Celery worker, against
    the round trip of a no-op task sent the same way through the same broker and worker.
+5. Hostile ADF documents, in-process: the time ``parse_adf`` takes to refuse each one
+   (billion laughs, XXE, pathological prologs, deep nesting, over 1 MiB) or to read an
+   element with 80,000 attributes, against parsing the bench lead once.
 
-Tests never assert timings; this prints them. Every process started here is stopped at
+Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
+used to time). Every process started here is stopped at
 the end (also on Ctrl-C or an error); Redis db 15 is flushed before and after, and the
 bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates it).
 
 Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
-BENCH_PARTS (e.g. "3" or "2,4"; all by default), BENCH_DIAL_LEADS (200), BENCH_DIAL_RATE
+BENCH_PARTS (e.g. "3,5" or "2,4"; all by default), BENCH_DIAL_LEADS (200), BENCH_DIAL_RATE
 (leads/s, 10; 0 posts as fast as the clients go), BENCH_DIAL_CLIENTS (4), BENCH_DIAL_AGENTS
 (20), BENCH_DIAL_WAIT (s, 75), BENCH_CELERY_APP (the worker's -A, bench.celery_noop).
 """
@@ -46,6 +50,7 @@ import psycopg  # noqa: E402
 import redis  # noqa: E402
 
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
+from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, Result, percentile, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 
@@ -67,7 +72,7 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 # How long to wait for the last first dial (a call no agent could take waits 60 s).
 DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
-PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4").replace(" ", "").split(","))
+PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5").replace(" ", "").split(","))
 # The customer's number: the simulator answers it (not 0000-0003) and the call ends fast.
 LEAD_PHONE = "303-555-0147"
 
@@ -328,6 +333,25 @@ def parse_row(timing: ParseTiming) -> Row:
     )
 
 
+# A refusal reads the document at most once: 1 MiB is some 250 bench leads' worth of
+# bytes, so 500x a lead parse leaves room; a quadratic scan of 1 MiB costs thousands.
+HOSTILE_REFUSAL_AIM = 500
+# Reading 80,000 attributes is legitimate work, linear in them (quadratic takes minutes).
+HOSTILE_READ_AIM = 2500
+
+
+def hostile_row(timing: HostileTiming) -> Row:
+    aim = HOSTILE_REFUSAL_AIM if timing.refused else HOSTILE_READ_AIM
+    return Row(
+        f"5 {'refuse' if timing.refused else 'read'} {timing.name} ({timing.size:,} B)",
+        f"{timing.us:,.1f} µs/doc",
+        f"parse_adf bench lead {timing.lead_us:,.1f} µs",
+        f"{timing.ratio:,.2f}x" if timing.ratio < 10 else f"{timing.ratio:,.0f}x",
+        f"<= {aim:,}x",
+        timing.ratio <= aim,
+    )
+
+
 def dial_rows(dial: dict) -> list[Row]:
     """p50 and p99 over every lead; one whose call was not dialed within the wait (or a
     lost post, or task) counts as infinitely late."""
@@ -391,6 +415,11 @@ def measure_parsing() -> tuple[list[ParseTiming], list[str]]:
     if sample is not None:
         timings.append(time_document(sample.name, sample.read_bytes()))
     return timings, notes
+
+
+def measure_hostile() -> list[HostileTiming]:
+    step("5 hostile ADF documents: refusal time against the bench lead (in-process)")
+    return time_hostile(lead_xml(prospect_id="P-12345").encode())
 
 
 def measure_http(
@@ -495,6 +524,8 @@ def main() -> None:
             timings, notes = measure_parsing()
             rows += [parse_row(t) for t in timings]
             details += [f"  {note}" for note in notes]
+        # In-process like part 3, before any server starts; printed last.
+        hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
         if PARTS & {"1", "2", "4"}:
             step(f"preparing database {DB_NAME} and Redis db 15")
             flush_redis()
@@ -519,6 +550,7 @@ def main() -> None:
             dial_rows_, dial_details_ = measure_dialing(port, env, seed, processes)
             rows += dial_rows_
             details += dial_details_
+        rows += hostile
         processes.stop_all()
         processes.discard_logs()  # kept, and named in the error, when something failed
     except subprocess.CalledProcessError as error:
