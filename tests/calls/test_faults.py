@@ -70,12 +70,17 @@ FINAL = [
 ]
 
 
-def assert_each_leg_dialed_once(call_ids):
+def assert_each_leg_dialed_at_most_once(call_ids):
+    """No leg reached the provider twice. A worker killed between marking a leg and its
+    request leaves it undialed (the sweep gives it up, never dials it again): 0 is allowed,
+    and such a leg must have been ended."""
     attempts = CallAttempt.objects.filter(
         call_id__in=call_ids, dial_requested_at__isnull=False
     )
-    assert attempts.exists()
-    assert {a.pk: dials_of(a.pk) for a in attempts} == {a.pk: 1 for a in attempts}
+    dials = {a.pk: dials_of(a.pk) for a in attempts}
+    assert dials and max(dials.values()) == 1, dials
+    never_dialed = [pk for pk, n in dials.items() if n == 0]
+    assert not CallAttempt.objects.filter(pk__in=never_dialed, ended_at__isnull=True)
 
 
 def test_a_worker_killed_during_setup_loses_no_call_and_dials_nothing_twice(
@@ -127,7 +132,7 @@ def test_a_worker_killed_during_setup_loses_no_call_and_dials_nothing_twice(
     assert set(
         Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
     ) <= set(FINAL)
-    assert_each_leg_dialed_once(call_ids)
+    assert_each_leg_dialed_at_most_once(call_ids)
 
 
 def dispatch_failures(process):
@@ -263,4 +268,4 @@ def test_leads_arriving_while_the_broker_is_down_are_called_once_it_is_back(
     assert set(Call.objects.filter(pk__in=during).values_list("status", flat=True)) == {
         CallStatus.ANSWER
     }
-    assert_each_leg_dialed_once(before + during)
+    assert_each_leg_dialed_at_most_once(before + during)
