@@ -378,7 +378,8 @@ def _finish(
     lead.response_status, lead.response_body = status, body
     lead.processed_at = timezone.now()
     lead.processing_ms = (time.perf_counter() - started) * 1000 if started else None
-    with transaction.atomic():  # the outcome and its webhook event, or neither
+    # The outcome and its webhook event, or neither (no savepoint: nothing here is retried).
+    with transaction.atomic(savepoint=False):
         lead.save(update_fields=PROCESSED_FIELDS)  # never rewrites the raw document
         lead_outcome_emit(lead)
     _log_outcome(lead, status)
