@@ -215,6 +215,22 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The events the service posts to integrators' endpoints (webhooks/schema.py); the
+    # webhooks section needs OpenAPI 3.1.
+    "OAS_VERSION": "3.1.0",
+    "WEBHOOKS": [
+        f"webhooks.schema.{event}"
+        for event in (
+            "lead_received",
+            "lead_refused",
+            "agent_presses_one",
+            "call_completed",
+            "call_scored",
+            "call_coached",
+            "transcription_ready",
+            "test_event",
+        )
+    ],
 }
 
 # Celery: a service that must not lose work. A task is acknowledged only after it ran,
