@@ -140,6 +140,11 @@ class Deadline:
         self._at = time.monotonic() + seconds
         self._expired = threading.Event()
 
+    @property
+    def expired(self) -> bool:
+        """Whether the budget ran out (a connection cut at the deadline fails as it can)."""
+        return self._expired.is_set() or time.monotonic() >= self._at
+
     def remaining(self) -> float:
         left = self._at - time.monotonic()
         if left <= 0 or self._expired.is_set():

@@ -31,7 +31,6 @@ from accounts.models import Account, Organization
 from config.logging import log_event
 from config.outbound import (
     Deadline,
-    DeadlineExceeded,
     DestinationError,
     destination_vet,
     pinned_https,
@@ -65,6 +64,7 @@ _REFUSALS = {
     "unresolvable": UNRESOLVABLE,
 }
 GONE = "The receiver answered 410 Gone."
+TIMED_OUT = "Timed out."
 # How much of a receiver's answer is kept for support to read.
 EXCERPT_BYTES = 1024
 # Retries due within this are handed to the broker with a countdown; later ones to the sweep.
@@ -389,9 +389,9 @@ def _post(delivery: WebhookDelivery, *, at: datetime) -> Response:
                 status, retry_after = answer.status, answer.getheader("Retry-After")
     except DestinationError as error:
         return Response(None, elapsed(), error=_REFUSALS[error.reason])
-    except (DeadlineExceeded, TimeoutError):
-        return Response(None, elapsed(), error="Timed out.")
     except (HTTPException, OSError, ValueError) as error:
+        if isinstance(error, TimeoutError) or deadline.expired:
+            return Response(None, elapsed(), error=TIMED_OUT)
         return Response(None, elapsed(), error=f"{type(error).__name__}: {error}"[:200])
     return Response(status, elapsed(), excerpt, retry_after=_seconds(retry_after))
 
@@ -480,28 +480,32 @@ def _record(delivery: WebhookDelivery, response: Response, *, now: datetime) -> 
 
 
 def _failed(delivery: WebhookDelivery, response: Response, *, now: datetime) -> str:
-    """A failed attempt: retry with backoff (or when a 429 says), give up after the window;
-    an endpoint failing for ``WEBHOOK_DISABLE_AFTER`` is disabled."""
+    """A failed attempt: retry with backoff (or when a 429 says), give up after the window.
+    An endpoint failing for ``WEBHOOK_DISABLE_AFTER``, or through a whole delivery's retry
+    window, is disabled."""
     endpoint = WebhookEndpoint.objects.select_for_update().get(pk=delivery.endpoint_id)
     if endpoint.failing_since is None:
         endpoint.failing_since = now
         endpoint.save(update_fields=["failing_since"])
-    elif endpoint.failing_since <= now - settings.WEBHOOK_DISABLE_AFTER:
-        hours = settings.WEBHOOK_DISABLE_AFTER.total_seconds() / 3600
-        _endpoint_disable(
-            endpoint.pk, reason=f"Every delivery failed for {hours:g} hours.", at=now
-        )
     delay = backoff(delivery.attempts)
     if response.status == 429 and response.retry_after is not None:
         delay = timedelta(
             seconds=min(response.retry_after, settings.WEBHOOK_BACKOFF_MAX_SECONDS)
         )
-    when = now + delay
-    if when > delivery.retry_until:
+    given_up = now + delay > delivery.retry_until
+    window_start = delivery.retry_until - settings.WEBHOOK_RETRY_WINDOW
+    if endpoint.failing_since <= now - settings.WEBHOOK_DISABLE_AFTER or (
+        given_up and endpoint.failing_since <= window_start
+    ):
+        hours = settings.WEBHOOK_DISABLE_AFTER.total_seconds() / 3600
+        _endpoint_disable(
+            endpoint.pk, reason=f"Every delivery failed for {hours:g} hours.", at=now
+        )
+    if given_up:
         delivery.status = DeliveryStatus.FAILED
         delivery.next_attempt_at = None
         return "failed"
-    delivery.next_attempt_at = when
+    delivery.next_attempt_at = now + delay
     if delay <= HELD_BY_BROKER:
         _enqueue_on_commit(delivery.pk, countdown=delay.total_seconds())
     return "retry"
