@@ -373,9 +373,7 @@ def test_a_rotated_secret_signs_beside_the_new_one_until_the_overlap_ends(
 def test_an_organizations_endpoint_never_receives_another_organizations_events(
     tenant, other_tenant, hooks, broker, django_capture_on_commit_callbacks
 ):
-    webhook_endpoint_create(
-        organization=tenant.organization, url=hooks.url("/mine")
-    )
+    webhook_endpoint_create(organization=tenant.organization, url=hooks.url("/mine"))
     webhook_endpoint_create(
         organization=other_tenant.organization, url=hooks.url("/theirs")
     )
