@@ -22,6 +22,7 @@ from django.utils.html import format_html
 
 from accounts.admin import ShownKey, render_confirm, render_keys
 from accounts.models import Account
+from config.admin import WithinFilter
 from webhooks.models import (
     SUBSCRIBABLE,
     WebhookDelivery,
@@ -43,7 +44,32 @@ REPLAY_PAGE = "admin/webhooks/replay.html"
 _SECRET = "_webhooks_admin_secret"  # noqa: S105  (an attribute name)
 
 
+class FailingFilter(admin.SimpleListFilter):
+    title = "failing"
+    parameter_name = "failing"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Failing since its last success")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "yes":
+            return queryset.filter(failing_since__isnull=False)
+        return queryset
+
+
+class AttemptedFilter(WithinFilter):
+    title = "last attempt"
+    parameter_name = "attempted"
+    field = "last_attempt_at"
+
+
 class WebhookEndpointForm(forms.ModelForm):
+    url = forms.URLField(
+        label="URL",
+        max_length=2000,
+        assume_scheme="https",
+        help_text="HTTPS; private addresses are refused.",
+    )
     event_types = forms.MultipleChoiceField(
         choices=[(t.value, t.label) for t in SUBSCRIBABLE],
         widget=forms.CheckboxSelectMultiple,
@@ -97,7 +123,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
         "secret_prefix",
         "deliveries_link",
     ]
-    list_filter = ["is_active", "organization"]
+    list_filter = ["is_active", FailingFilter, "organization"]
     list_select_related = ["organization"]
     search_fields = ["url", "description", "organization__name"]
     filter_horizontal = ["accounts"]
@@ -362,7 +388,7 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         "next_attempt_at",
         "error",
     ]
-    list_filter = ["status", "event__type", "endpoint"]
+    list_filter = ["status", AttemptedFilter, "event__type", "endpoint"]
     list_select_related = ["event", "endpoint"]
     search_fields = ["event__public_id"]
     date_hierarchy = "created_at"
