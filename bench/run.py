@@ -10,6 +10,9 @@ every figure printed next to a baseline measured in the same run:
    of the same bytes, for the bench lead and the largest well-formed sample.
 4. Lead receipt -> first agent dial, through gunicorn and one real Celery worker, against
    the round trip of a no-op task sent the same way through the same broker and worker.
+6. Call final status -> the receiver getting its ``call_completed`` webhook (bench/webhooks.py),
+   p50 and p99 over BENCH_DIAL_LEADS calls, against a no-op task's round trip through the
+   webhooks queue and worker.
 5. Hostile ADF documents, in-process: the time ``parse_adf`` takes to refuse each one
    (billion laughs, XXE, pathological prologs, deep nesting, over 1 MiB) or to read an
    element with 80,000 attributes, against parsing the bench lead once.
@@ -53,6 +56,7 @@ from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, Result, percentile, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
+from bench.webhooks import measure_webhooks  # noqa: E402
 
 DB_NAME = "leadcall_bench"
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -72,7 +76,7 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 # How long to wait for the last first dial (a call no agent could take waits 60 s).
 DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
-PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5").replace(" ", "").split(","))
+PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6").replace(" ", "").split(","))
 # The customer's number: the simulator answers it (not 0000-0003) and the call ends fast.
 LEAD_PHONE = "303-555-0147"
 
@@ -526,7 +530,7 @@ def main() -> None:
             details += [f"  {note}" for note in notes]
         # In-process like part 3, before any server starts; printed last.
         hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
-        if PARTS & {"1", "2", "4"}:
+        if PARTS & {"1", "2", "4", "6"}:
             step(f"preparing database {DB_NAME} and Redis db 15")
             flush_redis()
             prepare_database(env)
@@ -550,6 +554,14 @@ def main() -> None:
             dial_rows_, dial_details_ = measure_dialing(port, env, seed, processes)
             rows += dial_rows_
             details += dial_details_
+        if "6" in PARTS:
+            if "4" not in PARTS:
+                flush_redis()  # the intake run's dispatches must not reach the worker
+            options = {"count": DIAL_LEADS, "rate": DIAL_RATE, "clients": DIAL_CLIENTS}
+            options |= {"timeout": DIAL_WAIT, "pipeline_running": "4" in PARTS}
+            webhook_rows, webhook_details = measure_webhooks(port, env, seed, options)
+            rows += [Row(*row) for row in webhook_rows]
+            details += webhook_details
         rows += hostile
         processes.stop_all()
         processes.discard_logs()  # kept, and named in the error, when something failed
