@@ -75,7 +75,8 @@ def call_event_emit(*, call: Call, type: str, **objects: Any) -> None:
         organization_id=call.account.organization_id,
         account=call.account,
         subject=f"call:{call.pk}",
-        objects={
+        # Built only when the organization has endpoints: the pipeline pays nothing otherwise.
+        objects=lambda: {
             "call": call_object(call),
             "agent": agent_object(call.agent, call.account.organization_id),
             "lead": call_lead_object(call),

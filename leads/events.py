@@ -59,7 +59,7 @@ def lead_outcome_emit(lead: Lead) -> None:
         organization_id=lead.organization_id,
         account=lead.account,
         subject=f"lead:{lead.pk}",
-        objects={
+        objects=lambda: {
             "lead_id": lead.pk,
             "call_id": lead.call_id,
             "lead": lead_object(lead),

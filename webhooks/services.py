@@ -14,7 +14,7 @@ import logging
 import random
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.client import HTTPException
@@ -219,12 +219,12 @@ def webhook_event_emit(
     type: str,
     organization_id: int,
     account: Account | None,
-    objects: dict[str, Any],
+    objects: dict[str, Any] | Callable[[], dict[str, Any]],
     subject: str = "",
 ) -> WebhookEvent | None:
     """Write an event and its deliveries in the caller's transaction; each delivery is
-    handed to the broker once it commits. Nothing is written for an organization without
-    endpoints."""
+    handed to the broker once it commits. Nothing is written (and ``objects``, when a
+    callable, is never built) for an organization without endpoints."""
     endpoints = list(
         WebhookEndpoint.objects.filter(organization_id=organization_id)
         .prefetch_related("accounts")
@@ -237,7 +237,7 @@ def webhook_event_emit(
         type=type,
         organization_id=organization_id,
         account=account,
-        objects=objects,
+        objects=objects() if callable(objects) else objects,
         subject=subject,
         endpoints=[
             e for e in endpoints if e.is_active and _subscribed(e, type, account_id)
