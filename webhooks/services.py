@@ -632,3 +632,17 @@ def webhook_endpoint_replay(*, endpoint: WebhookEndpoint, since: datetime) -> in
             _enqueue_on_commit(delivery.pk)
         count += 1
     return count
+
+
+def webhook_events_prune(*, now: datetime | None = None) -> int:
+    """Delete events (and their deliveries) older than ``WEBHOOK_EVENT_RETENTION`` that
+    nothing waits to deliver; returns how many. Replay reaches back as far as this."""
+    now = now or timezone.now()
+    old = WebhookEvent.objects.filter(
+        created_at__lt=now - settings.WEBHOOK_EVENT_RETENTION
+    ).exclude(deliveries__status=DeliveryStatus.PENDING)
+    count = 0
+    while ids := list(old.values_list("pk", flat=True)[:1000]):
+        WebhookEvent.objects.filter(pk__in=ids).delete()
+        count += len(ids)
+    return count

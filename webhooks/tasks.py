@@ -29,3 +29,14 @@ def webhooks_sweep_task() -> int:
     if count:
         log_event(log, "webhooks.swept", deliveries=count)
     return count
+
+
+@shared_task(acks_late=True, queue=QUEUE)
+def webhook_events_prune_task() -> int:
+    """Delete events past their retention that nothing waits to deliver."""
+    from webhooks.services import webhook_events_prune
+
+    count = webhook_events_prune()
+    if count:
+        log_event(log, "webhooks.pruned", events=count)
+    return count

@@ -183,6 +183,10 @@ WEBHOOK_RETRY_WINDOW = timedelta(hours=env.float("WEBHOOK_RETRY_HOURS", default=
 WEBHOOK_DISABLE_AFTER = timedelta(hours=env.float("WEBHOOK_DISABLE_HOURS", default=24))
 WEBHOOK_BACKOFF_BASE_SECONDS = env.float("WEBHOOK_BACKOFF_BASE_SECONDS", default=2.0)
 WEBHOOK_BACKOFF_MAX_SECONDS = env.float("WEBHOOK_BACKOFF_MAX_SECONDS", default=3600.0)
+# Sent events are kept this long (what "replay since" can reach), then pruned hourly.
+WEBHOOK_EVENT_RETENTION = timedelta(
+    days=env.float("WEBHOOK_EVENT_RETENTION_DAYS", default=30)
+)
 # After a rotation the previous secret still signs deliveries for this long.
 WEBHOOK_SECRET_OVERLAP = timedelta(
     hours=env.float("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
@@ -284,6 +288,11 @@ CELERY_BEAT_SCHEDULE = {
     "webhooks-sweep": {
         "task": "webhooks.tasks.webhooks_sweep_task",
         "schedule": timedelta(seconds=env.float("WEBHOOKS_SWEEP_SECONDS", default=10)),
+        "options": {"queue": "webhooks"},
+    },
+    "webhook-events-prune": {
+        "task": "webhooks.tasks.webhook_events_prune_task",
+        "schedule": timedelta(hours=1),
         "options": {"queue": "webhooks"},
     },
     "api-keys-prune": {

@@ -29,6 +29,7 @@ from webhooks.services import (
     webhook_endpoint_replay,
     webhook_endpoint_update,
     webhook_event_emit,
+    webhook_events_prune,
     webhook_secret_rotate,
     webhook_test_send,
 )
@@ -465,4 +466,21 @@ def test_replay_since_sends_again_what_a_disabled_endpoint_missed_in_order(
         before.public_id,
         before.public_id,
         *(e.public_id for e in missed),
+    ]
+
+
+def test_events_past_their_retention_are_pruned_unless_a_delivery_still_waits(
+    tenant, endpoint, hooks, broker, settings, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    sent, waiting = emit(tenant, capture, n=2, subject="")
+    first = WebhookDelivery.objects.get(event=sent)
+    assert webhook_delivery_send(delivery_id=first.pk) == "succeeded"
+    later = timezone.now() + settings.WEBHOOK_EVENT_RETENTION + timedelta(seconds=1)
+
+    assert webhook_events_prune(now=timezone.now()) == 0
+    assert webhook_events_prune(now=later) == 1
+
+    assert list(WebhookDelivery.objects.values_list("event_id", flat=True)) == [
+        waiting.pk
     ]
