@@ -90,9 +90,9 @@ def _rng(demo_account: DemoAccount, purpose: str) -> random.Random:
 
 def _answered(demo_account: DemoAccount) -> list[Call]:
     return list(
-        Call.objects.filter(
-            account=demo_account.account, status=CallStatus.ANSWER
-        ).order_by("received_at", "id")
+        Call.objects.filter(account=demo_account.account, status=CallStatus.ANSWER)
+        .select_related("agent")
+        .order_by("received_at", "id")
     )
 
 
@@ -191,12 +191,12 @@ def _backdate(call: Call, *, coached: bool) -> None:
 
 def _transcribe_account(demo_account: DemoAccount) -> int:
     """A transcription (part 2.3's line format) and a summary on the newest answered calls."""
-    calls = [call for call in _answered(demo_account)[TRANSCRIBED] if call.agent_id]
+    calls = [call for call in _answered(demo_account)[TRANSCRIBED] if call.agent]
     transcribed = 0
     for index, call in enumerate(calls):
-        if call.transcription:
+        agent = call.agent
+        if call.transcription or agent is None:
             continue
-        agent = User.objects.get(pk=call.agent_id)
         vehicle = (
             " ".join(
                 p
