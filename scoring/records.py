@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime, time, timedelta
 from typing import Any, cast
-from xml.sax.saxutils import escape, quoteattr
 from zoneinfo import ZoneInfo
 
 import orjson
@@ -86,8 +85,13 @@ _COLUMNS: dict[str, Any] = {
     },
 }
 
-# Characters XML 1.0 cannot carry: dropped so the document is well-formed whatever was typed.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF):
+# dropped, so the document is well-formed whatever was typed.
+_NOT_XML = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff"
+_DROP = re.compile(f"[{_NOT_XML}]")
+# Most values need nothing done: one search tells, and only the rest are rewritten.
+_TEXT_WORK = re.compile(f"[&<>{_NOT_XML}]")
+_ATTRIBUTE_WORK = re.compile(f'[&<>"\n\r\t{_NOT_XML}]')
 
 
 def local_day_bounds(
@@ -335,14 +339,23 @@ def _all_notes(row: dict[str, Any]) -> str:
 
 
 def xml_text(value: Any) -> str:
+    """Element content, escaped, without the characters XML cannot carry."""
     if value is None:
         return ""
-    return escape(_NOT_XML.sub("", str(value)))
+    text = str(value)
+    if _TEXT_WORK.search(text) is None:
+        return text
+    text = _DROP.sub("", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def xml_attribute(value: Any) -> str:
-    """A quoted attribute value, escaped, without the characters XML cannot carry."""
-    return quoteattr("" if value is None else _NOT_XML.sub("", str(value)))
+    """A double-quoted attribute value, escaped, without the characters XML cannot carry."""
+    text = "" if value is None else str(value)
+    if _ATTRIBUTE_WORK.search(text) is not None:
+        text = xml_text(text).replace('"', "&quot;")
+        text = text.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    return f'"{text}"'
 
 
 def _element(name: str, value: Any) -> str:
