@@ -77,6 +77,13 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
 PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6").replace(" ", "").split(","))
+# The service's web process, as the Procfile runs it.
+GUNICORN = [
+    str(ROOT / ".venv/bin/gunicorn"),
+    "-c",
+    "config/gunicorn.py",
+    "config.wsgi:application",
+]
 # The customer's number: the simulator answers it (not 0000-0003) and the call ends fast.
 LEAD_PHONE = "303-555-0147"
 
@@ -526,12 +533,7 @@ def measure_export(
     port = free_port()
     server = processes.start(
         "gunicorn",
-        [
-            str(ROOT / ".venv/bin/gunicorn"),
-            "-c",
-            "config/gunicorn.py",
-            "config.wsgi:application",
-        ],
+        GUNICORN,
         {
             **env,
             "GUNICORN_BIND": f"127.0.0.1:{port}",
@@ -630,12 +632,7 @@ def main() -> None:
             seed = json.loads(python(env, "-c", SEED % {"agents": DIAL_AGENTS}))
             server = processes.start(
                 "gunicorn",
-                [
-                    str(ROOT / ".venv/bin/gunicorn"),
-                    "-c",
-                    "config/gunicorn.py",
-                    "config.wsgi:application",
-                ],
+                GUNICORN,
                 env,
             )
             wait_until_up(port, server, processes)
