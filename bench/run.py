@@ -10,12 +10,15 @@ every figure printed next to a baseline measured in the same run:
    of the same bytes, for the bench lead and the largest well-formed sample.
 4. Lead receipt -> first agent dial, through gunicorn and one real Celery worker, against
    the round trip of a no-op task sent the same way through the same broker and worker.
-6. Call final status -> the receiver getting its ``call_completed`` webhook (bench/webhooks.py),
-   p50 and p99 over BENCH_DIAL_LEADS calls, against a no-op task's round trip through the
-   webhooks queue and worker.
 5. Hostile ADF documents, in-process: the time ``parse_adf`` takes to refuse each one
    (billion laughs, XXE, pathological prologs, deep nesting, over 1 MiB) or to read an
    element with 80,000 attributes, against parsing the bench lead once.
+6. The scored call data export over 10,000 and 100,000 calls, JSON and XML rows/s through
+   one gunicorn worker, against PostgreSQL's ``COPY (SELECT ...) TO STDOUT`` of the same
+   rows; and that worker's peak memory at each size (bench/export.py).
+7. Call final status -> the receiver getting its ``call_completed`` webhook (bench/webhooks.py),
+   p50 and p99 over BENCH_DIAL_LEADS calls, against a no-op task's round trip through the
+   webhooks queue and worker.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -23,7 +26,7 @@ the end (also on Ctrl-C or an error); Redis db 15 is flushed before and after, a
 bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates it).
 
 Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
-BENCH_PARTS (e.g. "3,5" or "2,4"; all by default), BENCH_DIAL_LEADS (200), BENCH_DIAL_RATE
+BENCH_PARTS (e.g. "3,5" or "2,4,6"; all by default), BENCH_DIAL_LEADS (200), BENCH_DIAL_RATE
 (leads/s, 10; 0 posts as fast as the clients go), BENCH_DIAL_CLIENTS (4), BENCH_DIAL_AGENTS
 (20), BENCH_DIAL_WAIT (s, 75), BENCH_CELERY_APP (the worker's -A, bench.celery_noop).
 """
@@ -52,6 +55,7 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 
+from bench import export  # noqa: E402
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, Result, percentile, run  # noqa: E402
@@ -76,7 +80,14 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 # How long to wait for the last first dial (a call no agent could take waits 60 s).
 DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
-PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6").replace(" ", "").split(","))
+PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7").replace(" ", "").split(","))
+# The service's web process, as the Procfile runs it.
+GUNICORN = [
+    str(ROOT / ".venv/bin/gunicorn"),
+    "-c",
+    "config/gunicorn.py",
+    "config.wsgi:application",
+]
 # The customer's number: the simulator answers it (not 0000-0003) and the call ends fast.
 LEAD_PHONE = "303-555-0147"
 
@@ -509,6 +520,93 @@ def measure_dialing(
     return dial_rows(dial), details
 
 
+# Part 6's aims: each format within 3x of COPY; peak memory grows < 20 MB from 10k to 100k.
+EXPORT_AIM = 3.0
+EXPORT_MEMORY_AIM_MB = 20.0
+
+
+def measure_export(
+    env: dict[str, str], processes: Processes
+) -> tuple[list[Row], list[str]]:
+    sizes = export.SIZES
+    step(f"6 scored data export: writing {' and '.join(f'{n:,}' for n in sizes)} calls")
+    ids = export.seed_json(python(env, "-c", export.SEED % {"sizes": list(sizes)}))
+    dsn = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
+    for size in sizes:
+        export.fill(dsn, ids[size]["call"], size)
+    port = free_port()
+    server = processes.start(
+        "gunicorn",
+        GUNICORN,
+        {
+            **env,
+            "GUNICORN_BIND": f"127.0.0.1:{port}",
+            "GUNICORN_WORKERS": "1",
+            "GUNICORN_THREADS": "1",
+        },
+    )
+    wait_until_up(port, server, processes)
+    worker = export.worker_pid(server.pid)
+    smallest = ids[sizes[0]]
+    export.export_seconds(port, f"{smallest['key']}&callId={smallest['call']}", "json")
+    figures = []
+    for size in sizes:
+        step(f"6 exporting {size:,} calls: COPY, JSON, XML")
+        key = ids[size]["key"]
+        copy_s, copy_bytes = export.copy_seconds(dsn, ids[size]["account"])
+        json_s, json_bytes = export.export_seconds(port, key, "json")
+        xml_s, xml_bytes = export.export_seconds(port, key, "xml")
+        figures.append(
+            export.ExportFigures(
+                size,
+                copy_s,
+                copy_bytes,
+                json_s,
+                json_bytes,
+                xml_s,
+                xml_bytes,
+                export.peak_rss_mb(worker),
+            )
+        )
+    processes.stop_all()
+    rows: list[Row] = []
+    details: list[str] = []
+    for f in figures:
+        copy_rate = f.size / f.copy_s
+        for name, seconds, size in (
+            ("JSON", f.json_s, f.json_bytes),
+            ("XML", f.xml_s, f.xml_bytes),
+        ):
+            ratio = seconds / f.copy_s
+            rows.append(
+                Row(
+                    f"6 /api/scoreddata {name}, {f.size:,} calls",
+                    f"{f.size / seconds:,.0f} rows/s",
+                    f"COPY {copy_rate:,.0f} rows/s",
+                    f"{ratio:.1f}x time",
+                    f"<= {EXPORT_AIM:g}x",
+                    ratio <= EXPORT_AIM,
+                )
+            )
+            details.append(
+                f"  6 {name} {f.size:,} calls: {seconds:.2f} s, {size / 1e6:,.1f} MB "
+                f"(COPY {f.copy_s:.2f} s, {f.copy_bytes / 1e6:,.1f} MB)"
+            )
+    first, last = figures[0], figures[-1]
+    growth = last.peak_mb - first.peak_mb
+    rows.append(
+        Row(
+            "6 export: the worker's peak memory",
+            f"{last.peak_mb:,.0f} MB at {last.size:,}",
+            f"{first.peak_mb:,.0f} MB at {first.size:,}",
+            f"+{growth:,.1f} MB",
+            f"< +{EXPORT_MEMORY_AIM_MB:g} MB",
+            growth < EXPORT_MEMORY_AIM_MB,
+        )
+    )
+    return rows, details
+
+
 def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     # One run at a time: a second one would drop the database under the first.
@@ -530,19 +628,15 @@ def main() -> None:
             details += [f"  {note}" for note in notes]
         # In-process like part 3, before any server starts; printed last.
         hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
-        if PARTS & {"1", "2", "4", "6"}:
+        if PARTS & {"1", "2", "4", "6", "7"}:
             step(f"preparing database {DB_NAME} and Redis db 15")
             flush_redis()
             prepare_database(env)
+        if PARTS & {"1", "2", "4", "7"}:
             seed = json.loads(python(env, "-c", SEED % {"agents": DIAL_AGENTS}))
             server = processes.start(
                 "gunicorn",
-                [
-                    str(ROOT / ".venv/bin/gunicorn"),
-                    "-c",
-                    "config/gunicorn.py",
-                    "config.wsgi:application",
-                ],
+                GUNICORN,
                 env,
             )
             wait_until_up(port, server, processes)
@@ -554,7 +648,7 @@ def main() -> None:
             dial_rows_, dial_details_ = measure_dialing(port, env, seed, processes)
             rows += dial_rows_
             details += dial_details_
-        if "6" in PARTS:
+        if "7" in PARTS:  # before part 6, which stops gunicorn
             if "4" not in PARTS:
                 flush_redis()  # the intake run's dispatches must not reach the worker
             options = {"count": DIAL_LEADS, "rate": DIAL_RATE, "clients": DIAL_CLIENTS}
@@ -562,6 +656,11 @@ def main() -> None:
             webhook_rows, webhook_details = measure_webhooks(port, env, seed, options)
             rows += [Row(*row) for row in webhook_rows]
             details += webhook_details
+        if "6" in PARTS:
+            processes.stop_all()  # the export is served by its own single worker
+            export_rows, export_details = measure_export(env, processes)
+            rows += export_rows
+            details += export_details
         rows += hostile
         processes.stop_all()
         processes.discard_logs()  # kept, and named in the error, when something failed

@@ -1,4 +1,4 @@
-"""Part 6 of ``make bench``: a call's final status -> the receiver getting its
+"""Part 7 of ``make bench``: a call's final status -> the receiver getting its
 ``call_completed`` webhook, against the round trip of a no-op task through the same
 broker and the webhooks worker.
 
@@ -187,11 +187,11 @@ def _noop_on_webhooks(
 def measure_webhooks(
     port: int, env: dict[str, str], seed: dict, options: dict[str, Any]
 ) -> tuple[list[tuple[Any, ...]], list[str]]:
-    """Part 6's rows (fields of bench/run.py's Row) and detail lines."""
+    """Part 7's rows (fields of bench/run.py's Row) and detail lines."""
     from bench.load import percentile
 
     print(
-        f"... 6 call final status -> call_completed at the receiver: {options['count']} leads",
+        f"... 7 call final status -> call_completed at the receiver: {options['count']} leads",
         flush=True,
     )
     out = subprocess.run(
@@ -217,7 +217,7 @@ def measure_webhooks(
         late = f"> {result['timeout']:.0f} s"
         rows.append(
             (
-                f"6 call final status -> call_completed received p{p}",
+                f"7 call final status -> call_completed received p{p}",
                 f"{figure:,.1f} ms" if figure < inf else late,
                 f"no-op task round trip (webhooks queue) p{p} "
                 + (f"{base:,.1f} ms" if base < inf else late),

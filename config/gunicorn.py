@@ -8,7 +8,11 @@ import os
 
 bind = os.environ.get("GUNICORN_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() * 2 + 1))
-threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+# Threaded workers, always: the arbiter's timeout then watches each worker's main loop, not
+# its requests, so a long streamed answer (a scored-data export read slowly by its client)
+# is not killed half-way as a hung worker, as a sync worker's would be.
+worker_class = "gthread"
+threads = int(os.environ.get("GUNICORN_THREADS", "4"))
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 30
 keepalive = 5

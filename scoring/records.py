@@ -9,14 +9,13 @@ string. A call not yet scored has its score members null (JSON) or empty (XML).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime, time, timedelta
 from typing import Any, cast
-from xml.sax.saxutils import escape, quoteattr
 from zoneinfo import ZoneInfo
 
+import orjson
 from django.db.models import F, QuerySet
 
 from accounts.models import Account
@@ -86,8 +85,13 @@ _COLUMNS: dict[str, Any] = {
     },
 }
 
-# Characters XML 1.0 cannot carry: dropped so the document is well-formed whatever was typed.
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+# Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF):
+# dropped, so the document is well-formed whatever was typed.
+_NOT_XML = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff"
+_DROP = re.compile(f"[{_NOT_XML}]")
+# Most values need nothing done: one search tells, and only the rest are rewritten.
+_TEXT_WORK = re.compile(f"[&<>{_NOT_XML}]")
+_ATTRIBUTE_WORK = re.compile(f'[&<>"\n\r\t{_NOT_XML}]')
 
 
 def local_day_bounds(
@@ -335,14 +339,23 @@ def _all_notes(row: dict[str, Any]) -> str:
 
 
 def xml_text(value: Any) -> str:
+    """Element content, escaped, without the characters XML cannot carry."""
     if value is None:
         return ""
-    return escape(_NOT_XML.sub("", str(value)))
+    text = str(value)
+    if _TEXT_WORK.search(text) is None:
+        return text
+    text = _DROP.sub("", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def xml_attribute(value: Any) -> str:
-    """A quoted attribute value, escaped, without the characters XML cannot carry."""
-    return quoteattr("" if value is None else _NOT_XML.sub("", str(value)))
+    """A double-quoted attribute value, escaped, without the characters XML cannot carry."""
+    text = "" if value is None else str(value)
+    if _ATTRIBUTE_WORK.search(text) is not None:
+        text = xml_text(text).replace('"', "&quot;")
+        text = text.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
+    return f'"{text}"'
 
 
 def _element(name: str, value: Any) -> str:
@@ -350,16 +363,39 @@ def _element(name: str, value: Any) -> str:
     return f"<{name}>{text}</{name}>" if text else f"<{name}/>"
 
 
+# Records are handed to the server in pieces of about this size: one write per record
+# would cost a system call (and a chunk header) each.
+STREAM_PIECE = 64 * 1024
+
+
+def _pieces(parts: Iterable[bytes]) -> Iterator[bytes]:
+    """``parts`` joined into pieces of at least ``STREAM_PIECE`` bytes (the last may be less)."""
+    buffer: list[bytes] = []
+    size = 0
+    for part in parts:
+        buffer.append(part)
+        size += len(part)
+        if size >= STREAM_PIECE:
+            yield b"".join(buffer)
+            buffer, size = [], 0
+    if buffer:
+        yield b"".join(buffer)
+
+
 def stream_json(
     builder: RecordBuilder, records: Iterable[dict[str, Any]]
-) -> Iterator[str]:
-    """A JSON array, one record at a time."""
-    yield "["
-    separator = ""
-    for row in records:
-        yield separator + json.dumps(builder.json(row), ensure_ascii=False)
-        separator = ","
-    yield "]"
+) -> Iterator[bytes]:
+    """A JSON array, written record by record (orjson) in pieces of ``STREAM_PIECE``."""
+
+    def parts() -> Iterator[bytes]:
+        yield b"["
+        separator = b""
+        for row in records:
+            yield separator + orjson.dumps(builder.json(row))
+            separator = b","
+        yield b"]"
+
+    return _pieces(parts())
 
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -367,14 +403,19 @@ XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 def stream_xml(
     builder: RecordBuilder, records: Iterable[dict[str, Any]]
-) -> Iterator[str]:
-    """``<calldrips>`` holding one ``<calldrip>`` per call (``<calldrips/>`` when none)."""
-    iterator = iter(records)
-    first = next(iterator, None)
-    if first is None:
-        yield XML_DECLARATION + "<calldrips/>"
-        return
-    yield XML_DECLARATION + "<calldrips>" + builder.xml(first)
-    for row in iterator:
-        yield builder.xml(row)
-    yield "</calldrips>"
+) -> Iterator[bytes]:
+    """``<calldrips>`` holding one ``<calldrip>`` per call (``<calldrips/>`` when none),
+    written record by record in pieces of ``STREAM_PIECE``."""
+
+    def parts() -> Iterator[str]:
+        iterator = iter(records)
+        first = next(iterator, None)
+        if first is None:
+            yield XML_DECLARATION + "<calldrips/>"
+            return
+        yield XML_DECLARATION + "<calldrips>" + builder.xml(first)
+        for row in iterator:
+            yield builder.xml(row)
+        yield "</calldrips>"
+
+    return _pieces(part.encode() for part in parts())

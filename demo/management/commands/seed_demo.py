@@ -43,8 +43,12 @@ from users.services import user_create
 
 # The demo data of each app, one module per app in this package, run in dependency order
 # after the organizations, accounts and users above exist, in the same transaction; each is
-# safe to run again. Scoring (a later issue) adds scores to most past calls here.
-SEED_STEPS: list[str] = ["demo.leads.seed_demo", "demo.calls.seed_demo"]
+# safe to run again.
+SEED_STEPS: list[str] = [
+    "demo.leads.seed_demo",
+    "demo.calls.seed_demo",
+    "demo.scoring.seed_demo",
+]
 
 TEAMS = ("Sales", "Service")
 ADMIN_USERNAME = "admin"
@@ -87,6 +91,8 @@ class OrganizationSpec:
     name: str
     api_user: str
     accounts: tuple[AccountSpec, ...]
+    # Scores the calls of every account of the organization (permission template Scorer).
+    scorer: PersonSpec
 
 
 ORGANIZATIONS = (
@@ -159,6 +165,7 @@ ORGANIZATIONS = (
                 ),
             ),
         ),
+        scorer=PersonSpec("Sam", "Ortiz", "sam.ortiz@scoring.demo-motors.example"),
     ),
     OrganizationSpec(
         name="Lakeside Auto Group",
@@ -197,6 +204,7 @@ ORGANIZATIONS = (
                 ),
             ),
         ),
+        scorer=PersonSpec("Robin", "Hale", "robin.hale@scoring.lakeside-auto.example"),
     ),
 )
 
@@ -218,6 +226,7 @@ class DemoOrganization:
     credential: ApiCredential
     api_key: str
     accounts: list[DemoAccount] = field(default_factory=list)
+    scorers: list[User] = field(default_factory=list)
 
 
 @dataclass
@@ -281,6 +290,14 @@ def seed(*, log: Callable[[str], None]) -> DemoData:
         )
         for account_spec in spec.accounts:
             demo_organization.accounts.append(_seed_account(organization, account_spec))
+        demo_organization.scorers = [
+            _user(
+                organization,
+                [acc.account for acc in demo_organization.accounts],
+                spec.scorer,
+                "Scorer",
+            )
+        ]
         demo.organizations.append(demo_organization)
     demo.admin_password = _ensure_superuser()
     for step in SEED_STEPS:
@@ -336,14 +353,17 @@ def _seed_account(organization: Organization, spec: AccountSpec) -> DemoAccount:
         vendor_name=spec.name,
     )
     demo_account.agents = [
-        _user(organization, account, person, "Agent") for person in spec.agents
+        _user(organization, [account], person, "Agent") for person in spec.agents
     ]
-    demo_account.managers = [_user(organization, account, spec.manager, "Manager")]
+    demo_account.managers = [_user(organization, [account], spec.manager, "Manager")]
     return demo_account
 
 
 def _user(
-    organization: Organization, account: Account, person: PersonSpec, template: str
+    organization: Organization,
+    accounts: list[Account],
+    person: PersonSpec,
+    template: str,
 ) -> User:
     """The user with this username as it is, or a new one made by the User API's service."""
     existing = User.objects.filter(username=person.email).first()
@@ -356,10 +376,10 @@ def _user(
             "last_name": person.last_name,
             "email": person.email,
             "phone_number": person.phone_number,
-            "account_ids": [account.pk],
+            "account_ids": [account.pk for account in accounts],
             "permission_template": template,
-            "timezone": account.timezone,
-            "country": country_name(account),
+            "timezone": accounts[0].timezone,
+            "country": country_name(accounts[0]),
             "schedule": {"active": True, "days": ALWAYS_OPEN},
         },
     )
@@ -474,6 +494,7 @@ def summary(demo: DemoData, *, env_file: Path | None = None) -> str:
             f"{org.organization.name} (organization {org.organization.pk})",
             f"  apiuser          {org.credential.api_user}",
             f"  apikey           {org.api_key}",
+            f"  scorer           {', '.join(f'{u.get_full_name()} (user {u.pk})' for u in org.scorers)}",
         ]
         for acc in org.accounts:
             account = acc.account

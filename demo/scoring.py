@@ -1,0 +1,253 @@
+"""Demo scoring (CONTRACT.md, "Demo data"): every account's scorecard, most past answered
+calls scored by the organization's demo scorer with varied values, some of those coached by
+the account's manager, and a few with a transcription and a summary.
+
+Scores and coaching go through the scoring services, so they carry revisions and keep the
+scorecard they were scored under, exactly as a scorer's would. The newest answered calls
+of each account stay unscored, so the scoring queue has work in the demo.
+
+Deterministic (one ``random.Random`` per account) and safe to run again: a call already
+scored is left as it is, and only calls without a transcription get one.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from django.utils import timezone
+
+from calls.models import Call, CallStatus
+from scoring.models import ChoiceKind, RevisionKind, Score, ScoreRevision
+from scoring.services import (
+    CATEGORY_MEMBERS,
+    coaching_save,
+    score_save,
+    scorecard_create_default,
+)
+from users.models import User
+
+if TYPE_CHECKING:
+    from demo.management.commands.seed_demo import DemoAccount, DemoData
+
+# Every answered call is scored but the newest few (the queue's work); some are coached.
+UNSCORED_NEWEST = 3
+COACHED_SHARE = 0.35
+# Transcribed: the newest answered calls but one, so some scored calls have one and some
+# calls in the queue too.
+TRANSCRIBED = slice(-5, -1)
+# How likely an agent is to do each category's thing; the appointment is the hard part.
+CATEGORY_ODDS = (0.9, 0.85, 0.8, 0.55, 0.75, 0.8, 0.45, 0.6, 0.4, 0.7)
+WOW_ODDS = 0.1
+
+SCORER_NOTES = (
+    "Friendly and quick; the customer sounded pleased.",
+    "Agent rushed the opening and talked over the customer.",
+    "Good product knowledge, but no attempt to set an appointment.",
+    "Customer asked twice about the price before getting an answer.",
+    "Clear next steps agreed before hanging up.",
+    "",
+)
+COACH_NOTES = (
+    "Great call. Next time ask for the appointment before the price discussion.",
+    "Slow down in the first ten seconds: name, dealership, then the customer's name.",
+    "Nice recovery when the car was sold. Offer two alternatives, not one.",
+    "Always confirm the callback number before you hang up.",
+    "Ask about a trade-in early; it changes the whole conversation.",
+)
+SUMMARIES = (
+    "{first} asked about the {vehicle}. {agent} confirmed it is on the lot, answered "
+    "questions on financing and set a test drive for Saturday morning.",
+    "{first} wanted the out-the-door price of the {vehicle}. {agent} gave a range, asked "
+    "about a trade-in and agreed to send a written quote by email.",
+    "{first} called about the {vehicle}, which had just been sold. {agent} offered two "
+    "similar vehicles and booked a visit to see them.",
+)
+
+
+def seed_demo(demo: DemoData) -> None:
+    """Give every demo account its scorecard, scores, coaching and a few transcriptions."""
+    for demo_org in demo.organizations:
+        for demo_account in demo_org.accounts:
+            scorecard_create_default(account=demo_account.account)
+            scorer = demo_org.scorers[0] if demo_org.scorers else None
+            if scorer is None or not demo_account.managers:
+                continue
+            scored, coached = _score_account(demo_account, scorer)
+            transcribed = _transcribe_account(demo_account)
+            if scored or coached or transcribed:
+                demo.log(
+                    f"{demo_account.account.name}: {scored} calls scored, "
+                    f"{coached} coached, {transcribed} transcribed"
+                )
+
+
+def _rng(demo_account: DemoAccount, purpose: str) -> random.Random:
+    account = demo_account.account
+    return random.Random(f"{purpose}:{account.organization.name}:{account.name}")
+
+
+def _answered(demo_account: DemoAccount) -> list[Call]:
+    return list(
+        Call.objects.filter(account=demo_account.account, status=CallStatus.ANSWER)
+        .select_related("agent")
+        .order_by("received_at", "id")
+    )
+
+
+def _score_account(demo_account: DemoAccount, scorer: User) -> tuple[int, int]:
+    """Score most answered calls not scored yet and coach some; returns both counts."""
+    rng = _rng(demo_account, "scoring.seed")
+    manager = demo_account.managers[0]
+    choices = _choices(demo_account)
+    already = set(
+        Score.objects.filter(call__account=demo_account.account).values_list(
+            "call_id", flat=True
+        )
+    )
+    scored = coached = 0
+    for call in _answered(demo_account)[:-UNSCORED_NEWEST]:
+        # Drawn for every call, scored or not, so a rerun makes the same choices.
+        coach_it = rng.random() < COACHED_SHARE
+        values = _values(rng, call, choices)
+        notes = rng.choice(COACH_NOTES)
+        if call.pk in already:
+            continue
+        score_save(call=call, scorer=scorer, values=values)
+        scored += 1
+        if coach_it:
+            coaching_save(call=call, coach=manager, notes=notes)
+            coached += 1
+        _backdate(call, coached=coach_it)
+    return scored, coached
+
+
+def _choices(demo_account: DemoAccount) -> dict[str, list[str]]:
+    scorecard = scorecard_create_default(account=demo_account.account)
+    lists: dict[str, list[str]] = {kind: [] for kind in ChoiceKind.values}
+    for choice in scorecard.choices.order_by("position"):
+        lists[choice.kind].append(choice.name)
+    return lists
+
+
+def _values(
+    rng: random.Random, call: Call, choices: dict[str, list[str]]
+) -> dict[str, Any]:
+    """A scorer's plausible reading of the call: the lead's details confirmed, categories
+    applied by their odds, an appointment when the agent set one."""
+    values: dict[str, Any] = {
+        member: rng.random() < odds
+        for member, odds in zip(CATEGORY_MEMBERS, CATEGORY_ODDS, strict=True)
+    }
+    values["wow"] = rng.random() < WOW_ODDS
+    appointment = values["cat8"] and values["cat9"]
+    call_ends = choices[ChoiceKind.CALL_END] or [""]
+    call_end = call_ends[0] if appointment else rng.choice(call_ends[1:] or call_ends)
+    departments = choices[ChoiceKind.DEPARTMENT]
+    department = call.department if call.department in departments else ""
+    alerts = choices[ChoiceKind.ALERT]
+    local = call.received_at.date()
+    values.update(
+        first_name=call.first_name,
+        last_name=call.last_name,
+        email=call.email,
+        alt_phone=f"+1303555{rng.randint(200, 299):04d}" if rng.random() < 0.2 else "",
+        department=department or (departments[0] if departments else ""),
+        notes=rng.choice(SCORER_NOTES),
+        call_end=call_end,
+        alert=rng.choice(alerts) if alerts and rng.random() < 0.15 else "",
+        appointment_date=(local + timedelta(days=rng.randint(1, 4))).isoformat()
+        if appointment
+        else None,
+        appointment_time=f"{rng.randint(9, 17):02d}:{rng.choice((0, 30)):02d}"
+        if appointment
+        else None,
+        lead_type=call.lead_type if call.lead_type in ("New", "Used") else "",
+        called_on_make=call.called_on_make,
+        called_on_model=call.called_on_model,
+        called_on_year=call.called_on_year,
+        current_make=call.current_make,
+        current_model=call.current_model,
+        current_year=call.current_year,
+        current_summary="Clean, one owner." if call.current_make else "",
+    )
+    return values
+
+
+def _backdate(call: Call, *, coached: bool) -> None:
+    """Scored (and coached the next day) a few hours after the call, as a scorer's day would
+    have it; the revisions follow, so the history reads in order."""
+    now = timezone.now()
+    scored_at = min(now, (call.ended_at or call.received_at) + timedelta(hours=2))
+    coached_at = min(now, scored_at + timedelta(hours=20)) if coached else None
+    Score.objects.filter(call=call).update(
+        scored_at=scored_at, coached_at=coached_at, updated_at=coached_at or scored_at
+    )
+    revisions = ScoreRevision.objects.filter(score__call=call)
+    revisions.filter(kind=RevisionKind.SCORE).update(changed_at=scored_at)
+    revisions.filter(kind=RevisionKind.COACHING).update(changed_at=coached_at)
+
+
+def _transcribe_account(demo_account: DemoAccount) -> int:
+    """A transcription (part 2.3's line format) and a summary on the newest answered calls."""
+    calls = [call for call in _answered(demo_account)[TRANSCRIBED] if call.agent]
+    transcribed = 0
+    for index, call in enumerate(calls):
+        agent = call.agent
+        if call.transcription or agent is None:
+            continue
+        vehicle = (
+            " ".join(
+                p
+                for p in (
+                    call.called_on_year,
+                    call.called_on_make,
+                    call.called_on_model,
+                )
+                if p
+            )
+            or "vehicle"
+        )
+        words = {
+            "first": call.first_name or "The customer",
+            "agent": agent.first_name or "The agent",
+            "vehicle": vehicle,
+            "dealer": demo_account.account.name,
+        }
+        Call.objects.filter(pk=call.pk).update(
+            transcription=_transcription(words, call.duration or 60),
+            summary=SUMMARIES[index % len(SUMMARIES)].format(**words),
+        )
+        transcribed += 1
+    return transcribed
+
+
+TRANSCRIPT = (
+    (
+        "Agent",
+        "Hi {first}, this is {agent} from {dealer}. You asked about the {vehicle}?",
+    ),
+    ("Customer", "Yes, is it still available?"),
+    ("Agent", "It is, it's on the lot right now. Would you like to come and drive it?"),
+    ("Customer", "Maybe Saturday. What would the monthly payment be?"),
+    ("Agent", "I can work that out with you. Do you have a vehicle to trade in?"),
+    ("Customer", "No trade. Saturday at ten works for me."),
+    ("Agent", "Great, I have you down for Saturday at ten. See you then, {first}."),
+)
+
+
+def _transcription(words: dict[str, str], duration: int) -> str:
+    """``{speaker} ({start}-{end}): {text}`` lines spread over the call's duration."""
+    step = max(1, duration // len(TRANSCRIPT))
+    lines = []
+    for n, (speaker, text) in enumerate(TRANSCRIPT):
+        start, end = n * step, min(duration, (n + 1) * step)
+        lines.append(
+            f"{speaker} ({_clock(start)}-{_clock(end)}): {text.format(**words)}"
+        )
+    return "\n".join(lines)
+
+
+def _clock(seconds: int) -> str:
+    return f"{seconds // 60:02d}:{seconds % 60:02d}"
