@@ -28,7 +28,8 @@ bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates 
 Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
 BENCH_PARTS (e.g. "3,5" or "2,4,6"; all by default), BENCH_DIAL_LEADS (200), BENCH_DIAL_RATE
 (leads/s, 10; 0 posts as fast as the clients go), BENCH_DIAL_CLIENTS (4), BENCH_DIAL_AGENTS
-(20), BENCH_DIAL_WAIT (s, 75), BENCH_CELERY_APP (the worker's -A, bench.celery_noop).
+(20), BENCH_DIAL_WAIT (s, 75), BENCH_CELERY_APP (the worker's -A, bench.celery_noop),
+BENCH_WEBHOOK_RATE (part 7's leads/s, 3).
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ DIAL_AGENTS = int(os.environ.get("BENCH_DIAL_AGENTS", "20"))
 CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 # How long to wait for the last first dial (a call no agent could take waits 60 s).
 DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
+# Part 7's lead rate (leads/s): slow enough that every call ends within the run (a
+# simulated call is a dozen pipeline tasks; two shared cores play a few calls a second).
+WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
 PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7").replace(" ", "").split(","))
 # The service's web process, as the Procfile runs it.
@@ -651,8 +655,12 @@ def main() -> None:
         if "7" in PARTS:  # before part 6, which stops gunicorn
             if "4" not in PARTS:
                 flush_redis()  # the intake run's dispatches must not reach the worker
-            options = {"count": DIAL_LEADS, "rate": DIAL_RATE, "clients": DIAL_CLIENTS}
-            options |= {"timeout": DIAL_WAIT, "pipeline_running": "4" in PARTS}
+            options = {
+                "count": DIAL_LEADS,
+                "rate": WEBHOOK_RATE,
+                "clients": DIAL_CLIENTS,
+            }
+            options["timeout"] = DIAL_WAIT + DIAL_LEADS / WEBHOOK_RATE
             webhook_rows, webhook_details = measure_webhooks(port, env, seed, options)
             rows += [Row(*row) for row in webhook_rows]
             details += webhook_details

@@ -5,7 +5,7 @@ broker and the webhooks worker.
 ``measure_webhooks`` (called by ``bench/run.py``) runs this module as ``python -m
 bench.webhooks '<json>'`` in the service's environment. That process starts a local HTTPS
 receiver (the tests' one), a Celery worker on the ``webhooks`` queue trusting its
-certificate (and a pipeline worker when part 4's is not running), registers an endpoint for
+certificate, and a pipeline worker of four processes; registers an endpoint for
 the dialing account's organization, then measures ``count`` no-op tasks sent to the
 ``webhooks`` queue (ms from send to start) and ``count`` leads posted as part 4 does (for
 each call, ms from ``Call.ended_at`` to the receiver getting its ``call_completed``). It
@@ -51,7 +51,9 @@ def _receiver_class() -> Any:
     return TimedReceiver
 
 
-def start_worker(env: dict[str, str], log: Path, queue: str) -> subprocess.Popen:
+def start_worker(
+    env: dict[str, str], log: Path, queue: str, concurrency: int
+) -> subprocess.Popen:
     return subprocess.Popen(
         [
             str(ROOT / ".venv/bin/celery"),
@@ -62,7 +64,7 @@ def start_worker(env: dict[str, str], log: Path, queue: str) -> subprocess.Popen
             queue,
             "-n",
             f"bench-{queue}-{os.getpid()}@%h",
-            "--concurrency=1",
+            f"--concurrency={concurrency}",
             "--without-gossip",
             "--without-mingle",
             "--loglevel=INFO",
@@ -91,9 +93,12 @@ def _run(options: dict) -> dict:
         "WEBHOOK_ALLOWED_ADDRESSES": "127.0.0.1",
         "WEBHOOK_CA_BUNDLE": str(receiver.cert),
     }
-    # The pipeline's worker is part 4's when it ran; otherwise one is started here.
-    queues = ["webhooks"] + ([] if options["pipeline_running"] else ["celery"])
-    workers = {q: start_worker(env, folder / f"{q}.log", q) for q in queues}
+    # One webhooks process, the least a deployment runs; the pipeline gets four, so that
+    # every call ends within the run (one process cannot play 10 calls a second through).
+    workers = {
+        queue: start_worker(env, folder / f"{queue}.log", queue, concurrency)
+        for queue, concurrency in (("webhooks", 1), ("celery", 4))
+    }
     try:
         deadline = time.monotonic() + 60
         for queue, worker in workers.items():
