@@ -16,6 +16,9 @@ every figure printed next to a baseline measured in the same run:
 6. The scored call data export over 10,000 and 100,000 calls, JSON and XML rows/s through
    one gunicorn worker, against PostgreSQL's ``COPY (SELECT ...) TO STDOUT`` of the same
    rows; and that worker's peak memory at each size (bench/export.py).
+7. Call final status -> the receiver getting its ``call_completed`` webhook (bench/webhooks.py),
+   p50 and p99 over BENCH_DIAL_LEADS calls, against a no-op task's round trip through the
+   webhooks queue and worker.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -25,7 +28,8 @@ bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates 
 Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
 BENCH_PARTS (e.g. "3,5" or "2,4,6"; all by default), BENCH_DIAL_LEADS (200), BENCH_DIAL_RATE
 (leads/s, 10; 0 posts as fast as the clients go), BENCH_DIAL_CLIENTS (4), BENCH_DIAL_AGENTS
-(20), BENCH_DIAL_WAIT (s, 75), BENCH_CELERY_APP (the worker's -A, bench.celery_noop).
+(20), BENCH_DIAL_WAIT (s, 75), BENCH_CELERY_APP (the worker's -A, bench.celery_noop),
+BENCH_WEBHOOK_RATE (part 7's leads/s, 3).
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, Result, percentile, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
+from bench.webhooks import measure_webhooks  # noqa: E402
 
 DB_NAME = "leadcall_bench"
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -75,8 +80,11 @@ DIAL_AGENTS = int(os.environ.get("BENCH_DIAL_AGENTS", "20"))
 CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 # How long to wait for the last first dial (a call no agent could take waits 60 s).
 DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
+# Part 7's lead rate (leads/s): slow enough that every call ends within the run (a
+# simulated call is a dozen pipeline tasks; two shared cores play a few calls a second).
+WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
-PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6").replace(" ", "").split(","))
+PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7").replace(" ", "").split(","))
 # The service's web process, as the Procfile runs it.
 GUNICORN = [
     str(ROOT / ".venv/bin/gunicorn"),
@@ -624,11 +632,11 @@ def main() -> None:
             details += [f"  {note}" for note in notes]
         # In-process like part 3, before any server starts; printed last.
         hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
-        if PARTS & {"1", "2", "4", "6"}:
+        if PARTS & {"1", "2", "4", "6", "7"}:
             step(f"preparing database {DB_NAME} and Redis db 15")
             flush_redis()
             prepare_database(env)
-        if PARTS & {"1", "2", "4"}:
+        if PARTS & {"1", "2", "4", "7"}:
             seed = json.loads(python(env, "-c", SEED % {"agents": DIAL_AGENTS}))
             server = processes.start(
                 "gunicorn",
@@ -644,6 +652,18 @@ def main() -> None:
             dial_rows_, dial_details_ = measure_dialing(port, env, seed, processes)
             rows += dial_rows_
             details += dial_details_
+        if "7" in PARTS:  # before part 6, which stops gunicorn
+            if "4" not in PARTS:
+                flush_redis()  # the intake run's dispatches must not reach the worker
+            options = {
+                "count": DIAL_LEADS,
+                "rate": WEBHOOK_RATE,
+                "clients": DIAL_CLIENTS,
+            }
+            options["timeout"] = DIAL_WAIT + DIAL_LEADS / WEBHOOK_RATE
+            webhook_rows, webhook_details = measure_webhooks(port, env, seed, options)
+            rows += [Row(*row) for row in webhook_rows]
+            details += webhook_details
         if "6" in PARTS:
             processes.stop_all()  # the export is served by its own single worker
             export_rows, export_details = measure_export(env, processes)

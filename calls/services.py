@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account, Team
+from calls.events import call_event_emit
 from calls.models import (
     AttemptOutcome,
     Call,
@@ -247,6 +248,26 @@ def call_recording_reissue(*, call: Call) -> bool:
     return True
 
 
+@transaction.atomic
+def call_transcription_save(
+    *, call: Call, transcription: str, summary: str = ""
+) -> Call:
+    """Store a call's transcription (and summary) and report ``transcription_ready``."""
+    call = (
+        Call.objects.select_for_update(of=("self",))
+        .select_related("account")
+        .get(pk=call.pk)
+    )
+    call.transcription, call.summary = transcription, summary or call.summary
+    call.save(update_fields=["transcription", "summary"])
+    call_event_emit(
+        call=call,
+        type="transcription_ready",
+        transcription={"text": call.transcription, "summary": call.summary},
+    )
+    return call
+
+
 def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Re-drive whatever is stuck: due queued calls, dials never requested, legs the provider
     went silent on. Returns how many of each it touched."""
@@ -368,6 +389,7 @@ def _accept(
         lead_attempt=call.attempts,
         number=mask_phone(call.phone),
     )
+    call_event_emit(call=call, type="agent_presses_one")
     instruction = Instruction(
         say=say,
         connect=True,
@@ -586,6 +608,7 @@ def _finish(call: Call, status: str, *, save_also: list[str] | None = None) -> N
     call.save(
         update_fields=["status", "ended_at", "next_attempt_at", *(save_also or [])]
     )
+    call_event_emit(call=call, type="call_completed")
     _log_on_commit(
         "call.ended",
         call_id=call.pk,

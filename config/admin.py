@@ -160,6 +160,10 @@ def support_overview(request: HttpRequest) -> dict[str, Any]:
             call_row("Failed", calls.failed, status__exact="FAILED", ended="24h"),
             call_row("No agent", calls.noagent, status__exact="NOAGENT", ended="24h"),
         ]
+    if user.has_perm("webhooks.view_webhookendpoint") and user.has_perm(
+        "webhooks.view_webhookdelivery"
+    ):
+        overview["webhooks"] = _webhook_rows(now)
     if user.has_perm("accounts.view_apicredential") and user.has_perm(
         "accounts.view_account"
     ):
@@ -202,6 +206,33 @@ def support_overview(request: HttpRequest) -> dict[str, Any]:
         rows.sort(key=lambda row: row[0], reverse=True)
         overview["keys"] = [row for _, row in rows[:RECENT_KEYS]]
     return overview
+
+
+def _webhook_rows(now: datetime) -> list[OverviewRow]:
+    """Endpoints disabled or failing, deliveries given up or waiting."""
+    from webhooks.selectors import webhooks_summary
+
+    summary = webhooks_summary(now=now)
+    endpoints = reverse("admin:webhooks_webhookendpoint_changelist")
+    deliveries = reverse("admin:webhooks_webhookdelivery_changelist")
+    return [
+        OverviewRow(
+            "Endpoints disabled", summary.disabled, f"{endpoints}?is_active__exact=0"
+        ),
+        OverviewRow(
+            "Endpoints failing (retrying)",
+            summary.failing,
+            f"{endpoints}?is_active__exact=1&failing=yes",
+        ),
+        OverviewRow(
+            "Deliveries failed, last 24 hours",
+            summary.failed,
+            f"{deliveries}?status__exact=failed&attempted=24h",
+        ),
+        OverviewRow(
+            "Deliveries waiting", summary.waiting, f"{deliveries}?status__exact=pending"
+        ),
+    ]
 
 
 class SupportAdminSite(admin.AdminSite):

@@ -26,6 +26,7 @@ from config.logging import log_event
 from config.phones import to_e164
 from leads.adf import AdfError, ParsedLead, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
+from leads.events import lead_outcome_emit
 from leads.models import (
     Lead,
     Outcome,
@@ -377,7 +378,10 @@ def _finish(
     lead.response_status, lead.response_body = status, body
     lead.processed_at = timezone.now()
     lead.processing_ms = (time.perf_counter() - started) * 1000 if started else None
-    lead.save(update_fields=PROCESSED_FIELDS)  # never rewrites the raw document
+    # The outcome and its webhook event, or neither (no savepoint: nothing here is retried).
+    with transaction.atomic(savepoint=False):
+        lead.save(update_fields=PROCESSED_FIELDS)  # never rewrites the raw document
+        lead_outcome_emit(lead)
     _log_outcome(lead, status)
     return Answer(status, body)
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 from accounts.models import Account
 from calls.models import Call, CallStatus
 from scoring.defaults import DEFAULT_CATEGORIES, DEFAULT_CHOICES
+from scoring.events import coaching_event_emit, score_event_emit
 from scoring.models import (
     CATEGORY_SLOTS,
     MEDIUMTEXT,
@@ -166,6 +167,7 @@ def score_save(*, call: Call, scorer: User, values: Mapping[str, Any]) -> Score:
     }
     if changes or not ScoreRevision.objects.filter(score=score).exists():
         _revise(score, RevisionKind.SCORE, scorer, changes)
+        score_event_emit(score=score)
     ScoringClaim.objects.filter(call=call).delete()
     return score
 
@@ -283,6 +285,7 @@ def coaching_save(*, call: Call, coach: User, notes: str) -> Score:
         ]
     )
     _revise(score, RevisionKind.COACHING, coach, changes)
+    coaching_event_emit(score=score)
     return score
 
 

@@ -65,7 +65,13 @@ def sign_in_support(client, *, tz: str = "America/Chicago"):
     )
     user.user_permissions.set(
         Permission.objects.filter(
-            content_type__app_label__in=["accounts", "users", "leads", "calls"]
+            content_type__app_label__in=[
+                "accounts",
+                "users",
+                "leads",
+                "calls",
+                "webhooks",
+            ]
         )
     )
     client.force_login(user)

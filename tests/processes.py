@@ -67,7 +67,12 @@ class Process:
 
 
 def start_worker(
-    tmp_path: Path, *, env: dict[str, str], beat: bool = False, name: str = "worker"
+    tmp_path: Path,
+    *,
+    env: dict[str, str],
+    beat: bool = False,
+    name: str = "worker",
+    queues: str = "",
 ) -> Process:
     args = [
         str(BIN / "celery"),
@@ -79,6 +84,8 @@ def start_worker(
         "--without-mingle",
     ]
     args += ["-n", f"{name}-{os.getpid()}@%h", "--loglevel=INFO"]
+    if queues:  # e.g. "celery,webhooks"; default: the default queue only
+        args += ["-Q", queues]
     if beat:
         args += ["-B", "--schedule", str(tmp_path / f"{name}-beat")]
     return Process(args, env, tmp_path / f"{name}.log")

@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "calls",
     "scoring",
     "clicktocall",
+    "webhooks",
     "demo",
 ]
 
@@ -174,6 +175,30 @@ PROFILE_PICTURE_TIMEOUT = 10.0
 PROFILE_PICTURE_ALLOWED_ADDRESSES: list[str] = []
 PROFILE_PICTURE_CA_BUNDLE: str | None = None
 
+# Outbound webhooks (webhooks/). Every delivery waits at most WEBHOOK_TIMEOUT_SECONDS for
+# the receiver; a failed one is retried with exponential backoff and jitter (base doubling
+# up to the maximum) for WEBHOOK_RETRY_HOURS, and an endpoint failing that long is disabled.
+WEBHOOK_TIMEOUT_SECONDS = env.float("WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+WEBHOOK_RETRY_WINDOW = timedelta(hours=env.float("WEBHOOK_RETRY_HOURS", default=24))
+WEBHOOK_DISABLE_AFTER = timedelta(hours=env.float("WEBHOOK_DISABLE_HOURS", default=24))
+WEBHOOK_BACKOFF_BASE_SECONDS = env.float("WEBHOOK_BACKOFF_BASE_SECONDS", default=2.0)
+WEBHOOK_BACKOFF_MAX_SECONDS = env.float("WEBHOOK_BACKOFF_MAX_SECONDS", default=3600.0)
+# Sent events are kept this long (what "replay since" can reach), then pruned hourly.
+WEBHOOK_EVENT_RETENTION = timedelta(
+    days=env.float("WEBHOOK_EVENT_RETENTION_DAYS", default=30)
+)
+# After a rotation the previous secret still signs deliveries for this long.
+WEBHOOK_SECRET_OVERLAP = timedelta(
+    hours=env.float("WEBHOOK_SECRET_OVERLAP_HOURS", default=24)
+)
+# Keys that encrypt stored signing secrets (the first encrypts, any decrypts; default
+# SECRET_KEY): add a new key in front to rotate without losing existing secrets.
+WEBHOOK_SECRET_KEYS: list[str] = env.list("WEBHOOK_SECRET_KEYS", default=[])
+# Addresses exempt from the private-network refusal and the CA bundle receivers are
+# verified with (None: the system's). Only tests set them (a receiver on 127.0.0.1).
+WEBHOOK_ALLOWED_ADDRESSES: list[str] = env.list("WEBHOOK_ALLOWED_ADDRESSES", default=[])
+WEBHOOK_CA_BUNDLE: str | None = env("WEBHOOK_CA_BUNDLE", default=None)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
@@ -194,6 +219,22 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    # The events the service posts to integrators' endpoints (webhooks/schema.py); the
+    # webhooks section needs OpenAPI 3.1.
+    "OAS_VERSION": "3.1.0",
+    "WEBHOOKS": [
+        f"webhooks.schema.{event}"
+        for event in (
+            "lead_received",
+            "lead_refused",
+            "agent_presses_one",
+            "call_completed",
+            "call_scored",
+            "call_coached",
+            "transcription_ready",
+            "test_event",
+        )
+    ],
 }
 
 # Celery: a service that must not lose work. A task is acknowledged only after it ran,
@@ -243,6 +284,16 @@ CELERY_BEAT_SCHEDULE = {
     "leads-sweep": {
         "task": "leads.tasks.leads_sweep_task",
         "schedule": timedelta(seconds=30),
+    },
+    "webhooks-sweep": {
+        "task": "webhooks.tasks.webhooks_sweep_task",
+        "schedule": timedelta(seconds=env.float("WEBHOOKS_SWEEP_SECONDS", default=10)),
+        "options": {"queue": "webhooks"},
+    },
+    "webhook-events-prune": {
+        "task": "webhooks.tasks.webhook_events_prune_task",
+        "schedule": timedelta(hours=1),
+        "options": {"queue": "webhooks"},
     },
     "api-keys-prune": {
         "task": "accounts.tasks.api_keys_prune_task",

@@ -103,6 +103,7 @@ class PictureServer(ThreadingHTTPServer):
     """Serves on 127.0.0.1 (random port); each connection is TLS, handshaken in its own thread."""
 
     daemon_threads = True
+    handler_class: type[BaseHTTPRequestHandler] = _Handler
 
     def __init__(self, directory: Path) -> None:
         self.cert = directory / "cert.pem"
@@ -142,7 +143,7 @@ class PictureServer(ThreadingHTTPServer):
         ):  # the client refused the certificate, as it should when it does not trust it
             return
         try:
-            _Handler(tls, client_address, self)
+            self.handler_class(tls, client_address, self)
         finally:
             tls.close()
 

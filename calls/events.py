@@ -1,0 +1,85 @@
+"""The objects of a call as webhook events carry them (docs/integrators-guide.md,
+"Webhooks"), and the call's events, written in the transaction of the change they report."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from calls.models import Call, CallAttempt, CallOrigin
+from users.models import Membership, User
+from webhooks.services import iso as webhook_iso
+from webhooks.services import webhook_event_emit
+
+
+def iso(at: datetime | None) -> str | None:
+    """A moment as events write it (``webhooks.services.iso``), or None."""
+    return webhook_iso(at) if at is not None else None
+
+
+def agent_object(agent: User | None, organization_id: int) -> dict[str, Any] | None:
+    """The agent with their user code in the call's organization."""
+    if agent is None:
+        return None
+    code = (
+        Membership.objects.filter(user=agent, organization_id=organization_id)
+        .values_list("code", flat=True)
+        .first()
+    )
+    return {
+        "first_name": agent.first_name,
+        "last_name": agent.last_name,
+        "email": agent.email,
+        "code": code or "",
+    }
+
+
+def call_lead_object(call: Call) -> dict[str, Any]:
+    """The lead the call is for, as it was queued."""
+    return {
+        "first_name": call.first_name,
+        "last_name": call.last_name,
+        "phone": call.phone,
+        "email": call.email,
+        "prospect_id": call.altid,
+    }
+
+
+def call_object(call: Call) -> dict[str, Any]:
+    first_dial = (
+        CallAttempt.objects.filter(call=call, dial_requested_at__isnull=False)
+        .order_by("dial_requested_at")
+        .values_list("dial_requested_at", flat=True)
+        .first()
+    )
+    return {
+        "id": call.pk,
+        "status": call.status,
+        "inbound": call.inbound_tracking_number,
+        "outbound": call.phone,
+        "click_to_call": 1 if call.origin == CallOrigin.CLICK_TO_CALL else 0,
+        "date_received": iso(call.received_at),
+        "origination_time": iso(first_dial),
+        "response_time": call.response_time,
+        "duration": call.duration,
+        "attempts": call.attempts,
+        "department": call.department,
+        "recording": call.recording_url or None,
+    }
+
+
+def call_event_emit(*, call: Call, type: str, **objects: Any) -> None:
+    """Report a step of the call's life to the account's webhook endpoints, in order."""
+    webhook_event_emit(
+        type=type,
+        organization_id=call.account.organization_id,
+        account=call.account,
+        subject=f"call:{call.pk}",
+        # Built only when the organization has endpoints: the pipeline pays nothing otherwise.
+        objects=lambda: {
+            "call": call_object(call),
+            "agent": agent_object(call.agent, call.account.organization_id),
+            "lead": call_lead_object(call),
+            **objects,
+        },
+    )

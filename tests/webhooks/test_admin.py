@@ -1,0 +1,198 @@
+"""Support's webhook screens, through the admin as a browser uses it."""
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from tests.admin_pages import form_data, sign_in_support, text_of, typed
+from tests.test_admin_overview import overview_rows
+from tests.webhooks.conftest import guide_verifier
+from tests.webhooks.receiver import Answer
+from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
+from webhooks.services import (
+    GONE,
+    NOT_ALLOWED,
+    webhook_delivery_send,
+    webhook_endpoint_create,
+    webhook_event_emit,
+    webhook_test_send,
+)
+
+pytestmark = pytest.mark.django_db
+
+ADD = reverse("admin:webhooks_webhookendpoint_add")
+DELIVERIES = reverse("admin:webhooks_webhookdelivery_changelist")
+
+
+def shown_secret(response) -> str:
+    return re.search(
+        r'<code class="secret">(whsec_[^<]+)</code>', response.content.decode()
+    ).group(1)
+
+
+def test_support_adds_an_endpoint_and_sees_its_secret_once(
+    client, tenant, hooks, broker, django_capture_on_commit_callbacks
+):
+    sign_in_support(client)
+    page = client.get(ADD)
+    data = typed(
+        form_data(page, "webhookendpoint_form"),
+        {
+            "organization": str(tenant.organization.pk),
+            "url": hooks.url("/hook"),
+            "description": "Dealer CRM",
+        },
+    )
+    data["accounts"] = [str(tenant.account.pk)]
+    data["event_types"] = ["call_completed", "lead_received"]
+
+    response = client.post(ADD, data)
+
+    assert response.status_code == 200
+    assert "will not be shown again" in text_of(response)
+    secret = shown_secret(response)
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.description == "Dealer CRM"
+    assert list(endpoint.accounts.all()) == [tenant.account]
+    assert endpoint.event_types == ["call_completed", "lead_received"]
+    assert secret not in endpoint.secret_encrypted
+    assert (
+        secret
+        not in client.get(
+            reverse("admin:webhooks_webhookendpoint_change", args=[endpoint.pk])
+        ).content.decode()
+    )
+    # The secret shown is the one deliveries are signed with.
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook_test_send(endpoint=endpoint)
+    [delivery_id] = broker.take()
+    webhook_delivery_send(delivery_id=delivery_id)
+    [received] = hooks.received
+    assert guide_verifier()(secret, received.headers, received.body)
+
+
+def test_the_add_form_refuses_a_private_address(client, tenant, settings):
+    sign_in_support(client)
+    settings.WEBHOOK_ALLOWED_ADDRESSES = []
+    data = typed(
+        form_data(client.get(ADD), "webhookendpoint_form"),
+        {"organization": str(tenant.organization.pk), "url": "https://127.0.0.1:9/in"},
+    )
+
+    response = client.post(ADD, data)
+
+    assert response.status_code == 200
+    assert NOT_ALLOWED in text_of(response)
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_rotate_send_test_and_replay_from_the_change_page(
+    client, tenant, hooks, broker, django_capture_on_commit_callbacks
+):
+    sign_in_support(client)
+    endpoint, old = webhook_endpoint_create(
+        organization=tenant.organization, url=hooks.url("/hook")
+    )
+    change = client.get(
+        reverse("admin:webhooks_webhookendpoint_change", args=[endpoint.pk])
+    )
+    tools = {
+        label: url
+        for url, label in re.findall(
+            r'<li><a href="([^"]+)">([^<]+)</a></li>', change.content.decode()
+        )
+    }
+    assert {"Send test event", "Replay since…", "Rotate signing secret"} <= set(tools)
+
+    assert "Send a test event?" in text_of(client.get(tools["Send test event"]))
+    with django_capture_on_commit_callbacks(execute=True):
+        sent = client.post(tools["Send test event"], follow=True)
+    assert "queued for" in text_of(sent)
+    [test_delivery] = broker.take()
+    webhook_delivery_send(delivery_id=test_delivery)
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook_event_emit(
+            type="call_completed",
+            organization_id=tenant.organization.pk,
+            account=tenant.account,
+            objects={},
+        )
+    [delivery_id] = broker.take()
+    webhook_delivery_send(delivery_id=delivery_id)
+
+    rotated = client.post(tools["Rotate signing secret"])
+    new = shown_secret(rotated)
+    assert new != old
+
+    assert "Replay events to" in text_of(client.get(tools["Replay since…"]))
+    with django_capture_on_commit_callbacks(execute=True):
+        replayed = client.post(
+            tools["Replay since…"], {"since": "2000-01-01T00:00"}, follow=True
+        )
+    assert "1 event queued again" in text_of(replayed)
+    [again] = broker.take()
+    assert again == delivery_id
+    webhook_delivery_send(delivery_id=again)
+    test, first, second = hooks.received
+    assert test.event["type"] == "test_event"  # test events are not replayed
+    assert first.event["id"] == second.event["id"]
+    verify = guide_verifier()
+    assert verify(new, second.headers, second.body)
+    assert verify(old, second.headers, second.body)  # the overlap
+
+
+def test_deliveries_list_their_outcome_and_body_and_can_be_sent_again(
+    client, tenant, hooks, broker, django_capture_on_commit_callbacks
+):
+    sign_in_support(client)
+    endpoint, _ = webhook_endpoint_create(
+        organization=tenant.organization, url=hooks.url("/hook")
+    )
+    hooks.script("/hook", Answer(503))
+    with django_capture_on_commit_callbacks(execute=True):
+        event = webhook_test_send(endpoint=endpoint)
+    [delivery_id] = broker.take()
+    webhook_delivery_send(delivery_id=delivery_id)
+
+    listing = text_of(client.get(f"{DELIVERIES}?endpoint__id__exact={endpoint.pk}"))
+    assert event.public_id in listing and "503" in listing and "Pending" in listing
+    detail = text_of(
+        client.get(reverse("admin:webhooks_webhookdelivery_change", args=[delivery_id]))
+    )
+    assert '"type": "test_event"' in detail and event.public_id in detail
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            DELIVERIES,
+            {"action": "send_again", "_selected_action": [str(delivery_id)]},
+            follow=True,
+        )
+    assert "1 delivery queued again" in text_of(response)
+    assert broker.take() == [delivery_id]
+    assert webhook_delivery_send(delivery_id=delivery_id) == "succeeded"
+    assert WebhookDelivery.objects.get().status == DeliveryStatus.SUCCEEDED
+
+
+def test_the_overview_tells_support_an_endpoint_was_disabled(
+    client, tenant, hooks, broker, django_capture_on_commit_callbacks
+):
+    sign_in_support(client)
+    endpoint, _ = webhook_endpoint_create(
+        organization=tenant.organization, url=hooks.url("/gone")
+    )
+    hooks.script("/gone", 410)
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook_test_send(endpoint=endpoint)
+    [delivery_id] = broker.take()
+    webhook_delivery_send(delivery_id=delivery_id)
+
+    rows = overview_rows(client.get(reverse("admin:index")), "overview-webhooks")
+
+    label, count, link = rows[0]
+    assert (label, count) == ("Endpoints disabled", 1)
+    assert {label: count for label, count, _ in rows}[
+        "Deliveries failed, last 24 hours"
+    ] == 1
+    listed = text_of(client.get(link))
+    assert endpoint.url in listed and GONE in listed

@@ -1,0 +1,130 @@
+"""Every event type, produced by the real workflows (lead intake over HTTP, the call
+pipeline on the simulator, scoring, coaching, transcription), reaches a local HTTPS
+receiver with the body the integrator's guide documents and a signature the guide's own
+verification code accepts."""
+
+import pytest
+
+from calls.models import Call, CallStatus
+from calls.services import call_transcription_save
+from leads.services import NO_RULE
+from scoring.services import coaching_save, score_save
+from tests.calls.harness import World
+from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
+from tests.scoring.factories import in_role
+from tests.users.factories import agent
+from tests.webhooks.conftest import guide_examples, guide_verifier, keys
+from webhooks.models import EventType, WebhookEvent
+from webhooks.services import webhook_endpoint_create, webhook_test_send
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def world(monkeypatch, django_capture_on_commit_callbacks):
+    return World(monkeypatch, django_capture_on_commit_callbacks)
+
+
+def test_every_event_type_is_sent_as_documented_and_signed(
+    tenant, hooks, broker, world, django_capture_on_commit_callbacks
+):
+    capture = django_capture_on_commit_callbacks
+    VendorRegistrationFactory(account=tenant.account, vendor_id="V-1000")
+    catch_all_rule(tenant.account, department="Sales")
+    VendorRegistrationFactory(account=tenant.other_account, vendor_id="V-2000")
+    taker = agent(tenant.account, phone="+13035550140")
+    endpoint, secret = webhook_endpoint_create(
+        organization=tenant.organization, url=hooks.url("/hook")
+    )
+
+    with capture(execute=True) as callbacks:
+        accepted = tenant.client().post(
+            "/api/nl", {"xml": adf(prospect_id="WEB-1", vendor_id="V-1000")}
+        )
+        refused = tenant.client().post(
+            "/api/nl", {"xml": adf(prospect_id="WEB-2", vendor_id="V-2000")}
+        )
+    assert accepted.status_code == 200 and refused.status_code == 422
+    assert callbacks  # the deliveries are handed over only once intake committed
+    world.run()  # the call: an agent presses 1, the lead answers, the call ends
+    call = Call.objects.get()
+    assert call.status == CallStatus.ANSWER and call.agent == taker
+    scorer = in_role("Scorer", accounts=[tenant.account])
+    coach = in_role("Manager", accounts=[tenant.account])
+    with capture(execute=True):
+        call_transcription_save(
+            call=call, transcription="Agent: Hi Sam...", summary="Booked."
+        )
+        score_save(call=call, scorer=scorer, values={"cat1": True, "wow": True})
+        coaching_save(call=call, coach=coach, notes="Confirm by text next time.")
+        webhook_test_send(endpoint=endpoint)
+
+    outcomes = broker.deliver(capture)
+
+    # A call's next event is handed over again when the one before it is done (it may
+    # have waited for it); a delivery already sent is then left alone.
+    assert outcomes.count("succeeded") == 8
+    assert set(outcomes) <= {"succeeded", "done"}
+    received = hooks.received
+    assert [r.event["type"] for r in received] == [
+        "lead_received",
+        "lead_refused",
+        "agent_presses_one",
+        "call_completed",
+        "transcription_ready",
+        "call_scored",
+        "call_coached",
+        "test_event",
+    ]
+    assert {t.value for t in EventType} == {r.event["type"] for r in received}
+    documented = guide_examples()
+    verify = guide_verifier()
+    for delivery in received:
+        event = delivery.event
+        assert keys(event) == keys(documented[event["type"]]), event["type"]
+        assert verify(secret, delivery.headers, delivery.body)
+        assert delivery.headers["webhook-id"] == event["id"]
+        assert delivery.headers["content-type"] == "application/json"
+    assert not verify(secret.replace("A", "B", 1) + "", received[0].headers, b"{}")
+    # The bodies are the records' own, as documented.
+    by_type = {r.event["type"]: r.event for r in received}
+    assert by_type["lead_received"]["lead_id"] == accepted.json()["leadId"]
+    assert by_type["lead_received"]["call_id"] == call.pk
+    assert by_type["lead_received"]["account"] == {
+        "id": tenant.account.pk,
+        "name": tenant.account.name,
+    }
+    refusal = by_type["lead_refused"]
+    assert refusal["reason"] == "no_rule"
+    assert refusal["message"] == NO_RULE
+    assert refusal["account"]["id"] == tenant.other_account.pk
+    assert refusal["lead"]["prospect_id"] == "WEB-2" and refusal["call_id"] is None
+    assert by_type["agent_presses_one"]["call"]["status"] == "DIALING"
+    assert by_type["agent_presses_one"]["agent"]["email"] == taker.email
+    completed = by_type["call_completed"]["call"]
+    assert completed["status"] == "ANSWER"
+    assert completed["duration"] == call.duration
+    assert completed["response_time"] == call.response_time
+    assert completed["attempts"] == 1 and completed["click_to_call"] == 0
+    assert completed["outbound"] == call.phone
+    assert by_type["call_scored"]["call"]["recording"] == call.recording_url
+    scored = by_type["call_scored"]["scored_call"]
+    assert scored["wow"] is True
+    assert scored["categories"][0]["applied"] is True
+    assert all(c["applied"] is False for c in scored["categories"][1:])
+    assert by_type["call_coached"]["coaching"]["notes"] == "Confirm by text next time."
+    assert by_type["transcription_ready"]["transcription"] == {
+        "text": "Agent: Hi Sam...",
+        "summary": "Booked.",
+    }
+    assert WebhookEvent.objects.count() == 8
+
+
+def test_the_schema_documents_every_event_type_with_the_guides_example(client):
+    schema = client.get("/api/schema/?format=json").json()
+    webhooks = schema["webhooks"]
+    documented = guide_examples()
+    assert set(webhooks) == set(documented) == {t.value for t in EventType}
+    for name, example in documented.items():
+        body = webhooks[name]["post"]["requestBody"]["content"]["application/json"]
+        assert next(iter(body["examples"].values()))["value"] == example

@@ -1,0 +1,449 @@
+"""Support's screens for webhook endpoints and their deliveries.
+
+Endpoints are made, changed and rotated only through ``webhooks.services``; a signing
+secret is shown once, on the page that made it (the accounts admin's "copy it now" page).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils import timezone
+from django.utils.html import format_html
+
+from accounts.admin import ShownKey, render_confirm, render_keys
+from accounts.models import Account
+from config.admin import WithinFilter
+from webhooks.models import (
+    SUBSCRIBABLE,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
+from webhooks.services import (
+    webhook_delivery_resend,
+    webhook_endpoint_create,
+    webhook_endpoint_replay,
+    webhook_endpoint_update,
+    webhook_secret_rotate,
+    webhook_test_send,
+    webhook_url_check,
+)
+
+TOOLS_FORM = "admin/accounts/change_form_key_tools.html"
+REPLAY_PAGE = "admin/webhooks/replay.html"
+# Carries a secret made in save_form() to response_add() within one request; never stored.
+_SECRET = "_webhooks_admin_secret"  # noqa: S105  (an attribute name)
+
+
+class FailingFilter(admin.SimpleListFilter):
+    title = "failing"
+    parameter_name = "failing"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("yes", "Failing since its last success")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() == "yes":
+            return queryset.filter(failing_since__isnull=False)
+        return queryset
+
+
+class AttemptedFilter(WithinFilter):
+    title = "last attempt"
+    parameter_name = "attempted"
+    field = "last_attempt_at"
+
+
+class WebhookEndpointForm(forms.ModelForm):
+    url = forms.URLField(
+        label="URL",
+        max_length=2000,
+        assume_scheme="https",
+        help_text="HTTPS; private addresses are refused.",
+    )
+    event_types = forms.MultipleChoiceField(
+        choices=[(t.value, t.label) for t in SUBSCRIBABLE],
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="Leave all unticked for every event type.",
+    )
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = [
+            "organization",
+            "url",
+            "description",
+            "accounts",
+            "event_types",
+            "is_active",
+        ]
+
+    def clean_url(self) -> str:
+        url = str(self.cleaned_data["url"])
+        if self.instance.pk and url == self.instance.url:
+            return url
+        try:
+            webhook_url_check(url=url)
+        except ValidationError as error:
+            raise ValidationError(error.message_dict["url"]) from None
+        return url
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        organization = data.get("organization") or getattr(
+            self.instance, "organization", None
+        )
+        accounts: list[Account] = list(data.get("accounts") or [])
+        if organization and any(a.organization_id != organization.pk for a in accounts):
+            self.add_error("accounts", "Choose accounts of the organization.")
+        return data
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    form = WebhookEndpointForm
+    change_form_template = TOOLS_FORM
+    list_display = [
+        "__str__",
+        "organization",
+        "url",
+        "is_active",
+        "disabled_reason",
+        "failing_since",
+        "secret_prefix",
+        "deliveries_link",
+    ]
+    list_filter = ["is_active", FailingFilter, "organization"]
+    list_select_related = ["organization"]
+    search_fields = ["url", "description", "organization__name"]
+    filter_horizontal = ["accounts"]
+    readonly_fields = [
+        "secret_prefix",
+        "previous_secret_expires_at",
+        "failing_since",
+        "disabled_at",
+        "disabled_reason",
+        "created_at",
+        "deliveries_link",
+    ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        fields = list(self.readonly_fields)
+        # Moving an endpoint to another organization would send it someone else's events.
+        return [*fields, "organization"] if obj else fields
+
+    @admin.display(description="deliveries")
+    def deliveries_link(self, obj: WebhookEndpoint) -> str:
+        if not obj.pk:
+            return "—"
+        return format_html(
+            '<a href="{}?endpoint__id__exact={}">Deliveries</a>',
+            reverse("admin:webhooks_webhookdelivery_changelist"),
+            obj.pk,
+        )
+
+    # --- made and changed through the services
+
+    def save_form(self, request: HttpRequest, form: Any, change: bool) -> Any:
+        if change:
+            return form.save(commit=False)
+        data = form.cleaned_data
+        endpoint, secret = webhook_endpoint_create(
+            organization=data["organization"],
+            url=data["url"],
+            description=data["description"],
+            accounts=list(data["accounts"]),
+            event_types=data["event_types"],
+        )
+        if not data["is_active"]:
+            webhook_endpoint_update(
+                endpoint=endpoint,
+                url=endpoint.url,
+                description=endpoint.description,
+                accounts=list(data["accounts"]),
+                event_types=endpoint.event_types,
+                is_active=False,
+            )
+        setattr(request, _SECRET, secret)
+        return endpoint
+
+    def save_model(
+        self, request: HttpRequest, obj: WebhookEndpoint, form: Any, change: bool
+    ) -> None:
+        if change:
+            data = form.cleaned_data
+            current = WebhookEndpoint.objects.get(pk=obj.pk)
+            webhook_endpoint_update(
+                endpoint=current,
+                url=data["url"],
+                description=data["description"],
+                accounts=list(data["accounts"]),
+                event_types=data["event_types"],
+                is_active=data["is_active"],
+            )
+
+    def save_related(
+        self, request: HttpRequest, form: Any, formsets: Any, change: bool
+    ) -> None:
+        pass  # the services set the accounts
+
+    def response_add(
+        self,
+        request: HttpRequest,
+        obj: WebhookEndpoint,
+        post_url_continue: str | None = None,
+    ) -> HttpResponse:
+        secret = getattr(request, _SECRET)
+        delattr(request, _SECRET)
+        return self._show_secret(request, obj, secret, "New webhook endpoint")
+
+    def _show_secret(
+        self, request: HttpRequest, endpoint: WebhookEndpoint, secret: str, title: str
+    ) -> HttpResponse:
+        return render_keys(
+            self,
+            request,
+            title=title,
+            keys=[
+                ShownKey(
+                    str(endpoint),
+                    reverse(
+                        "admin:webhooks_webhookendpoint_change", args=[endpoint.pk]
+                    ),
+                    "Signing secret",
+                    "",
+                    secret,
+                )
+            ],
+            notes=[
+                "The receiver verifies each delivery's webhook-signature header with this "
+                "secret (docs/integrators-guide.md, Webhooks). The service keeps it encrypted."
+            ],
+        )
+
+    # --- tools on the change page: rotate the secret, send a test event, replay since
+
+    def get_urls(self) -> list[URLPattern]:  # type: ignore[override]
+        wrap = self.admin_site.admin_view
+        return [
+            path(
+                "<int:object_id>/rotate-secret/",
+                wrap(self.rotate_view),
+                name="webhooks_webhookendpoint_rotate",
+            ),
+            path(
+                "<int:object_id>/send-test/",
+                wrap(self.send_test_view),
+                name="webhooks_webhookendpoint_send_test",
+            ),
+            path(
+                "<int:object_id>/replay/",
+                wrap(self.replay_view),
+                name="webhooks_webhookendpoint_replay",
+            ),
+            *super().get_urls(),
+        ]
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        tools = [
+            (reverse(f"admin:webhooks_webhookendpoint_{name}", args=[object_id]), label)
+            for name, label in [
+                ("send_test", "Send test event"),
+                ("replay", "Replay since…"),
+                ("rotate", "Rotate signing secret"),
+            ]
+        ]
+        return super().change_view(
+            request, object_id, form_url, {**(extra_context or {}), "key_tools": tools}
+        )
+
+    def _endpoint(self, request: HttpRequest, object_id: int) -> WebhookEndpoint:
+        from django.core.exceptions import PermissionDenied
+        from django.http import Http404
+
+        endpoint = self.get_object(request, str(object_id))
+        if endpoint is None:
+            raise Http404("No such webhook endpoint.")
+        if not self.has_change_permission(request, endpoint):
+            raise PermissionDenied
+        return endpoint
+
+    def _back(self, endpoint: WebhookEndpoint) -> HttpResponseRedirect:
+        return HttpResponseRedirect(
+            reverse("admin:webhooks_webhookendpoint_change", args=[endpoint.pk])
+        )
+
+    def rotate_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        endpoint = self._endpoint(request, object_id)
+        if request.method == "POST":
+            secret = webhook_secret_rotate(endpoint=endpoint)
+            return self._show_secret(request, endpoint, secret, "New signing secret")
+        return render_confirm(
+            self,
+            request,
+            title="Rotate signing secret?",
+            objects=[endpoint],
+            explanation=[
+                "A new secret is made and shown once. Deliveries carry a signature under "
+                "both secrets for the overlap period, so the receiver can switch without "
+                "missing a delivery; after it, the old secret no longer signs."
+            ],
+            button="Rotate signing secret",
+        )
+
+    def send_test_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        endpoint = self._endpoint(request, object_id)
+        if request.method == "POST":
+            event = webhook_test_send(endpoint=endpoint)
+            level = messages.SUCCESS if endpoint.is_active else messages.WARNING
+            note = (
+                "" if endpoint.is_active else " It is sent once the endpoint is active."
+            )
+            self.message_user(
+                request,
+                f"Test event {event.public_id} queued for {endpoint}.{note}",
+                level,
+            )
+            return self._back(endpoint)
+        return render_confirm(
+            self,
+            request,
+            title="Send a test event?",
+            objects=[endpoint],
+            explanation=[
+                "A test_event is signed and sent to this endpoint only; its delivery is "
+                "listed with the endpoint's deliveries."
+            ],
+            button="Send test event",
+        )
+
+    def replay_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
+        endpoint = self._endpoint(request, object_id)
+        form = ReplayForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            count = webhook_endpoint_replay(
+                endpoint=endpoint, since=form.cleaned_data["since"]
+            )
+            self.message_user(
+                request,
+                f"{count} event{'s' if count != 1 else ''} queued again for {endpoint}.",
+            )
+            return self._back(endpoint)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"Replay events to {endpoint}",
+            "endpoint": endpoint,
+            "form": form,
+        }
+        return TemplateResponse(request, REPLAY_PAGE, context)
+
+
+class ReplayForm(forms.Form):
+    since = forms.DateTimeField(
+        help_text="Every event since then (your timezone) is sent again, oldest first.",
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        initial=lambda: (timezone.localtime() - timedelta(hours=1)).strftime(
+            "%Y-%m-%dT%H:%M"
+        ),
+    )
+
+    def clean_since(self) -> datetime:
+        since: datetime = self.cleaned_data["since"]
+        if since > timezone.now():
+            raise ValidationError("Choose a moment in the past.")
+        return since
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    """Read-only: deliveries are written by the services; "send again" is an action."""
+
+    list_display = [
+        "id",
+        "event_type",
+        "event_id",
+        "endpoint",
+        "status",
+        "attempts",
+        "response_status",
+        "response_ms",
+        "last_attempt_at",
+        "next_attempt_at",
+        "error",
+    ]
+    list_filter = ["status", AttemptedFilter, "event__type", "endpoint"]
+    list_select_related = ["event", "endpoint"]
+    search_fields = ["event__public_id"]
+    date_hierarchy = "created_at"
+    actions = ["send_again"]
+    fields = readonly_fields = (
+        "event_type",
+        "event_id",
+        "endpoint",
+        "status",
+        "attempts",
+        "created_at",
+        "last_attempt_at",
+        "next_attempt_at",
+        "retry_until",
+        "delivered_at",
+        "response_status",
+        "response_ms",
+        "response_excerpt",
+        "error",
+        "body_sent",
+    )
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    @admin.display(description="event", ordering="event__type")
+    def event_type(self, obj: WebhookDelivery) -> str:
+        return obj.event.type
+
+    @admin.display(description="event id", ordering="event__public_id")
+    def event_id(self, obj: WebhookDelivery) -> str:
+        return obj.event.public_id
+
+    @admin.display(description="body sent")
+    def body_sent(self, obj: WebhookDelivery) -> str:
+        pretty = json.dumps(json.loads(obj.event.body), indent=2, ensure_ascii=False)
+        return format_html("<pre>{}</pre>", pretty)
+
+    def has_resend_permission(self, request: HttpRequest) -> bool:
+        return request.user.has_perm("webhooks.change_webhookdelivery")
+
+    @admin.action(description="Send again", permissions=["resend"])
+    def send_again(
+        self, request: HttpRequest, queryset: QuerySet[WebhookDelivery]
+    ) -> None:
+        count = 0
+        for delivery in queryset:
+            webhook_delivery_resend(delivery=delivery)
+            count += 1
+        self.message_user(
+            request, f"{count} deliver{'ies' if count != 1 else 'y'} queued again."
+        )

@@ -1,0 +1,209 @@
+"""The events in the OpenAPI schema's ``webhooks`` section (OpenAPI 3.1): one entry per
+type, its body's shape and the example the integrator's guide shows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiRequest,
+    OpenApiResponse,
+    OpenApiWebhook,
+    extend_schema,
+)
+from rest_framework import serializers
+
+from webhooks.examples import EXAMPLES
+from webhooks.models import EventType
+
+SIGNED = (
+    " Signed as Standard Webhooks define it: headers `webhook-id` (the event id), "
+    "`webhook-timestamp` and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of "
+    '`"{id}.{timestamp}.{body}"`); see the integrator\'s guide, "Webhooks".'
+)
+WHEN = {
+    EventType.LEAD_RECEIVED: "A lead was stored and accepted.",
+    EventType.LEAD_REFUSED: "A lead was stored but will not be called; `reason` says why.",
+    EventType.AGENT_PRESSES_ONE: "An agent accepted the lead (pressed 1); the lead is being dialed.",
+    EventType.CALL_COMPLETED: "The call reached its final status.",
+    EventType.CALL_SCORED: "A scorer scored the call (again when the score changes).",
+    EventType.CALL_COACHED: "A manager wrote coaching on the call.",
+    EventType.TRANSCRIPTION_READY: "The call's transcription was stored.",
+    EventType.TEST_EVENT: 'Support pressed "send test event".',
+}
+
+
+class AccountOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+
+
+class LeadOut(serializers.Serializer):
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+    phone = serializers.CharField()
+    email = serializers.CharField()
+    prospect_id = serializers.CharField()
+
+
+class AgentOut(serializers.Serializer):
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+    email = serializers.CharField()
+    code = serializers.CharField()
+
+
+class CallOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    inbound = serializers.CharField()
+    outbound = serializers.CharField()
+    click_to_call = serializers.ChoiceField(choices=[0, 1])
+    date_received = serializers.DateTimeField()
+    origination_time = serializers.DateTimeField(allow_null=True)
+    response_time = serializers.IntegerField(allow_null=True)
+    duration = serializers.IntegerField(allow_null=True)
+    attempts = serializers.IntegerField()
+    department = serializers.CharField()
+    recording = serializers.URLField(allow_null=True)
+
+
+class VehicleOut(serializers.Serializer):
+    make = serializers.CharField()
+    model = serializers.CharField()
+    year = serializers.CharField()
+    registration = serializers.CharField()
+    summary = serializers.CharField()
+
+
+class VehiclesOut(serializers.Serializer):
+    current = VehicleOut()
+    called_on = VehicleOut()
+
+
+class AppointmentOut(serializers.Serializer):
+    date = serializers.DateField(allow_null=True)
+    time = serializers.CharField(allow_null=True)
+
+
+class CategoryOut(serializers.Serializer):
+    name = serializers.CharField()
+    applied = serializers.BooleanField()
+
+
+class ScoredCallOut(serializers.Serializer):
+    scored_at = serializers.DateTimeField()
+    scored_by = serializers.CharField()
+    first_name = serializers.CharField()
+    last_name = serializers.CharField()
+    alt_phone = serializers.CharField()
+    email = serializers.CharField()
+    department = serializers.CharField()
+    notes = serializers.CharField()
+    appointment = AppointmentOut()
+    call_end = serializers.CharField()
+    alert = serializers.CharField()
+    lead_type = serializers.CharField()
+    vehicles = VehiclesOut()
+    categories = CategoryOut(many=True)
+    wow = serializers.BooleanField()
+
+
+class CoachingOut(serializers.Serializer):
+    notes = serializers.CharField()
+    coached_by = serializers.CharField()
+    coached_at = serializers.DateTimeField()
+
+
+class TranscriptionOut(serializers.Serializer):
+    text = serializers.CharField()
+    summary = serializers.CharField()
+
+
+def _event(name: str, **members: Any) -> type[serializers.Serializer]:
+    fields: dict[str, Any] = {
+        "type": serializers.ChoiceField(choices=[name]),
+        "id": serializers.CharField(help_text="Unique per event: the idempotency key."),
+        "created": serializers.DateTimeField(),
+        "account": AccountOut(allow_null=True),
+        **members,
+    }
+    title = "".join(part.title() for part in name.split("_"))
+    return type(f"{title}Payload", (serializers.Serializer,), fields)
+
+
+def _lead_outcome(name: str, **members: Any) -> type[serializers.Serializer]:
+    return _event(
+        name,
+        lead_id=serializers.IntegerField(help_text="The intake's leadId."),
+        call_id=serializers.IntegerField(allow_null=True),
+        lead=LeadOut(),
+        **members,
+    )
+
+
+def _call(name: str, **members: Any) -> type[serializers.Serializer]:
+    return _event(
+        name, call=CallOut(), agent=AgentOut(allow_null=True), lead=LeadOut(), **members
+    )
+
+
+BODIES: dict[str, type[serializers.Serializer]] = {
+    EventType.LEAD_RECEIVED: _lead_outcome(
+        "lead_received", message=serializers.CharField()
+    ),
+    EventType.LEAD_REFUSED: _lead_outcome(
+        "lead_refused",
+        reason=serializers.ChoiceField(
+            choices=[
+                "no_vendor",
+                "no_rule",
+                "do_not_process",
+                "no_prospect_id",
+                "malformed",
+                "too_large",
+            ]
+        ),
+        message=serializers.CharField(),
+    ),
+    EventType.AGENT_PRESSES_ONE: _call("agent_presses_one"),
+    EventType.CALL_COMPLETED: _call("call_completed"),
+    EventType.CALL_SCORED: _call("call_scored", scored_call=ScoredCallOut()),
+    EventType.CALL_COACHED: _call("call_coached", coaching=CoachingOut()),
+    EventType.TRANSCRIPTION_READY: _call(
+        "transcription_ready", transcription=TranscriptionOut()
+    ),
+    EventType.TEST_EVENT: _event("test_event", message=serializers.CharField()),
+}
+
+
+def _webhook(type: EventType) -> OpenApiWebhook:
+    return OpenApiWebhook(
+        name=type.value,
+        decorator=extend_schema(
+            summary=type.label,
+            description=WHEN[type] + SIGNED,
+            request={
+                "application/json": OpenApiRequest(
+                    BODIES[type],
+                    examples=[OpenApiExample(type.value, value=EXAMPLES[type.value])],
+                )
+            },
+            responses={
+                200: OpenApiResponse(description="Any 2xx: received."),
+                410: OpenApiResponse(description="Gone: the endpoint is disabled."),
+            },
+        ),
+    )
+
+
+# One name per event type: SPECTACULAR_SETTINGS["WEBHOOKS"] lists them by import path.
+lead_received = _webhook(EventType.LEAD_RECEIVED)
+lead_refused = _webhook(EventType.LEAD_REFUSED)
+agent_presses_one = _webhook(EventType.AGENT_PRESSES_ONE)
+call_completed = _webhook(EventType.CALL_COMPLETED)
+call_scored = _webhook(EventType.CALL_SCORED)
+call_coached = _webhook(EventType.CALL_COACHED)
+transcription_ready = _webhook(EventType.TRANSCRIPTION_READY)
+test_event = _webhook(EventType.TEST_EVENT)
