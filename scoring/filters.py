@@ -109,7 +109,10 @@ class CallFilter(django_filters.FilterSet):
     def _appointment(
         self, queryset: QuerySet[Call], name: str, value: str
     ) -> QuerySet[Call]:
-        return queryset.filter(score__appointment_date__isnull=not _yes(value))
+        # Like wow and the categories, "no" means scored without one, not "not scored".
+        return queryset.filter(
+            score__isnull=False, score__appointment_date__isnull=not _yes(value)
+        )
 
     def _search(
         self, queryset: QuerySet[Call], name: str, value: str

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from calls.models import AttemptOutcome, Call, CallAttempt, Leg
 from scoring.services import score_save
 from tests.accounts.factories import AccountFactory, OrganizationFactory
 from tests.scoring.factories import CallFactory, in_role
