@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 from collections.abc import Iterator
 from datetime import datetime, time
+from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
@@ -30,7 +31,7 @@ from calls.models import Call
 from scoring.figures import DashboardForm, dashboard_figures
 from scoring.filters import CallFilter
 from scoring.forms import ScoreForm, score_initial
-from scoring.models import CATEGORY_SLOTS, Score
+from scoring.models import CATEGORY_SLOTS, RevisionKind, Score
 from scoring.records import RecordBuilder, rows
 from scoring.selectors import (
     call_attempts,
@@ -188,13 +189,26 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         "score": score,
         "categories": categories,
         "attempts": call_attempts(call=call),
-        "revisions": score_revisions(call=call) if score else [],
+        "revisions": _revision_lines(call) if score else [],
         "coachable": coachable,
         "is_agent": call.agent_id == user.pk,
         "may_score": call_get_scorable(user=user, call_id=call.pk) is not None,
         "recording": recording_src(call.recording_url),
     }
     return render(request, "scoring/call_detail.html", context)
+
+
+def _revision_lines(call: Call) -> list[tuple[Any, str]]:
+    """Each revision with what it changed, in words ("first score" for the first)."""
+    lines = []
+    for revision in score_revisions(call=call):
+        olds = [old for old, _ in revision.changes.values()]
+        if revision.kind == RevisionKind.SCORE and all(old is None for old in olds):
+            what = "first score"
+        else:
+            what = ", ".join(sorted(revision.changes)) or "no change"
+        lines.append((revision, what))
+    return lines
 
 
 @login_required
