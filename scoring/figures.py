@@ -101,8 +101,12 @@ class DashboardForm(forms.Form):
         field.queryset = accounts_coachable_by(user).order_by("name")
 
     def choice(self) -> dict[str, Any]:
-        """The range and account asked for; the last seven days by default."""
-        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        """The range and account asked for (a choice that is not valid is left out); the
+        last seven days by default."""
+        data: dict[str, Any] = {}
+        if self.is_bound:
+            self.is_valid()  # cleaned_data keeps the fields that are valid
+            data = self.cleaned_data
         last = data.get("date_to") or timezone.localdate()
         first = data.get("date_from") or last - timedelta(days=DEFAULT_DAYS - 1)
         if first > last:
