@@ -31,6 +31,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet ".[dev]"
+	@# The pages' browser tests drive Debian's Chromium (Playwright's own download fails offline).
+	@test -x /usr/bin/chromium || (apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium))
 	@touch $@
 
 migrate: install ## Apply database migrations (embedded SQLite unless DATABASE_URL is set)
