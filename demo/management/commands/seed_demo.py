@@ -44,7 +44,11 @@ from users.services import user_create
 # The demo data of each app, one module per app in this package, run in dependency order
 # after the organizations, accounts and users above exist, in the same transaction; each is
 # safe to run again. Scoring (a later issue) adds scores to most past calls here.
-SEED_STEPS: list[str] = ["demo.leads.seed_demo", "demo.calls.seed_demo"]
+SEED_STEPS: list[str] = [
+    "demo.leads.seed_demo",
+    "demo.calls.seed_demo",
+    "demo.pages.seed_demo",
+]
 
 TEAMS = ("Sales", "Service")
 ADMIN_USERNAME = "admin"
