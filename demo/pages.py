@@ -17,7 +17,7 @@ from users.services import user_create
 if TYPE_CHECKING:
     from demo.management.commands.seed_demo import DemoData
 
-PASSWORD = "Demo-pages-1!"
+PASSWORD = "Demo-pages-1!"  # noqa: S105 (a demo password, documented in the README)
 SCORER = "scorer@demo-motors.example"
 GLOBAL_MANAGER = "global.manager@demo-motors.example"
 

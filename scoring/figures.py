@@ -31,13 +31,11 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
-from scoring.models import CATEGORY_SLOTS
+from scoring.models import CATEGORY_SLOTS, ScorecardCategory
 from scoring.selectors import (
     accounts_coachable_by,
     received_on_local_days,
-    scorecard_of,
 )
-from scoring.services import scorecard_snapshot
 from users.models import User
 
 DEFAULT_DAYS = 7
@@ -236,7 +234,7 @@ def dashboard_figures(
         )
         .order_by("day")
     )
-    figures.trend_rows = list(days)
+    figures.trend_rows = [dict(row) for row in days]
     figures.trend = _bars(
         [(f"{row['day']:%m-%d}", row["received"]) for row in figures.trend_rows],
         second=[row["answered"] for row in figures.trend_rows],
@@ -259,8 +257,8 @@ def _agents(calls: QuerySet[Call]) -> list[dict[str, Any]]:
         )
         .order_by()
     }
-    offered = {
-        row["agent"]: row
+    offered: dict[int, dict[str, Any]] = {
+        row["agent"]: dict(row)
         for row in CallAttempt.objects.filter(
             call__in=calls, leg=Leg.AGENT, agent__isnull=False
         )
@@ -298,20 +296,26 @@ def _agents(calls: QuerySet[Call]) -> list[dict[str, Any]]:
 def _categories(
     calls: QuerySet[Call], accounts: QuerySet[Account]
 ) -> list[tuple[int, str, float | None]]:
-    """Share of scored calls each category was applied on, named after the scorecard when
-    one account is in view."""
+    """Share of scored calls each category was applied on."""
     shares = calls.filter(score__isnull=False).aggregate(
         **{
             f"cat{slot}": Avg(Cast(F(f"score__cat{slot}"), IntegerField()))
             for slot in range(1, CATEGORY_SLOTS + 1)
         }
     )
-    names: list[str | None] = [None] * CATEGORY_SLOTS
-    only = list(accounts[:2])
-    if len(only) == 1:
-        scorecard = scorecard_of(account=only[0])
-        if scorecard is not None:
-            names = scorecard_snapshot(scorecard)[0]
+    # A slot is named when every scorecard in view gives it the same name.
+    named: dict[int, set[str]] = {}
+    for slot, name in (
+        ScorecardCategory.objects.filter(scorecard__account__in=accounts)
+        .exclude(name="")
+        .values_list("slot", "name")
+        .distinct()
+    ):
+        named.setdefault(slot, set()).add(name)
+    names = [
+        next(iter(named[slot])) if len(named.get(slot, ())) == 1 else None
+        for slot in range(1, CATEGORY_SLOTS + 1)
+    ]
     return [
         (
             slot,

@@ -16,6 +16,7 @@ from scoring.selectors import accounts_visible_to, received_on_local_days, roles
 from users.models import User
 
 YES_NO = [("yes", "Yes"), ("no", "No")]
+ANY = "Any"
 
 
 def _yes(value: str) -> bool:
@@ -31,22 +32,32 @@ class CallFilter(django_filters.FilterSet):
     date_to = django_filters.DateFilter(
         label="To", method="_later", widget=forms.DateInput(attrs={"type": "date"})
     )
-    account = django_filters.ModelChoiceFilter(queryset=Account.objects.none())
-    agent = django_filters.ModelChoiceFilter(queryset=User.objects.none())
-    team = django_filters.ModelChoiceFilter(queryset=Team.objects.none())
-    status = django_filters.ChoiceFilter(choices=CallStatus.choices)
+    account = django_filters.ModelChoiceFilter(
+        queryset=Account.objects.none(), empty_label=ANY
+    )
+    agent = django_filters.ModelChoiceFilter(
+        queryset=User.objects.none(), empty_label=ANY
+    )
+    team = django_filters.ModelChoiceFilter(
+        queryset=Team.objects.none(), empty_label=ANY
+    )
+    status = django_filters.ChoiceFilter(choices=CallStatus.choices, empty_label=ANY)
     source = django_filters.CharFilter(lookup_expr="iexact")
     scored = django_filters.ChoiceFilter(
-        choices=YES_NO, method="_scored", label="Scored"
+        choices=YES_NO, method="_scored", label="Scored", empty_label=ANY
     )
     category = django_filters.ChoiceFilter(
         choices=[(str(slot), f"Category {slot}") for slot in range(1, 11)],
         method="_later",
+        label="Category",
+        empty_label=ANY,
     )
     applied = django_filters.ChoiceFilter(
         choices=YES_NO, method="_later", label="Category applied", empty_label=None
     )
-    wow = django_filters.ChoiceFilter(choices=YES_NO, method="_wow", label="Wow")
+    wow = django_filters.ChoiceFilter(
+        choices=YES_NO, method="_wow", label="Wow", empty_label=ANY
+    )
     call_end = django_filters.CharFilter(
         field_name="score__call_end", lookup_expr="iexact", label="Call end"
     )
@@ -54,7 +65,7 @@ class CallFilter(django_filters.FilterSet):
         field_name="score__alert", lookup_expr="icontains", label="Alert"
     )
     appointment = django_filters.ChoiceFilter(
-        choices=YES_NO, method="_appointment", label="Appointment set"
+        choices=YES_NO, method="_appointment", label="Appointment set", empty_label=ANY
     )
     q = django_filters.CharFilter(method="_search", label="Lead name, phone or email")
     sort = django_filters.OrderingFilter(

@@ -258,13 +258,14 @@ def scoring_home(request: HttpRequest) -> HttpResponse:
     today = datetime.combine(
         timezone.localdate(), time.min, tzinfo=timezone.get_current_timezone()
     )
+    per_hour = scores_per_hour(scorer=scorer, since=today)
     context = {
         "section": "scoring",
         "waiting": scoring_queue(scorer=scorer).count(),
         "scores": scores_by(scorer=scorer, since=today).order_by("-scored_at")[:200],
-        "per_hour": scores_per_hour(scorer=scorer, since=today),
+        "per_hour": per_hour,
+        "scored_today": sum(count for _, count in per_hour),
     }
-    context["scored_today"] = sum(count for _, count in context["per_hour"])
     return render(request, "scoring/home.html", context)
 
 

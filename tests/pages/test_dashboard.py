@@ -128,7 +128,7 @@ def test_per_agent_per_source_per_category_and_per_day(world, calls, signed_in):
     assert shares[1] == 100 and shares[2] == 50 and shares[3] == 0
     assert (
         f.categories[0][1] == "Greeted the customer by name"
-    )  # one account: its names
+    )  # the name every scorecard in view gives it
     assert [(row["day"], row["received"], row["answered"]) for row in f.trend_rows] == [
         (DAY, 6, 5)
     ]
