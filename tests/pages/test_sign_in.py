@@ -130,3 +130,37 @@ def test_an_unknown_address_gets_the_same_answer_and_no_mail(client, world):
     response = client.post(reverse("password_reset"), {"email": "nobody@example.com"})
     assert response["Location"] == reverse("password_reset_done")
     assert mail.outbox == []
+
+
+def test_production_sessions_are_secure_short_and_end_with_the_browser():
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "from django.conf import settings as s; print(s.SESSION_COOKIE_SECURE, "
+        "s.SESSION_COOKIE_HTTPONLY, s.SESSION_COOKIE_SAMESITE, s.SESSION_EXPIRE_AT_BROWSER_CLOSE, "
+        "s.SESSION_COOKIE_AGE, s.CSRF_COOKIE_SECURE, s.EMAIL_BACKEND)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
+        cwd=Path(__file__).resolve().parents[2],
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.production",
+            "DJANGO_SECRET_KEY": "s" * 60,
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.stdout.split() == [
+        "True",
+        "True",
+        "Lax",
+        "True",
+        "36000",
+        "True",
+        "django.core.mail.backends.smtp.EmailBackend",
+    ], result.stderr
