@@ -12,7 +12,12 @@ from django.db.models import Q, QuerySet
 from accounts.models import Account, Team
 from calls.models import Call, CallStatus
 from scoring.models import CATEGORY_SLOTS
-from scoring.selectors import accounts_visible_to, received_on_local_days, roles_of
+from scoring.selectors import (
+    accounts_visible_to,
+    received_on_local_days,
+    teams_visible_to,
+    users_filterable_by,
+)
 from users.models import User
 
 YES_NO = [("yes", "Yes"), ("no", "No")]
@@ -92,18 +97,8 @@ class CallFilter(django_filters.FilterSet):
         self.accounts = accounts_visible_to(user)
         filters = self.filters
         filters["account"].queryset = self.accounts.order_by("name")
-        roles = roles_of(user)
-        if roles.scorer or roles.manager:
-            filters["agent"].queryset = (
-                User.objects.filter(accounts__in=self.accounts)
-                .distinct()
-                .order_by("last_name", "first_name")
-            )
-        else:  # an agent filters only their own calls
-            filters["agent"].queryset = User.objects.filter(pk=user.pk)
-        filters["team"].queryset = Team.objects.filter(
-            account__in=self.accounts
-        ).select_related("account")
+        filters["agent"].queryset = users_filterable_by(user)
+        filters["team"].queryset = teams_visible_to(user)
 
     def _later(self, queryset: QuerySet[Call], name: str, value: Any) -> QuerySet[Call]:
         # Applied together in filter_queryset: they depend on one another.

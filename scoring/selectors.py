@@ -20,7 +20,7 @@ from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from accounts.models import Account
+from accounts.models import Account, Team
 from calls.models import Call, CallAttempt, CallStatus
 from scoring.models import Score, Scorecard, ScoreRevision, ScoringClaim
 from users.models import Membership, User
@@ -164,6 +164,31 @@ def accounts_visible_to(user: User) -> QuerySet[Account]:
         | Q(pk__in=accounts_coachable_by(user).values("pk"))
         | Q(pk__in=Call.objects.filter(agent=user).values("account_id"))
     )
+
+
+def users_filterable_by(user: User) -> QuerySet[User]:
+    """The agents the call browser offers ``user`` as a filter: the users of the accounts
+    they score or manage; an agent only themselves."""
+    roles = roles_of(user)
+    if not (roles.scorer or roles.manager):
+        return User.objects.filter(pk=user.pk)
+    return (
+        User.objects.filter(accounts__in=accounts_visible_to(user))
+        .distinct()
+        .order_by("last_name", "first_name")
+    )
+
+
+def teams_visible_to(user: User) -> QuerySet[Team]:
+    """Teams of the accounts whose calls ``user`` may read."""
+    return Team.objects.filter(account__in=accounts_visible_to(user)).select_related(
+        "account"
+    )
+
+
+def score_of(*, call: Call) -> Score | None:
+    """The score of a call already found visible, or None."""
+    return Score.objects.filter(call=call).first()
 
 
 def call_get_scorable(*, user: User, call_id: int) -> Call | None:

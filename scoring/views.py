@@ -26,7 +26,6 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST, require_safe
 
-from accounts.models import Account
 from calls.models import Call
 from scoring.figures import DashboardForm, dashboard_figures
 from scoring.filters import CallFilter
@@ -34,12 +33,14 @@ from scoring.forms import ScoreForm, score_initial
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score
 from scoring.records import RecordBuilder, rows
 from scoring.selectors import (
+    accounts_visible_to,
     call_attempts,
     call_get_scorable,
     call_get_visible,
     call_may_be_coached_by,
     calls_visible_to,
     roles_of,
+    score_of,
     score_revisions,
     scorecard_of,
     scores_by,
@@ -132,6 +133,7 @@ class _Echo:
 def call_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     """The filtered calls as CSV with the members of part 2.3, streamed in chunks."""
     filtered = _filtered(request)
+    user = _user(request)
     if not filtered.is_valid():
         return HttpResponseBadRequest(
             "Some filters are not valid: " + filtered.errors.as_text(),
@@ -145,7 +147,7 @@ def call_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         for row in rows(filtered.qs.select_related(None)):
             builder = builders.get(row["account_id"])
             if builder is None:
-                account = Account.objects.get(pk=row["account_id"])
+                account = accounts_visible_to(user).get(pk=row["account_id"])
                 builder = builders[account.pk] = RecordBuilder(account)
             record = builder.json(row)
             if not header_written:
@@ -174,7 +176,7 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
     """One call: recording, lead, attempts, score with category names, revisions, coaching."""
     call = _visible_call(request, call_id)
     user = _user(request)
-    score = Score.objects.filter(call=call).first()
+    score = score_of(call=call)
     coachable = score is not None and call_may_be_coached_by(user=user, call=call)
     categories = []
     if score is not None:
