@@ -10,35 +10,30 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
 from django.db import connection
 from django.db.models import (
     Aggregate,
-    Avg,
     Count,
-    F,
     FloatField,
-    IntegerField,
     Q,
     QuerySet,
-    Value,
+    Sum,
 )
-from django.db.models.functions import Cast, ExtractHour, TruncDate
+from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from scoring.models import CATEGORY_SLOTS, ScorecardCategory
-from scoring.selectors import (
-    accounts_coachable_by,
-    received_on_local_days,
-)
+from scoring.selectors import accounts_coachable_by, local_days
 from users.models import User
 
 DEFAULT_DAYS = 7
+SLOTS = range(1, CATEGORY_SLOTS + 1)
 WITHIN = (30, 60, 300)  # "connected within 30 s, 60 s and 5 min"
 ANSWERED = Q(status=CallStatus.ANSWER)
 
@@ -160,12 +155,33 @@ def _bars(
     ]
 
 
-def _applied_count() -> Any:
-    """Categories applied on a call's score (0..10): the score a page shows."""
-    total: Any = Value(0)
-    for slot in range(1, CATEGORY_SLOTS + 1):
-        total = total + Cast(F(f"score__cat{slot}"), IntegerField())
-    return total
+# Summed over the groups of one query (agent x source): the totals, the sources, the
+# agents and the categories all come from that one scan of the calls.
+_SUMMED = (
+    "received",
+    "answered",
+    "noagent",
+    *(f"within{s}" for s in WITHIN),
+    "response_sum",
+    "response_n",
+    "scored",
+    "appointments",
+    "wow",
+    *(f"cat{slot}" for slot in range(1, CATEGORY_SLOTS + 1)),
+)
+
+
+def _sum(rows: list[dict[str, Any]], key: str) -> int:
+    return sum(row[key] or 0 for row in rows)
+
+
+def _by(rows: list[dict[str, Any]], key: str) -> dict[Any, dict[str, int]]:
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row[key], []).append(row)
+    return {
+        value: {k: _sum(group, k) for k in _SUMMED} for value, group in groups.items()
+    }
 
 
 def dashboard_figures(
@@ -175,19 +191,33 @@ def dashboard_figures(
     accounts = accounts_coachable_by(user)
     if account is not None:
         accounts = accounts.filter(pk=account.pk)
-    calls = received_on_local_days(
-        Call.objects.filter(account__in=accounts),
-        accounts=accounts,
-        first=first,
-        last=last,
-    )
+    in_range = local_days(accounts=accounts, first=first, last=last)
+    calls = Call.objects.filter(in_range)
     figures = Figures(first=first, last=last)
-    totals = calls.aggregate(
-        received=Count("id"),
-        answered=Count("id", filter=ANSWERED),
-        noagent=Count("id", filter=Q(status=CallStatus.NOAGENT)),
-        **{f"within{s}": Count("id", filter=Q(response_time__lte=s)) for s in WITHIN},
-    )
+    groups = [
+        dict(row)
+        for row in calls.values("agent", "source")
+        .annotate(
+            received=Count("id"),
+            answered=Count("id", filter=ANSWERED),
+            noagent=Count("id", filter=Q(status=CallStatus.NOAGENT)),
+            **{
+                f"within{s}": Count("id", filter=Q(response_time__lte=s))
+                for s in WITHIN
+            },
+            response_sum=Sum("response_time"),
+            response_n=Count("response_time"),
+            scored=Count("score"),
+            appointments=Count("score__appointment_date"),
+            wow=Count("id", filter=Q(score__wow=True)),
+            **{
+                f"cat{slot}": Count("id", filter=Q(**{f"score__cat{slot}": True}))
+                for slot in range(1, CATEGORY_SLOTS + 1)
+            },
+        )
+        .order_by()
+    ]
+    totals = {key: _sum(groups, key) for key in _SUMMED}
     figures.received, figures.answered = totals["received"], totals["answered"]
     figures.noagent = totals["noagent"]
     figures.answer_rate = _share(figures.answered, figures.received)
@@ -196,45 +226,61 @@ def dashboard_figures(
         for s, label in zip(WITHIN, ("30 s", "60 s", "5 min"), strict=True)
     ]
     figures.median, figures.p90 = percentiles(calls, "response_time", (0.5, 0.9))
-
-    by_hour = dict(
-        calls.filter(status=CallStatus.NOAGENT)
-        .annotate(hour=ExtractHour("received_at"))
-        .values_list("hour")
-        .annotate(n=Count("id"))
-        .order_by()
+    figures.sources = sorted(
+        (
+            {
+                "label": source or "(none)",
+                "received": row["received"],
+                "answered": row["answered"],
+                "answer_rate": _share(row["answered"], row["received"]),
+                "avg_response": row["response_sum"] / row["response_n"]
+                if row["response_n"]
+                else None,
+            }
+            for source, row in _by(groups, "source").items()
+        ),
+        key=lambda row: (-row["received"], row["label"]),
     )
-    figures.noagent_by_hour = _bars(
-        [(f"{h:02d}", by_hour.get(h, 0)) for h in range(24)]
+    figures.agents = _agents(
+        _by(groups, "agent"),
+        local_days(accounts=accounts, first=first, last=last, prefix="call__"),
     )
+    figures.categories = _categories(totals, accounts)
 
-    figures.agents = _agents(calls)
-    figures.sources = [
-        {
-            **row,
-            "answer_rate": _share(row["answered"], row["received"]),
-            "label": row["source"] or "(none)",
-        }
-        for row in calls.values("source")
-        .annotate(
-            received=Count("id"),
-            answered=Count("id", filter=ANSWERED),
-            avg_response=Avg("response_time"),
+    # One more scan, by hour: the trend per day and NOAGENT by hour of day, in the
+    # viewer's timezone. Hours are cut in UTC (no timezone conversion per row, half the
+    # time) and moved to local time here, when the zone is a whole number of hours off
+    # UTC throughout the range (each UTC hour is then one local hour); otherwise in SQL.
+    zone = timezone.get_current_timezone()
+    cut_in_utc = all(
+        _whole_hours(zone, moment) for moment in (first, last + timedelta(days=1))
+    )
+    moments = (
+        calls.annotate(
+            moment=TruncHour("received_at", tzinfo=UTC if cut_in_utc else zone)
         )
-        .order_by("-received", "source")
-    ]
-    figures.categories = _categories(calls, accounts)
-    days = (
-        calls.annotate(day=TruncDate("received_at"))
-        .values("day")
+        .values("moment")
         .annotate(
             received=Count("id"),
             answered=Count("id", filter=ANSWERED),
             within60=Count("id", filter=Q(response_time__lte=60)),
+            noagent=Count("id", filter=Q(status=CallStatus.NOAGENT)),
         )
-        .order_by("day")
+        .order_by()
     )
-    figures.trend_rows = [dict(row) for row in days]
+    days: dict[date, dict[str, Any]] = {}
+    by_hour = [0] * 24
+    for row in moments:
+        local = timezone.localtime(row["moment"], zone)
+        day = days.setdefault(
+            local.date(),
+            {"day": local.date(), "received": 0, "answered": 0, "within60": 0},
+        )
+        for key in ("received", "answered", "within60"):
+            day[key] += row[key]
+        by_hour[local.hour] += row["noagent"]
+    figures.noagent_by_hour = _bars([(f"{h:02d}", by_hour[h]) for h in range(24)])
+    figures.trend_rows = [days[day] for day in sorted(days)]
     figures.trend = _bars(
         [(f"{row['day']:%m-%d}", row["received"]) for row in figures.trend_rows],
         second=[row["answered"] for row in figures.trend_rows],
@@ -242,32 +288,25 @@ def dashboard_figures(
     return figures
 
 
-def _agents(calls: QuerySet[Call]) -> list[dict[str, Any]]:
+def _whole_hours(zone: Any, day: date) -> bool:
+    offset = datetime.combine(day, time(12), tzinfo=zone).utcoffset()
+    return offset is not None and offset.total_seconds() % 3600 == 0
+
+
+def _agents(taken: dict[Any, dict[str, int]], call_range: Q) -> list[dict[str, Any]]:
     """Per agent: calls offered and accepted (their legs), answered, scores, appointments, wow."""
-    taken = {
-        row["agent"]: row
-        for row in calls.filter(agent__isnull=False)
-        .values("agent")
-        .annotate(
-            answered=Count("id", filter=ANSWERED),
-            scored=Count("score"),
-            avg_score=Avg(_applied_count(), filter=Q(score__isnull=False)),
-            appointments=Count("score__appointment_date"),
-            wow=Count("id", filter=Q(score__wow=True)),
-        )
-        .order_by()
-    }
+    taken.pop(None, None)  # calls no agent took
     offered: dict[int, dict[str, Any]] = {
         row["agent"]: dict(row)
         for row in CallAttempt.objects.filter(
-            call__in=calls, leg=Leg.AGENT, agent__isnull=False
+            call_range, leg=Leg.AGENT, agent__isnull=False
         )
         .values("agent")
         .annotate(
-            offered=Count("call", distinct=True),
-            accepted=Count(
-                "call", distinct=True, filter=Q(outcome=AttemptOutcome.ACCEPTED)
-            ),
+            # Offers (an agent's phone rang) and presses of 1, not distinct calls: a
+            # call offered to the same agent in two rounds was offered twice.
+            offered=Count("id"),
+            accepted=Count("id", filter=Q(outcome=AttemptOutcome.ACCEPTED)),
         )
         .order_by()
     }
@@ -277,50 +316,50 @@ def _agents(calls: QuerySet[Call]) -> list[dict[str, Any]]:
             "first_name", "last_name", "username"
         )
     }
-    empty = {"answered": 0, "scored": 0, "avg_score": None, "appointments": 0, "wow": 0}
-    rows = [
-        {
-            "name": names.get(agent, "?"),
-            "offered": offered.get(agent, {}).get("offered", 0),
-            "accepted": offered.get(agent, {}).get("accepted", 0),
-            **{
-                key: taken.get(agent, empty).get(key, value)
-                for key, value in empty.items()
-            },
-        }
-        for agent in names
-    ]
+    rows = []
+    for agent, name in names.items():
+        mine = taken.get(agent, {})
+        scored = mine.get("scored", 0)
+        rows.append(
+            {
+                "name": name,
+                "offered": offered.get(agent, {}).get("offered", 0),
+                "accepted": offered.get(agent, {}).get("accepted", 0),
+                "answered": mine.get("answered", 0),
+                "scored": scored,
+                # Categories applied, summed over the slots' counts, per scored call.
+                "avg_score": sum(mine[f"cat{n}"] for n in SLOTS) / scored
+                if scored
+                else None,
+                "appointments": mine.get("appointments", 0),
+                "wow": mine.get("wow", 0),
+            }
+        )
     return sorted(rows, key=lambda row: (-row["answered"], row["name"]))
 
 
 def _categories(
-    calls: QuerySet[Call], accounts: QuerySet[Account]
+    totals: dict[str, int], accounts: QuerySet[Account]
 ) -> list[tuple[int, str, float | None]]:
     """Share of scored calls each category was applied on."""
-    shares = calls.filter(score__isnull=False).aggregate(
-        **{
-            f"cat{slot}": Avg(Cast(F(f"score__cat{slot}"), IntegerField()))
-            for slot in range(1, CATEGORY_SLOTS + 1)
-        }
-    )
     # A slot is named when every scorecard in view gives it the same name.
     named: dict[int, set[str]] = {}
     for slot, name in (
         ScorecardCategory.objects.filter(scorecard__account__in=accounts)
         .exclude(name="")
         .values_list("slot", "name")
+        .order_by()
         .distinct()
     ):
         named.setdefault(slot, set()).add(name)
-    names = [
-        next(iter(named[slot])) if len(named.get(slot, ())) == 1 else None
-        for slot in range(1, CATEGORY_SLOTS + 1)
-    ]
+    scored = totals["scored"]
     return [
         (
             slot,
-            names[slot - 1] or f"Category {slot}",
-            None if shares[f"cat{slot}"] is None else 100.0 * shares[f"cat{slot}"],
+            next(iter(named[slot]))
+            if len(named.get(slot, ())) == 1
+            else f"Category {slot}",
+            100.0 * totals[f"cat{slot}"] / scored if scored else None,
         )
         for slot in range(1, CATEGORY_SLOTS + 1)
     ]

@@ -223,23 +223,37 @@ def received_on_local_days(
     last: date | None,
 ) -> QuerySet[Call]:
     """``calls`` received from day ``first`` to day ``last`` (inclusive; either may be open)
-    as each call's account counts days, in its own timezone.
-
-    One bound pair per timezone the accounts use, so the filter stays a range on
-    ``received_at`` (the account/received_at index) on any database."""
+    as each call's account counts days, in its own timezone."""
     if first is None and last is None:
         return calls
+    return calls.filter(local_days(accounts=accounts, first=first, last=last))
+
+
+def local_days(
+    *,
+    accounts: QuerySet[Account],
+    first: date | None,
+    last: date | None,
+    prefix: str = "",
+) -> Q:
+    """The condition of ``received_on_local_days`` (on ``prefix`` + the call's fields, for
+    rows that point at a call): the accounts' ids and one pair of bounds per timezone, so
+    it stays a range on the account/received_at index, on any database."""
+    by_zone: dict[str, list[int]] = {}
+    for pk, zone in accounts.values_list("pk", "timezone"):
+        by_zone.setdefault(zone, []).append(pk)
     reach = Q(pk__in=[])
-    for zone in sorted(set(accounts.values_list("timezone", flat=True))):
-        bounds = Q(account__timezone=zone)
+    for zone, ids in sorted(by_zone.items()):
         tz = ZoneInfo(zone)
+        bounds = Q(**{f"{prefix}account_id__in": ids})
         if first is not None:
-            bounds &= Q(received_at__gte=datetime.combine(first, time.min, tzinfo=tz))
+            start = datetime.combine(first, time.min, tzinfo=tz)
+            bounds &= Q(**{f"{prefix}received_at__gte": start})
         if last is not None:
             after = datetime.combine(last + timedelta(days=1), time.min, tzinfo=tz)
-            bounds &= Q(received_at__lt=after)
+            bounds &= Q(**{f"{prefix}received_at__lt": after})
         reach |= bounds
-    return calls.filter(reach)
+    return reach
 
 
 def scores_per_hour(*, scorer: User, since: datetime) -> list[tuple[datetime, int]]:

@@ -188,3 +188,19 @@ def test_the_dashboard_costs_the_same_queries_however_many_calls(
     client = signed_in(world.manager)
     with django_assert_max_num_queries(20):
         figures(client)
+
+
+def test_hours_are_the_viewers_even_in_a_zone_half_an_hour_off_utc(
+    world, calls, signed_in
+):
+    world.manager.timezone = (
+        "Asia/Kolkata"  # UTC+5:30: hours are cut in SQL, not in UTC
+    )
+    world.manager.save(update_fields=["timezone"])
+    f = figures(signed_in(world.manager))
+    by_hour = {bar.label: bar.value for bar in f.noagent_by_hour}
+    assert (
+        by_hour["07"] == 1 and sum(by_hour.values()) == 1
+    )  # 19:00 Denver is 07:30 IST
+    # Noon in Denver is 00:30 the next day in India: every call falls on the 5th there.
+    assert [row["day"] for row in f.trend_rows] == [DAY + timedelta(days=1)]
