@@ -1,4 +1,4 @@
-"""``make bench`` part 6: the pages over 100,000 calls. The call browser's first page and the
+"""``make bench`` part 7: the pages over 100,000 calls. The call browser's first page and the
 speed-to-lead dashboard (a 30-day range holding every call), signed in as a global manager,
 against the bare Django view (``/healthz``) measured the same way in the same run.
 
@@ -89,7 +89,7 @@ print(json.dumps({"session": session.session_key, "first": str((now - timedelta(
 
 def _row(label: str, result: Result, bare: Result, aim: float | None) -> tuple:
     return (
-        f"6 {label} p50 (server time, {CALLS:,} calls)",
+        f"7 {label} p50 (server time, {CALLS:,} calls)",
         f"{result.median:,.1f} ms",
         f"bare view {bare.median:,.1f} ms",
         f"{result.median / bare.median:.1f}x",
@@ -99,7 +99,7 @@ def _row(label: str, result: Result, bare: Result, aim: float | None) -> tuple:
 
 
 def measure(port: int, python: Callable[..., str]) -> tuple[list[tuple], list[str]]:
-    """Rows (measure, figure, baseline, ratio, aim, met) and detail lines of part 6."""
+    """Rows (measure, figure, baseline, ratio, aim, met) and detail lines of part 7."""
     # Production settings serve static files through a manifest that collectstatic writes.
     python("manage.py", "collectstatic", "--noinput", "-v0")
     seed = json.loads(python("-c", SEED % {"calls": CALLS}))
@@ -124,7 +124,7 @@ def measure(port: int, python: Callable[..., str]) -> tuple[list[tuple], list[st
         result = results[name]
         rows.append(
             (
-                f"6 {name} p90",
+                f"7 {name} p90",
                 f"{result.percentile(90):,.1f} ms",
                 f"bare view {bare.percentile(90):,.1f} ms",
                 f"{result.percentile(90) / bare.percentile(90):.1f}x",

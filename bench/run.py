@@ -13,7 +13,7 @@ every figure printed next to a baseline measured in the same run:
 5. Hostile ADF documents, in-process: the time ``parse_adf`` takes to refuse each one
    (billion laughs, XXE, pathological prologs, deep nesting, over 1 MiB) or to read an
    element with 80,000 attributes, against parsing the bench lead once.
-6. The pages over 100,000 calls (bench/pages.py): the call browser's first page and the
+7. The pages over 100,000 calls (bench/pages.py): the call browser's first page and the
    speed-to-lead dashboard, server time per request against the bare view.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
@@ -75,7 +75,7 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 # How long to wait for the last first dial (a call no agent could take waits 60 s).
 DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
-PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6").replace(" ", "").split(","))
+PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7").replace(" ", "").split(","))
 # The customer's number: the simulator answers it (not 0000-0003) and the call ends fast.
 LEAD_PHONE = "303-555-0147"
 
@@ -529,7 +529,7 @@ def main() -> None:
             details += [f"  {note}" for note in notes]
         # In-process like part 3, before any server starts; printed last.
         hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
-        if PARTS & {"1", "2", "4", "6"}:
+        if PARTS & {"1", "2", "4", "7"}:
             step(f"preparing database {DB_NAME} and Redis db 15")
             flush_redis()
             prepare_database(env)
@@ -553,8 +553,8 @@ def main() -> None:
             dial_rows_, dial_details_ = measure_dialing(port, env, seed, processes)
             rows += dial_rows_
             details += dial_details_
-        if "6" in PARTS:
-            step(f"6 pages: seeding {pages.CALLS:,} calls, then timing the pages")
+        if "7" in PARTS:
+            step(f"7 pages: seeding {pages.CALLS:,} calls, then timing the pages")
             page_rows, page_details = pages.measure(
                 port, lambda *args: python(env, *args)
             )

@@ -24,6 +24,7 @@ from django.http import (
 )
 from django.shortcuts import redirect, render
 from django.utils import timezone
+from django.utils.functional import cached_property
 from django.views.decorators.http import require_POST, require_safe
 
 from calls.models import Call
@@ -59,6 +60,17 @@ from scoring.services import (
 from users.models import User
 
 CALLS_PER_PAGE = 50
+# Counting every call in reach costs a scan of all of them; past this many the browser
+# says "more than" and the filters narrow it down.
+COUNT_UP_TO = 10_000
+
+
+class CappedPaginator(Paginator):
+    """Counts at most ``COUNT_UP_TO + 1`` rows: enough to say "more than 10,000"."""
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[: COUNT_UP_TO + 1].count()  # type: ignore[attr-defined]
 
 
 def _user(request: HttpRequest) -> User:
@@ -103,7 +115,7 @@ def call_list(request: HttpRequest) -> HttpResponse:
         calls = calls.order_by(*(calls.query.order_by or ["-received_at"]), "-id")
     # Page through ids, then read the page's 50 calls with their joins: sorting narrow
     # rows stays in memory where sorting whole joined rows of 100,000 calls spills to disk.
-    page = Paginator(calls.values_list("pk", flat=True), CALLS_PER_PAGE).get_page(
+    page = CappedPaginator(calls.values_list("pk", flat=True), CALLS_PER_PAGE).get_page(
         request.GET.get("page")
     )
     ids = list(page.object_list)
@@ -117,6 +129,7 @@ def call_list(request: HttpRequest) -> HttpResponse:
         "page_obj": page,
         "calls": page.object_list,
         "query_without_page": query.urlencode(),
+        "more_than": COUNT_UP_TO if page.paginator.count > COUNT_UP_TO else None,
         "sort": request.GET.get("sort", ""),
     }
     template = (

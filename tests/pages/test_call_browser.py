@@ -226,3 +226,17 @@ def test_the_export_costs_the_same_queries_however_many_calls(
     with django_assert_max_num_queries(12):
         rows = exported(manager)
     assert len(rows) == 3 + extra_calls
+
+
+def test_past_the_count_cap_the_browser_says_more_than(world, manager, monkeypatch):
+    from scoring import views
+
+    def count(**params) -> str:
+        body = manager.get(URL, params).content.decode()
+        return body.split('<strong id="count">')[1].split("</strong>")[0]
+
+    monkeypatch.setattr(views, "COUNT_UP_TO", 2)
+    assert count() == "More than 2 calls"
+    assert count(q="pat") == "1 call"
+    monkeypatch.setattr(views, "COUNT_UP_TO", 3)
+    assert count() == "3 calls"
