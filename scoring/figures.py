@@ -112,9 +112,10 @@ class Bar:
     label: str
     value: float
     height: float  # 0..100, share of the tallest bar
-    second: float = (
-        0  # a second series' height, drawn behind (the trend's answered calls)
-    )
+    # A second series' height, drawn in front (the trend's answered calls).
+    second: float = 0
+    # Long charts label every few bars only, so labels never overlap.
+    labelled: bool = True
 
 
 @dataclass
@@ -144,12 +145,14 @@ def _bars(
     pairs: list[tuple[str, float]], second: list[float] | None = None
 ) -> list[Bar]:
     top = max([value for _, value in pairs] + [1])
+    every = max(1, math.ceil(len(pairs) / 8))
     return [
         Bar(
             label,
             value,
             100.0 * value / top,
             100.0 * (second[i] if second else 0) / top,
+            labelled=i % every == 0,
         )
         for i, (label, value) in enumerate(pairs)
     ]

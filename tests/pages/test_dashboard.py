@@ -204,3 +204,11 @@ def test_hours_are_the_viewers_even_in_a_zone_half_an_hour_off_utc(
     )  # 19:00 Denver is 07:30 IST
     # Noon in Denver is 00:30 the next day in India: every call falls on the 5th there.
     assert [row["day"] for row in f.trend_rows] == [DAY + timedelta(days=1)]
+
+
+def test_the_charts_are_svg_with_at_most_eight_labels(world, calls, signed_in):
+    body = signed_in(world.manager).get(reverse("dashboard")).content.decode()
+    hours = body.split('aria-label="Calls ending with no agent available, by hour"')[1]
+    hours = hours.split("</svg>")[0]
+    assert hours.count('<rect class="bar"') == 24
+    assert hours.count("<text") == 8
