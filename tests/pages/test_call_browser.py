@@ -240,3 +240,13 @@ def test_past_the_count_cap_the_browser_says_more_than(world, manager, monkeypat
     assert count(q="pat") == "1 call"
     monkeypatch.setattr(views, "COUNT_UP_TO", 3)
     assert count() == "3 calls"
+
+
+def test_the_alert_filter_finds_a_tag_among_several(world, manager):
+    score_save(
+        call=world.other_agent_call,
+        scorer=world.scorer,
+        values={"alert": "Poor audio, Hot lead"},
+    )
+    assert listed(manager, alert="hot lead") == ["Other"]
+    assert listed(manager, alert="unhappy") == []
