@@ -20,7 +20,7 @@ SERVE := exec env PATH="$(CURDIR)/$(BIN):$$PATH" SIMULATOR_TIME_SCALE=$(SIMULATO
 	CELERY_WORKER_CONCURRENCY=2 $(BIN)/honcho start
 
 .DEFAULT_GOAL := help
-.PHONY: help install run serve worker test lint fmt bench migrate schema
+.PHONY: help install run serve worker test lint fmt bench migrate schema screenshots
 
 help: ## List the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -31,6 +31,8 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet ".[dev]"
+	@# The pages' browser tests drive Debian's Chromium (Playwright's own download fails offline).
+	@test -x /usr/bin/chromium || (apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium))
 	@touch $@
 
 migrate: install ## Apply database migrations (embedded SQLite unless DATABASE_URL is set)
@@ -66,3 +68,6 @@ bench: install ## Benchmarks on gunicorn + PostgreSQL + Redis; prints ratios aga
 
 schema: install ## Print the OpenAPI schema (validated)
 	DJANGO_SETTINGS_MODULE=config.settings.test $(MANAGE) spectacular --validate --fail-on-warn
+
+screenshots: install ## Photograph each page with demo data into docs/screenshots/ (Chromium)
+	$(BIN)/pytest -p no:xdist tests/pages/screenshots.py -q

@@ -19,6 +19,8 @@ every figure printed next to a baseline measured in the same run:
 7. Call final status -> the receiver getting its ``call_completed`` webhook (bench/webhooks.py),
    p50 and p99 over BENCH_DIAL_LEADS calls, against a no-op task's round trip through the
    webhooks queue and worker.
+8. The pages over 100,000 calls (bench/pages.py): the call browser's first page and the
+   speed-to-lead dashboard, server time per request against the bare view.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -56,7 +58,7 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 
-from bench import export  # noqa: E402
+from bench import export, pages  # noqa: E402
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, Result, percentile, run  # noqa: E402
@@ -84,7 +86,9 @@ DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
 # simulated call is a dozen pipeline tasks; two shared cores play a few calls a second).
 WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
-PARTS = set(os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7").replace(" ", "").split(","))
+PARTS = set(
+    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8").replace(" ", "").split(",")
+)
 # The service's web process, as the Procfile runs it.
 GUNICORN = [
     str(ROOT / ".venv/bin/gunicorn"),
@@ -632,11 +636,11 @@ def main() -> None:
             details += [f"  {note}" for note in notes]
         # In-process like part 3, before any server starts; printed last.
         hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
-        if PARTS & {"1", "2", "4", "6", "7"}:
+        if PARTS & {"1", "2", "4", "6", "7", "8"}:
             step(f"preparing database {DB_NAME} and Redis db 15")
             flush_redis()
             prepare_database(env)
-        if PARTS & {"1", "2", "4", "7"}:
+        if PARTS & {"1", "2", "4", "7", "8"}:
             seed = json.loads(python(env, "-c", SEED % {"agents": DIAL_AGENTS}))
             server = processes.start(
                 "gunicorn",
@@ -664,6 +668,13 @@ def main() -> None:
             webhook_rows, webhook_details = measure_webhooks(port, env, seed, options)
             rows += [Row(*row) for row in webhook_rows]
             details += webhook_details
+        if "8" in PARTS:
+            step(f"8 pages: seeding {pages.CALLS:,} calls, then timing the pages")
+            page_rows, page_details = pages.measure(
+                port, lambda *args: python(env, *args)
+            )
+            rows += [Row(*row) for row in page_rows]
+            details += page_details
         if "6" in PARTS:
             processes.stop_all()  # the export is served by its own single worker
             export_rows, export_details = measure_export(env, processes)

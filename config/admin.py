@@ -259,14 +259,14 @@ class ReadOnlyAdminMixin:
         return False
 
 
-class AdminLoginForm(AdminAuthenticationForm):
-    """The admin sign-in, refused for the rest of the minute after too many failures from
-    one address or against one username (``ADMIN_LOGIN_FAILURE_LIMIT``, config/throttling.py)."""
+class ThrottledSignInMixin:
+    """A sign-in form refused for the rest of the minute after too many failures from one
+    address or against one username (``ADMIN_LOGIN_FAILURE_LIMIT``, config/throttling.py).
+    Mixed into the admin's sign-in and the pages' (users/views.py)."""
 
-    error_messages = {
-        **AdminAuthenticationForm.error_messages,
-        "throttled": "Too many failed sign-in attempts. Please wait %(seconds)s seconds and try again.",
-    }
+    request: Any
+    cleaned_data: dict[str, Any]
+    throttled_message = "Too many failed sign-in attempts. Please wait %(seconds)s seconds and try again."
 
     def clean(self) -> dict[str, Any]:
         username = str(self.cleaned_data.get("username") or "")
@@ -274,13 +274,17 @@ class AdminLoginForm(AdminAuthenticationForm):
             wait = login_refused(self.request, username)
             if wait is not None:
                 raise ValidationError(
-                    self.error_messages["throttled"],
+                    self.throttled_message,
                     code="throttled",
                     params={"seconds": math.ceil(wait)},
                 )
         try:
-            return super().clean()
+            return super().clean()  # type: ignore[misc]
         except ValidationError:
             if self.request is not None:
                 login_failed(self.request, username)
             raise
+
+
+class AdminLoginForm(ThrottledSignInMixin, AdminAuthenticationForm):
+    """The admin sign-in, throttled (``ThrottledSignInMixin``)."""

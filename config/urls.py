@@ -26,6 +26,9 @@ urlpatterns = [
     path("calls/twilio/", include("calls.webhook_urls")),
     path("calls/", include("calls.urls")),
     path("healthz", healthz),
+    # Pages for scorers, managers and agents, and their sign-in.
+    path("", include("users.page_urls")),
+    path("", include("scoring.page_urls")),
 ]
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

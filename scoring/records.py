@@ -29,6 +29,7 @@ SLOTS = range(1, CATEGORY_SLOTS + 1)
 # One row of the query: the call, its account, agent and score, flat.
 _FIELDS = [
     "id",
+    "account_id",  # which account's builder writes the row (the pages' CSV export)
     "altid",
     "received_at",
     "source",

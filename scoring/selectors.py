@@ -11,14 +11,18 @@ Reach by permission template (Django groups):
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models.functions import TruncHour
 from django.utils import timezone
 
-from accounts.models import Account
-from calls.models import Call, CallStatus
-from scoring.models import Score, Scorecard, ScoringClaim
+from accounts.models import Account, Team
+from calls.models import Call, CallAttempt, CallStatus
+from scoring.models import Score, Scorecard, ScoreRevision, ScoringClaim
 from users.models import Membership, User
 
 SCORER = "Scorer"
@@ -124,3 +128,141 @@ def scores_by(*, scorer: User, since: object) -> QuerySet[Score]:
     return Score.objects.filter(scorer=scorer, scored_at__gte=since).select_related(
         "call__account"
     )
+
+
+# --- the pages (scoring/views.py): what a signed-in user reaches
+
+
+@dataclass(frozen=True)
+class Roles:
+    """Which pages a signed-in user sees; what each page shows is still scoped per call."""
+
+    scorer: bool
+    manager: bool
+    staff: bool
+
+
+def roles_of(user: User) -> Roles:
+    """The user's roles from their permission templates (staff hold every role)."""
+    if not (user.is_authenticated and user.is_active):
+        return Roles(scorer=False, manager=False, staff=False)
+    templates = _templates(user)
+    staff = user.is_staff
+    return Roles(
+        scorer=staff or SCORER in templates,
+        manager=staff or bool({MANAGER, GLOBAL_MANAGER} & templates),
+        staff=staff,
+    )
+
+
+def accounts_visible_to(user: User) -> QuerySet[Account]:
+    """Accounts whose calls ``user`` may read at all: scored, coached, or their own."""
+    if user.is_staff and user.is_active:
+        return Account.objects.all()
+    return Account.objects.filter(
+        Q(pk__in=accounts_scorable_by(user).values("pk"))
+        | Q(pk__in=accounts_coachable_by(user).values("pk"))
+        | Q(pk__in=Call.objects.filter(agent=user).values("account_id"))
+    )
+
+
+def users_filterable_by(user: User) -> QuerySet[User]:
+    """The agents the call browser offers ``user`` as a filter: the users of the accounts
+    they score or manage; an agent only themselves."""
+    roles = roles_of(user)
+    if not (roles.scorer or roles.manager):
+        return User.objects.filter(pk=user.pk)
+    return (
+        User.objects.filter(accounts__in=accounts_visible_to(user))
+        .distinct()
+        .order_by("last_name", "first_name")
+    )
+
+
+def teams_visible_to(user: User) -> QuerySet[Team]:
+    """Teams of the accounts whose calls ``user`` may read."""
+    return Team.objects.filter(account__in=accounts_visible_to(user)).select_related(
+        "account"
+    )
+
+
+def score_of(*, call: Call) -> Score | None:
+    """The score of a call already found visible, or None."""
+    return Score.objects.filter(call=call).first()
+
+
+def call_get_scorable(*, user: User, call_id: int) -> Call | None:
+    """One call ``user`` may score, with its account and score, or None (not found)."""
+    return (
+        Call.objects.filter(account__in=accounts_scorable_by(user), pk=call_id)
+        .select_related("account", "agent", "score", "team")
+        .first()
+    )
+
+
+def call_may_be_coached_by(*, user: User, call: Call) -> bool:
+    """Whether ``user`` coaches the call's account (the call page shows the coaching form)."""
+    return accounts_coachable_by(user).filter(pk=call.account_id).exists()
+
+
+def call_attempts(*, call: Call) -> QuerySet[CallAttempt]:
+    """The legs dialed for a call (agents offered it, the lead dialed), in order."""
+    return call.attempts_log.select_related("agent").order_by("created_at", "id")
+
+
+def score_revisions(*, call: Call) -> QuerySet[ScoreRevision]:
+    """Every change to a call's score and coaching, oldest first."""
+    return ScoreRevision.objects.filter(score__call=call).order_by("changed_at", "id")
+
+
+def received_on_local_days(
+    calls: QuerySet[Call],
+    *,
+    accounts: QuerySet[Account],
+    first: date | None,
+    last: date | None,
+) -> QuerySet[Call]:
+    """``calls`` received from day ``first`` to day ``last`` (inclusive; either may be open)
+    as each call's account counts days, in its own timezone."""
+    if first is None and last is None:
+        return calls
+    return calls.filter(local_days(accounts=accounts, first=first, last=last))
+
+
+def local_days(
+    *,
+    accounts: QuerySet[Account],
+    first: date | None,
+    last: date | None,
+    prefix: str = "",
+) -> Q:
+    """The condition of ``received_on_local_days`` (on ``prefix`` + the call's fields, for
+    rows that point at a call): the accounts' ids and one pair of bounds per timezone, so
+    it stays a range on the account/received_at index, on any database."""
+    by_zone: dict[str, list[int]] = {}
+    for pk, zone in accounts.values_list("pk", "timezone"):
+        by_zone.setdefault(zone, []).append(pk)
+    reach = Q(pk__in=[])
+    for zone, ids in sorted(by_zone.items()):
+        tz = ZoneInfo(zone)
+        bounds = Q(**{f"{prefix}account_id__in": ids})
+        if first is not None:
+            start = datetime.combine(first, time.min, tzinfo=tz)
+            bounds &= Q(**{f"{prefix}received_at__gte": start})
+        if last is not None:
+            after = datetime.combine(last + timedelta(days=1), time.min, tzinfo=tz)
+            bounds &= Q(**{f"{prefix}received_at__lt": after})
+        reach |= bounds
+    return reach
+
+
+def scores_per_hour(*, scorer: User, since: datetime) -> list[tuple[datetime, int]]:
+    """How many calls ``scorer`` scored in each hour since ``since``, in the active timezone."""
+    hours = (
+        Score.objects.filter(scorer=scorer, scored_at__gte=since)
+        .annotate(hour=TruncHour("scored_at"))
+        .values("hour")
+        .annotate(count=Count("id"))
+        .order_by("hour")
+    )
+    return [(row["hour"], row["count"]) for row in hours]

@@ -22,3 +22,21 @@ SESSION_COOKIE_SECURE = True
 CSRF_COOKIE_SECURE = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
+
+# Signed-in pages: sessions end after a working day or when the browser closes, cookies
+# stay out of reach of scripts and other sites, and reset mail goes out by SMTP.
+SESSION_COOKIE_AGE = env.int("DJANGO_SESSION_COOKIE_AGE", default=10 * 3600)
+SESSION_EXPIRE_AT_BROWSER_CLOSE = True
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_SAMESITE = "Lax"
+X_FRAME_OPTIONS = "DENY"
+EMAIL_BACKEND = env(
+    "EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend"
+)
+EMAIL_URL = env.email_url("EMAIL_URL", default="smtp://localhost:25")
+EMAIL_HOST = EMAIL_URL["EMAIL_HOST"]
+EMAIL_PORT = EMAIL_URL["EMAIL_PORT"]
+EMAIL_HOST_USER = EMAIL_URL["EMAIL_HOST_USER"]
+EMAIL_HOST_PASSWORD = EMAIL_URL["EMAIL_HOST_PASSWORD"]
+EMAIL_USE_TLS = EMAIL_URL.get("EMAIL_USE_TLS", False)

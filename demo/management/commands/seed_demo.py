@@ -48,6 +48,7 @@ SEED_STEPS: list[str] = [
     "demo.leads.seed_demo",
     "demo.calls.seed_demo",
     "demo.scoring.seed_demo",
+    "demo.pages.seed_demo",
 ]
 
 TEAMS = ("Sales", "Service")
@@ -165,7 +166,8 @@ ORGANIZATIONS = (
                 ),
             ),
         ),
-        scorer=PersonSpec("Sam", "Ortiz", "sam.ortiz@scoring.demo-motors.example"),
+        # The pages' demo scorer (demo/pages.py gives it a password).
+        scorer=PersonSpec("Sasha", "Scorer", "scorer@demo-motors.example"),
     ),
     OrganizationSpec(
         name="Lakeside Auto Group",

@@ -1,0 +1,368 @@
+"""The speed-to-lead dashboard's figures, each an aggregate query over the calls of the
+accounts a manager may see: nothing loads calls into Python, only the grouped results.
+
+Percentiles use PostgreSQL's ``percentile_cont``; on other databases (the embedded SQLite
+of ``make run``) the same interpolated value is read from the one or two rows at its
+rank, found by ``ORDER BY ... LIMIT 1 OFFSET n``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django import forms
+from django.db import connection
+from django.db.models import (
+    Aggregate,
+    Count,
+    FloatField,
+    Q,
+    QuerySet,
+    Sum,
+)
+from django.db.models.functions import TruncHour
+from django.utils import timezone
+
+from accounts.models import Account
+from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from scoring.models import CATEGORY_SLOTS, ScorecardCategory
+from scoring.selectors import accounts_coachable_by, local_days
+from users.models import User
+
+DEFAULT_DAYS = 7
+SLOTS = range(1, CATEGORY_SLOTS + 1)
+WITHIN = (30, 60, 300)  # "connected within 30 s, 60 s and 5 min"
+ANSWERED = Q(status=CallStatus.ANSWER)
+
+
+class Percentile(Aggregate):
+    """PostgreSQL's ``percentile_cont(p) WITHIN GROUP (ORDER BY expression)``."""
+
+    function = "percentile_cont"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+    def __init__(self, expression: Any, fraction: float, **extra: Any) -> None:
+        super().__init__(expression, fraction=float(fraction), **extra)
+
+
+def percentiles(
+    calls: QuerySet[Call], column: str, fractions: tuple[float, ...]
+) -> list[float | None]:
+    """Continuous percentiles of ``column`` over ``calls`` (nulls left out)."""
+    present = calls.filter(**{f"{column}__isnull": False})
+    if connection.vendor == "postgresql":
+        found = present.aggregate(
+            **{f"p{i}": Percentile(column, p) for i, p in enumerate(fractions)}
+        )
+        return [found[f"p{i}"] for i in range(len(fractions))]
+    count = present.count()
+    results: list[float | None] = []
+    ordered = present.order_by(column).values_list(column, flat=True)
+    for fraction in fractions:
+        if count == 0:
+            results.append(None)
+            continue
+        rank = fraction * (count - 1)
+        low = math.floor(rank)
+        values = list(ordered[low : low + 2])
+        upper = values[1] if len(values) > 1 else values[0]
+        results.append(values[0] + (upper - values[0]) * (rank - low))
+    return results
+
+
+class DashboardForm(forms.Form):
+    """The dashboard's choices, from the URL: a date range and optionally one account."""
+
+    date_from = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    account = forms.ModelChoiceField(
+        queryset=Account.objects.none(), required=False, empty_label="Every account"
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["account"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = accounts_coachable_by(user).order_by("name")
+
+    def choice(self) -> dict[str, Any]:
+        """The range and account asked for (a choice that is not valid is left out); the
+        last seven days by default."""
+        data: dict[str, Any] = {}
+        if self.is_bound:
+            self.is_valid()  # cleaned_data keeps the fields that are valid
+            data = self.cleaned_data
+        last = data.get("date_to") or timezone.localdate()
+        first = data.get("date_from") or last - timedelta(days=DEFAULT_DAYS - 1)
+        if first > last:
+            first, last = last, first
+        return {"first": first, "last": last, "account": data.get("account")}
+
+
+@dataclass
+class Bar:
+    label: str
+    value: float
+    height: float  # 0..100, share of the tallest bar
+    # A second series' height, drawn in front (the trend's answered calls).
+    second: float = 0
+    # Long charts label every few bars only, so labels never overlap.
+    labelled: bool = True
+
+
+@dataclass
+class Figures:
+    first: date
+    last: date
+    received: int = 0
+    answered: int = 0
+    median: float | None = None
+    p90: float | None = None
+    within: list[tuple[str, float | None]] = field(default_factory=list)
+    answer_rate: float | None = None
+    noagent: int = 0
+    noagent_by_hour: list[Bar] = field(default_factory=list)
+    agents: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    categories: list[tuple[int, str, float | None]] = field(default_factory=list)
+    trend: list[Bar] = field(default_factory=list)
+    trend_rows: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _share(part: int, whole: int) -> float | None:
+    return None if not whole else 100.0 * part / whole
+
+
+def _bars(
+    pairs: list[tuple[str, float]], second: list[float] | None = None
+) -> list[Bar]:
+    top = max([value for _, value in pairs] + [1])
+    every = max(1, math.ceil(len(pairs) / 8))
+    return [
+        Bar(
+            label,
+            value,
+            100.0 * value / top,
+            100.0 * (second[i] if second else 0) / top,
+            labelled=i % every == 0,
+        )
+        for i, (label, value) in enumerate(pairs)
+    ]
+
+
+# Summed over the groups of one query (agent x source): the totals, the sources, the
+# agents and the categories all come from that one scan of the calls.
+_SUMMED = (
+    "received",
+    "answered",
+    "noagent",
+    *(f"within{s}" for s in WITHIN),
+    "response_sum",
+    "response_n",
+    "scored",
+    "appointments",
+    "wow",
+    *(f"cat{slot}" for slot in range(1, CATEGORY_SLOTS + 1)),
+)
+
+
+def _sum(rows: list[dict[str, Any]], key: str) -> int:
+    return sum(row[key] or 0 for row in rows)
+
+
+def _by(rows: list[dict[str, Any]], key: str) -> dict[Any, dict[str, int]]:
+    groups: dict[Any, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(row[key], []).append(row)
+    return {
+        value: {k: _sum(group, k) for k in _SUMMED} for value, group in groups.items()
+    }
+
+
+def dashboard_figures(
+    *, user: User, first: date, last: date, account: Account | None = None
+) -> Figures:
+    """Every figure of the dashboard for the accounts ``user`` coaches (or one of them)."""
+    accounts = accounts_coachable_by(user)
+    if account is not None:
+        accounts = accounts.filter(pk=account.pk)
+    in_range = local_days(accounts=accounts, first=first, last=last)
+    calls = Call.objects.filter(in_range)
+    figures = Figures(first=first, last=last)
+    groups = [
+        dict(row)
+        for row in calls.values("agent", "source")
+        .annotate(
+            received=Count("id"),
+            answered=Count("id", filter=ANSWERED),
+            noagent=Count("id", filter=Q(status=CallStatus.NOAGENT)),
+            **{
+                f"within{s}": Count("id", filter=Q(response_time__lte=s))
+                for s in WITHIN
+            },
+            response_sum=Sum("response_time"),
+            response_n=Count("response_time"),
+            scored=Count("score"),
+            appointments=Count("score__appointment_date"),
+            wow=Count("id", filter=Q(score__wow=True)),
+            **{
+                f"cat{slot}": Count("id", filter=Q(**{f"score__cat{slot}": True}))
+                for slot in range(1, CATEGORY_SLOTS + 1)
+            },
+        )
+        .order_by()
+    ]
+    totals = {key: _sum(groups, key) for key in _SUMMED}
+    figures.received, figures.answered = totals["received"], totals["answered"]
+    figures.noagent = totals["noagent"]
+    figures.answer_rate = _share(figures.answered, figures.received)
+    figures.within = [
+        (label, _share(totals[f"within{s}"], figures.received))
+        for s, label in zip(WITHIN, ("30 s", "60 s", "5 min"), strict=True)
+    ]
+    figures.median, figures.p90 = percentiles(calls, "response_time", (0.5, 0.9))
+    figures.sources = sorted(
+        (
+            {
+                "label": source or "(none)",
+                "received": row["received"],
+                "answered": row["answered"],
+                "answer_rate": _share(row["answered"], row["received"]),
+                "avg_response": row["response_sum"] / row["response_n"]
+                if row["response_n"]
+                else None,
+            }
+            for source, row in _by(groups, "source").items()
+        ),
+        key=lambda row: (-row["received"], row["label"]),
+    )
+    figures.agents = _agents(
+        _by(groups, "agent"),
+        local_days(accounts=accounts, first=first, last=last, prefix="call__"),
+    )
+    figures.categories = _categories(totals, accounts)
+
+    # One more scan, by hour: the trend per day and NOAGENT by hour of day, in the
+    # viewer's timezone. Hours are cut in UTC (no timezone conversion per row, half the
+    # time) and moved to local time here, when the zone is a whole number of hours off
+    # UTC throughout the range (each UTC hour is then one local hour); otherwise in SQL.
+    zone = timezone.get_current_timezone()
+    cut_in_utc = all(
+        _whole_hours(zone, moment) for moment in (first, last + timedelta(days=1))
+    )
+    moments = (
+        calls.annotate(
+            moment=TruncHour("received_at", tzinfo=UTC if cut_in_utc else zone)
+        )
+        .values("moment")
+        .annotate(
+            received=Count("id"),
+            answered=Count("id", filter=ANSWERED),
+            within60=Count("id", filter=Q(response_time__lte=60)),
+            noagent=Count("id", filter=Q(status=CallStatus.NOAGENT)),
+        )
+        .order_by()
+    )
+    days: dict[date, dict[str, Any]] = {}
+    by_hour = [0] * 24
+    for row in moments:
+        local = timezone.localtime(row["moment"], zone)
+        day = days.setdefault(
+            local.date(),
+            {"day": local.date(), "received": 0, "answered": 0, "within60": 0},
+        )
+        for key in ("received", "answered", "within60"):
+            day[key] += row[key]
+        by_hour[local.hour] += row["noagent"]
+    figures.noagent_by_hour = _bars([(f"{h:02d}", by_hour[h]) for h in range(24)])
+    figures.trend_rows = [days[day] for day in sorted(days)]
+    figures.trend = _bars(
+        [(f"{row['day']:%m-%d}", row["received"]) for row in figures.trend_rows],
+        second=[row["answered"] for row in figures.trend_rows],
+    )
+    return figures
+
+
+def _whole_hours(zone: Any, day: date) -> bool:
+    offset = datetime.combine(day, time(12), tzinfo=zone).utcoffset()
+    return offset is not None and offset.total_seconds() % 3600 == 0
+
+
+def _agents(taken: dict[Any, dict[str, int]], call_range: Q) -> list[dict[str, Any]]:
+    """Per agent: calls offered and accepted (their legs), answered, scores, appointments, wow."""
+    taken.pop(None, None)  # calls no agent took
+    offered: dict[int, dict[str, Any]] = {
+        row["agent"]: dict(row)
+        for row in CallAttempt.objects.filter(
+            call_range, leg=Leg.AGENT, agent__isnull=False
+        )
+        .values("agent")
+        .annotate(
+            # Offers (an agent's phone rang) and presses of 1, not distinct calls: a
+            # call offered to the same agent in two rounds was offered twice.
+            offered=Count("id"),
+            accepted=Count("id", filter=Q(outcome=AttemptOutcome.ACCEPTED)),
+        )
+        .order_by()
+    }
+    names = {
+        user.pk: user.get_full_name() or user.username
+        for user in User.objects.filter(pk__in={*taken, *offered}).only(
+            "first_name", "last_name", "username"
+        )
+    }
+    rows = []
+    for agent, name in names.items():
+        mine = taken.get(agent, {})
+        scored = mine.get("scored", 0)
+        rows.append(
+            {
+                "name": name,
+                "offered": offered.get(agent, {}).get("offered", 0),
+                "accepted": offered.get(agent, {}).get("accepted", 0),
+                "answered": mine.get("answered", 0),
+                "scored": scored,
+                # Categories applied, summed over the slots' counts, per scored call.
+                "avg_score": sum(mine[f"cat{n}"] for n in SLOTS) / scored
+                if scored
+                else None,
+                "appointments": mine.get("appointments", 0),
+                "wow": mine.get("wow", 0),
+            }
+        )
+    return sorted(rows, key=lambda row: (-row["answered"], row["name"]))
+
+
+def _categories(
+    totals: dict[str, int], accounts: QuerySet[Account]
+) -> list[tuple[int, str, float | None]]:
+    """Share of scored calls each category was applied on."""
+    # A slot is named when every scorecard in view gives it the same name.
+    named: dict[int, set[str]] = {}
+    for slot, name in (
+        ScorecardCategory.objects.filter(scorecard__account__in=accounts)
+        .exclude(name="")
+        .values_list("slot", "name")
+        .order_by()
+        .distinct()
+    ):
+        named.setdefault(slot, set()).add(name)
+    scored = totals["scored"]
+    return [
+        (
+            slot,
+            next(iter(named[slot]))
+            if len(named.get(slot, ())) == 1
+            else f"Category {slot}",
+            100.0 * totals[f"cat{slot}"] / scored if scored else None,
+        )
+        for slot in range(1, CATEGORY_SLOTS + 1)
+    ]

@@ -1,0 +1,156 @@
+"""The call browser's filters (django-filter): every one a URL parameter, so a filtered
+view can be bookmarked and shared. The choices offered are scoped to the user."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import django_filters
+from django import forms
+from django.db.models import Q, QuerySet
+
+from accounts.models import Account, Team
+from calls.models import Call, CallStatus
+from scoring.models import CATEGORY_SLOTS
+from scoring.selectors import (
+    accounts_visible_to,
+    received_on_local_days,
+    teams_visible_to,
+    users_filterable_by,
+)
+from users.models import User
+
+YES_NO = [("yes", "Yes"), ("no", "No")]
+ANY = "Any"
+
+
+def _yes(value: str) -> bool:
+    return value == "yes"
+
+
+class CallFilter(django_filters.FilterSet):
+    """Filters of the call browser and of its CSV export, for one signed-in user."""
+
+    date_from = django_filters.DateFilter(
+        label="From", method="_later", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    date_to = django_filters.DateFilter(
+        label="To", method="_later", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    account = django_filters.ModelChoiceFilter(
+        queryset=Account.objects.none(), empty_label=ANY
+    )
+    agent = django_filters.ModelChoiceFilter(
+        queryset=User.objects.none(), empty_label=ANY
+    )
+    team = django_filters.ModelChoiceFilter(
+        queryset=Team.objects.none(), empty_label=ANY
+    )
+    status = django_filters.ChoiceFilter(choices=CallStatus.choices, empty_label=ANY)
+    source = django_filters.CharFilter(lookup_expr="iexact")
+    scored = django_filters.ChoiceFilter(
+        choices=YES_NO, method="_scored", label="Scored", empty_label=ANY
+    )
+    category = django_filters.ChoiceFilter(
+        choices=[(str(slot), f"Category {slot}") for slot in range(1, 11)],
+        method="_later",
+        label="Category",
+        empty_label=ANY,
+    )
+    applied = django_filters.ChoiceFilter(
+        choices=YES_NO, method="_later", label="Category applied", empty_label=None
+    )
+    wow = django_filters.ChoiceFilter(
+        choices=YES_NO, method="_wow", label="Wow", empty_label=ANY
+    )
+    call_end = django_filters.CharFilter(
+        field_name="score__call_end", lookup_expr="iexact", label="Call end"
+    )
+    alert = django_filters.CharFilter(
+        field_name="score__alert", lookup_expr="icontains", label="Alert"
+    )
+    appointment = django_filters.ChoiceFilter(
+        choices=YES_NO, method="_appointment", label="Appointment set", empty_label=ANY
+    )
+    q = django_filters.CharFilter(method="_search", label="Lead name, phone or email")
+    sort = django_filters.OrderingFilter(
+        fields=(
+            ("received_at", "received"),
+            ("account__name", "account"),
+            ("agent__last_name", "agent"),
+            ("status", "status"),
+            ("source", "source"),
+            ("response_time", "response"),
+            ("duration", "duration"),
+            ("last_name", "lead"),
+        ),
+        label="Sort",
+    )
+
+    class Meta:
+        model = Call
+        fields: list[str] = []
+
+    def __init__(self, data: Any = None, *, user: User, **kwargs: Any) -> None:
+        super().__init__(data, **kwargs)
+        self.user = user
+        self.accounts = accounts_visible_to(user)
+        filters = self.filters
+        filters["account"].queryset = self.accounts.order_by("name")
+        filters["agent"].queryset = users_filterable_by(user)
+        filters["team"].queryset = teams_visible_to(user)
+
+    def _later(self, queryset: QuerySet[Call], name: str, value: Any) -> QuerySet[Call]:
+        # Applied together in filter_queryset: they depend on one another.
+        return queryset
+
+    def _scored(
+        self, queryset: QuerySet[Call], name: str, value: str
+    ) -> QuerySet[Call]:
+        return queryset.filter(score__isnull=not _yes(value))
+
+    def _wow(self, queryset: QuerySet[Call], name: str, value: str) -> QuerySet[Call]:
+        return queryset.filter(score__wow=_yes(value))
+
+    def _appointment(
+        self, queryset: QuerySet[Call], name: str, value: str
+    ) -> QuerySet[Call]:
+        # Like wow and the categories, "no" means scored without one, not "not scored".
+        return queryset.filter(
+            score__isnull=False, score__appointment_date__isnull=not _yes(value)
+        )
+
+    def _search(
+        self, queryset: QuerySet[Call], name: str, value: str
+    ) -> QuerySet[Call]:
+        text = value.strip()
+        if not text:
+            return queryset
+        found = Q()
+        for word in text.split():
+            digits = "".join(ch for ch in word if ch.isdigit())
+            either = (
+                Q(first_name__icontains=word)
+                | Q(last_name__icontains=word)
+                | Q(email__icontains=word)
+            )
+            if len(digits) >= 3:  # "303-555" finds +13035550123
+                either |= Q(phone__contains=digits)
+            found &= either
+        return queryset.filter(found)
+
+    def filter_queryset(self, queryset: QuerySet[Call]) -> QuerySet[Call]:
+        queryset = super().filter_queryset(queryset)
+        data = self.form.cleaned_data
+        slot = data.get("category")
+        if slot and 1 <= int(slot) <= CATEGORY_SLOTS:
+            queryset = queryset.filter(
+                **{f"score__cat{slot}": data.get("applied") != "no"}
+            )
+        account = data.get("account")
+        return received_on_local_days(
+            queryset,
+            accounts=self.accounts.filter(pk=account.pk) if account else self.accounts,
+            first=data.get("date_from"),
+            last=data.get("date_to"),
+        )

@@ -1,0 +1,145 @@
+"""The scoring workspace's form: the account's ten categories (only the slots in use), wow,
+and the scored members of part 2.3, prefilled from the lead. The score service checks
+everything again; its errors come back inline, keyed by member."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from calls.models import Call
+from scoring.models import (
+    CATEGORY_SLOTS,
+    ChoiceKind,
+    LeadType,
+    Score,
+    Scorecard,
+    ScorecardCategory,
+)
+from scoring.services import TEXT_MEMBERS, score_values
+
+# Keys 1..9 then 0 toggle categories 1..10 (shown beside each).
+CATEGORY_KEYS = [str(slot % 10) for slot in range(1, CATEGORY_SLOTS + 1)]
+SHORT_TEXT = 255  # above this a member is a text area
+VEHICLE = ("make", "model", "year", "registration", "summary")
+LABELS = {
+    "first_name": "First name",
+    "last_name": "Last name",
+    "alt_phone": "Phone",
+    "email": "Email",
+    "department": "Department",
+    "call_end": "Call end",
+    "alert": "Alerts",
+    "lead_type": "Lead type",
+    "notes": "Notes",
+    "appointment_date": "Appointment date",
+    "appointment_time": "Appointment time",
+}
+
+
+def _text(member: str) -> forms.CharField:
+    limit = TEXT_MEMBERS[member]
+    widget = forms.Textarea(attrs={"rows": 2}) if limit > SHORT_TEXT else None
+    label = LABELS.get(member) or member.split("_")[-1].capitalize()
+    return forms.CharField(
+        required=False, max_length=limit, widget=widget, label=label, strip=True
+    )
+
+
+class ScoreForm(forms.Form):
+    """Built for one call's scorecard: its category names, guidance and lists."""
+
+    def __init__(
+        self,
+        *args: Any,
+        scorecard: Scorecard,
+        category_names: list[str | None],
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        guidance = {category.slot: category for category in scorecard.categories.all()}
+        lists: dict[str, list[str]] = {kind: [] for kind in ChoiceKind.values}
+        for choice in scorecard.choices.all():
+            lists[choice.kind].append(choice.name)
+        self.categories: list[tuple[str, str, ScorecardCategory | None]] = []
+        for slot, name in enumerate(category_names, start=1):
+            if not name:
+                continue
+            member = f"cat{slot}"
+            self.fields[member] = forms.BooleanField(required=False, label=name)
+            self.categories.append(
+                (member, CATEGORY_KEYS[slot - 1], guidance.get(slot))
+            )
+        self.fields["wow"] = forms.BooleanField(required=False, label="Wow")
+        for member in ("first_name", "last_name", "alt_phone", "email"):
+            self.fields[member] = _text(member)
+        self.fields["lead_type"] = forms.ChoiceField(
+            required=False,
+            label="Lead type",
+            choices=[("", "—"), *LeadType.choices],
+        )
+        self.fields["department"] = self._listed(
+            lists[ChoiceKind.DEPARTMENT], "Department"
+        )
+        self.fields["call_end"] = self._listed(lists[ChoiceKind.CALL_END], "Call end")
+        self.fields["alert"] = forms.MultipleChoiceField(
+            required=False,
+            label="Alerts",
+            choices=[(name, name) for name in lists[ChoiceKind.ALERT]],
+            widget=forms.CheckboxSelectMultiple,
+        )
+        self.fields["appointment_date"] = forms.CharField(
+            required=False,
+            label="Appointment date",
+            widget=forms.DateInput(attrs={"type": "date"}),
+        )
+        self.fields["appointment_time"] = forms.CharField(
+            required=False,
+            label="Appointment time",
+            widget=forms.TimeInput(attrs={"type": "time"}),
+        )
+        for which in ("called_on", "current"):
+            for part in VEHICLE:
+                self.fields[f"{which}_{part}"] = _text(f"{which}_{part}")
+        self.fields["notes"] = _text("notes")
+
+    @staticmethod
+    def _listed(names: list[str], label: str) -> forms.ChoiceField:
+        return forms.ChoiceField(
+            required=False,
+            label=label,
+            choices=[("", "—"), *((name, name) for name in names)],
+        )
+
+    def vehicle_fields(self, which: str) -> list[forms.BoundField]:
+        return [self[f"{which}_{part}"] for part in VEHICLE]
+
+    def values(self) -> dict[str, Any]:
+        """The cleaned form as ``score_save`` takes it."""
+        values = dict(self.cleaned_data)
+        values["alert"] = ", ".join(values.get("alert") or [])
+        return values
+
+
+def score_initial(*, call: Call, score: Score | None) -> dict[str, Any]:
+    """What the form starts with: the score as saved, or for a new score the lead's members."""
+    if score is not None:
+        initial = score_values(score)
+        initial["alert"] = [
+            tag.strip() for tag in score.alert.split(",") if tag.strip()
+        ]
+        return initial
+    initial = {
+        "first_name": call.first_name,
+        "last_name": call.last_name,
+        "alt_phone": call.phone,
+        "email": call.email[: TEXT_MEMBERS["email"]],
+        "department": call.department,
+        "lead_type": call.lead_type if call.lead_type in LeadType.values else "",
+    }
+    for which in ("called_on", "current"):
+        for part in VEHICLE:
+            member = f"{which}_{part}"
+            initial[member] = getattr(call, member)
+    return initial

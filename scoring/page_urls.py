@@ -1,0 +1,23 @@
+"""The pages: call browser and call page, scoring workspace, speed-to-lead dashboard."""
+
+from django.urls import path
+
+from scoring import views
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("calls/", views.call_list, name="call-list"),
+    path("calls/export.csv", views.call_export, name="call-export"),
+    path("calls/<int:call_id>/", views.call_detail, name="call-detail"),
+    path("calls/<int:call_id>/coaching", views.call_coach, name="call-coach"),
+    path(
+        "calls/<int:call_id>/coaching/read",
+        views.call_coaching_read,
+        name="call-coaching-read",
+    ),
+    path("scoring/", views.scoring_home, name="scoring-home"),
+    path("scoring/next", views.scoring_next, name="scoring-next"),
+    path("scoring/calls/<int:call_id>/", views.scoring_call, name="scoring-call"),
+    path("scoring/calls/<int:call_id>/skip", views.scoring_skip, name="scoring-skip"),
+    path("dashboard/", views.dashboard, name="dashboard"),
+]

@@ -1,0 +1,396 @@
+"""Pages for scorers, managers, global managers and agents (server-rendered; htmx only
+enhances). Every page reads through scoring/selectors.py and writes through
+scoring/services.py: a call the user may not see is not found (404)."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+from datetime import datetime, time
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBadRequest,
+    HttpResponseRedirect,
+    StreamingHttpResponse,
+)
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.utils.functional import cached_property
+from django.views.decorators.http import require_POST, require_safe
+
+from calls.models import Call
+from scoring.figures import DashboardForm, dashboard_figures
+from scoring.filters import CallFilter
+from scoring.forms import ScoreForm, score_initial
+from scoring.models import CATEGORY_SLOTS, RevisionKind, Score
+from scoring.records import RecordBuilder, rows
+from scoring.selectors import (
+    accounts_visible_to,
+    call_attempts,
+    call_get_scorable,
+    call_get_visible,
+    call_may_be_coached_by,
+    calls_visible_to,
+    roles_of,
+    score_of,
+    score_revisions,
+    scorecard_of,
+    scores_by,
+    scores_per_hour,
+    scoring_queue,
+)
+from scoring.services import (
+    coaching_mark_read,
+    coaching_save,
+    score_save,
+    scorecard_create_default,
+    scorecard_snapshot,
+    scoring_claim_next,
+    scoring_claim_release,
+)
+from users.models import User
+
+CALLS_PER_PAGE = 50
+# Counting every call in reach costs a scan of all of them; past this many the browser
+# says "more than" and the filters narrow it down.
+COUNT_UP_TO = 10_000
+
+
+class CappedPaginator(Paginator):
+    """Counts at most ``COUNT_UP_TO + 1`` rows: enough to say "more than 10,000"."""
+
+    @cached_property
+    def count(self) -> int:
+        return self.object_list[: COUNT_UP_TO + 1].count()  # type: ignore[attr-defined]
+
+
+def _user(request: HttpRequest) -> User:
+    return request.user  # type: ignore[return-value]
+
+
+def recording_src(url: str) -> str:
+    """The service's own recording links as paths, so the player loads them from whatever
+    address served the page; a provider's links as they are."""
+    base = settings.PUBLIC_BASE_URL
+    return url[len(base) :] if base and url.startswith(base + "/") else url
+
+
+@login_required
+@require_safe
+def home(request: HttpRequest) -> HttpResponse:
+    """Each role's first page: scorers score, managers watch speed to lead, agents their calls."""
+    roles = roles_of(_user(request))
+    if roles.scorer and not roles.staff:
+        return redirect("scoring-home")
+    if roles.manager:
+        return redirect("dashboard")
+    return redirect("call-list")
+
+
+# --- call browser, export and call page
+
+
+def _filtered(request: HttpRequest) -> CallFilter:
+    user = _user(request)
+    calls = calls_visible_to(user).select_related("account", "agent", "score")
+    return CallFilter(request.GET, queryset=calls, user=user)
+
+
+@login_required
+@require_safe
+def call_list(request: HttpRequest) -> HttpResponse:
+    """The calls the user may see, filtered, sorted and paged by URL parameters."""
+    filtered = _filtered(request)
+    calls = filtered.qs
+    if filtered.form.is_valid():
+        calls = calls.order_by(*(calls.query.order_by or ["-received_at"]), "-id")
+    # Page through ids, then read the page's 50 calls with their joins: sorting narrow
+    # rows stays in memory where sorting whole joined rows of 100,000 calls spills to disk.
+    page = CappedPaginator(calls.values_list("pk", flat=True), CALLS_PER_PAGE).get_page(
+        request.GET.get("page")
+    )
+    ids = list(page.object_list)
+    by_id = {call.pk: call for call in filtered.queryset.filter(pk__in=ids)}
+    page.object_list = [by_id[pk] for pk in ids if pk in by_id]
+    query = request.GET.copy()
+    query.pop("page", None)
+    context = {
+        "section": "calls",
+        "filter": filtered,
+        "page_obj": page,
+        "calls": page.object_list,
+        "query_without_page": query.urlencode(),
+        "more_than": COUNT_UP_TO if page.paginator.count > COUNT_UP_TO else None,
+        "sort": request.GET.get("sort", ""),
+    }
+    template = (
+        "scoring/partials/call_table.html"
+        if request.headers.get("HX-Request")
+        and request.headers.get("HX-Target") == "results"
+        else "scoring/call_list.html"
+    )
+    return render(request, template, context)
+
+
+class _Echo:
+    """csv.writer's file: hands each line back instead of storing it."""
+
+    def write(self, value: str) -> str:
+        return value
+
+
+@login_required
+@require_safe
+def call_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    """The filtered calls as CSV with the members of part 2.3, streamed in chunks."""
+    filtered = _filtered(request)
+    user = _user(request)
+    if not filtered.is_valid():
+        return HttpResponseBadRequest(
+            "Some filters are not valid: " + filtered.errors.as_text(),
+            content_type="text/plain; charset=utf-8",
+        )
+    builders: dict[int, RecordBuilder] = {}
+    writer = csv.writer(_Echo())
+
+    def lines() -> Iterator[str]:
+        header_written = False
+        for row in rows(filtered.qs.select_related(None)):
+            builder = builders.get(row["account_id"])
+            if builder is None:
+                account = accounts_visible_to(user).get(pk=row["account_id"])
+                builder = builders[account.pk] = RecordBuilder(account)
+            record = builder.json(row)
+            if not header_written:
+                header_written = True
+                yield writer.writerow(record.keys())
+            yield writer.writerow(["" if v is None else v for v in record.values()])
+        if not header_written:
+            yield writer.writerow(["id"])
+
+    stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
+    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="calls-{stamp}.csv"'
+    return response
+
+
+def _visible_call(request: HttpRequest, call_id: int) -> Call:
+    call = call_get_visible(user=_user(request), call_id=call_id)
+    if call is None:
+        raise Http404("No such call.")
+    return call
+
+
+@login_required
+@require_safe
+def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
+    """One call: recording, lead, attempts, score with category names, revisions, coaching."""
+    call = _visible_call(request, call_id)
+    user = _user(request)
+    score = score_of(call=call)
+    coachable = score is not None and call_may_be_coached_by(user=user, call=call)
+    categories = []
+    if score is not None:
+        categories = [
+            (slot, name, getattr(score, f"cat{slot}"))
+            for slot, name in enumerate(score.category_names, start=1)
+            if name
+        ]
+    context = {
+        "section": "calls",
+        "call": call,
+        "score": score,
+        "categories": categories,
+        "attempts": call_attempts(call=call),
+        "revisions": _revision_lines(call) if score else [],
+        "coachable": coachable,
+        "is_agent": call.agent_id == user.pk,
+        "may_score": call_get_scorable(user=user, call_id=call.pk) is not None,
+        "recording": recording_src(call.recording_url),
+    }
+    return render(request, "scoring/call_detail.html", context)
+
+
+def _revision_lines(call: Call) -> list[tuple[Any, str]]:
+    """Each revision with what it changed, in words ("first score" for the first)."""
+    lines = []
+    for revision in score_revisions(call=call):
+        olds = [old for old, _ in revision.changes.values()]
+        if revision.kind == RevisionKind.SCORE and all(old is None for old in olds):
+            what = "first score"
+        else:
+            what = ", ".join(sorted(revision.changes)) or "no change"
+        lines.append((revision, what))
+    return lines
+
+
+@login_required
+@require_POST
+def call_coach(request: HttpRequest, call_id: int) -> HttpResponse:
+    """Save a manager's coaching notes on a scored call."""
+    call = _visible_call(request, call_id)
+    try:
+        coaching_save(
+            call=call, coach=_user(request), notes=request.POST.get("notes", "")
+        )
+    except ValidationError as error:
+        for message in error.messages:
+            messages.error(request, message)
+    else:
+        messages.success(
+            request, "Coaching notes saved; the agent sees them on this call."
+        )
+    return redirect("call-detail", call_id=call.pk)
+
+
+@login_required
+@require_POST
+def call_coaching_read(request: HttpRequest, call_id: int) -> HttpResponse:
+    """The call's agent marks its coaching read."""
+    call = _visible_call(request, call_id)
+    if coaching_mark_read(call=call, agent=_user(request)):
+        messages.success(request, "Coaching marked as read.")
+    return redirect("call-detail", call_id=call.pk)
+
+
+# --- scoring workspace
+
+
+def _scorer(request: HttpRequest) -> User:
+    user = _user(request)
+    if not roles_of(user).scorer:
+        raise PermissionDenied("Scoring is for scorers.")
+    return user
+
+
+@login_required
+@require_safe
+def scoring_home(request: HttpRequest) -> HttpResponse:
+    """The scorer's start: the queue, "score next", and what they scored today by hour."""
+    scorer = _scorer(request)
+    today = datetime.combine(
+        timezone.localdate(), time.min, tzinfo=timezone.get_current_timezone()
+    )
+    per_hour = scores_per_hour(scorer=scorer, since=today)
+    context = {
+        "section": "scoring",
+        "waiting": scoring_queue(scorer=scorer).count(),
+        "scores": scores_by(scorer=scorer, since=today).order_by("-scored_at")[:200],
+        "per_hour": per_hour,
+        "scored_today": sum(count for _, count in per_hour),
+    }
+    return render(request, "scoring/home.html", context)
+
+
+def _next_or_home(request: HttpRequest, scorer: User) -> HttpResponseRedirect:
+    call = scoring_claim_next(scorer=scorer)
+    if call is None:
+        messages.info(request, "The queue is empty: every answered call is scored.")
+        return redirect("scoring-home")
+    return redirect("scoring-call", call_id=call.pk)
+
+
+@login_required
+@require_POST
+def scoring_next(request: HttpRequest) -> HttpResponse:
+    """Hold the next call of the queue for this scorer and open it."""
+    return _next_or_home(request, _scorer(request))
+
+
+@login_required
+@require_POST
+def scoring_skip(request: HttpRequest, call_id: int) -> HttpResponse:
+    """Give the call back to the queue and take the next one."""
+    scorer = _scorer(request)
+    call = call_get_scorable(user=scorer, call_id=call_id)
+    if call is None:
+        raise Http404("No such call.")
+    scoring_claim_release(call=call, scorer=scorer)
+    return redirect("scoring-home")
+
+
+@login_required
+def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
+    """Score one call: GET shows the workspace, POST saves (and with "next", opens the next)."""
+    scorer = _scorer(request)
+    call = call_get_scorable(user=scorer, call_id=call_id)
+    if call is None:
+        raise Http404("No such call.")
+    score: Score | None = getattr(call, "score", None)
+    scorecard = scorecard_of(account=call.account)
+    if scorecard is None:
+        scorecard_create_default(account=call.account)
+        scorecard = scorecard_of(account=call.account)
+    assert scorecard is not None
+    names = score.category_names if score else scorecard_snapshot(scorecard)[0]
+    form = ScoreForm(
+        request.POST if request.method == "POST" else None,
+        initial=score_initial(call=call, score=score),
+        scorecard=scorecard,
+        category_names=names,
+    )
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                score_save(call=call, scorer=scorer, values=form.values())
+            except ValidationError as error:
+                _errors_inline(form, error)
+            else:
+                messages.success(request, f"Call {call.pk} scored.")
+                if "next" in request.POST:
+                    return _next_or_home(request, scorer)
+                return redirect("scoring-call", call_id=call.pk)
+        status = 422
+    elif request.method in ("GET", "HEAD"):
+        status = 200
+    else:
+        return HttpResponse(status=405, headers={"Allow": "GET, HEAD, POST"})
+    context = {
+        "section": "scoring",
+        "call": call,
+        "score": score,
+        "form": form,
+        "attempts": call_attempts(call=call),
+        "recording": recording_src(call.recording_url),
+    }
+    return render(request, "scoring/score.html", context, status=status)
+
+
+def _errors_inline(form: ScoreForm, error: ValidationError) -> None:
+    if not hasattr(error, "error_dict"):
+        for message in error.messages:
+            form.add_error(None, message)
+        return
+    for member, problems in error.message_dict.items():
+        for problem in problems:
+            form.add_error(member if member in form.fields else None, problem)
+
+
+# --- speed-to-lead dashboard
+
+
+@login_required
+@require_safe
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """Speed to lead and agent figures over the accounts the manager may see."""
+    user = _user(request)
+    if not roles_of(user).manager:
+        raise PermissionDenied("The dashboard is for managers.")
+    form = DashboardForm(request.GET or None, user=user)
+    figures = dashboard_figures(user=user, **form.choice())
+    context = {
+        "section": "dashboard",
+        "form": form,
+        "f": figures,
+        "slots": range(1, CATEGORY_SLOTS + 1),
+    }
+    return render(request, "scoring/dashboard.html", context)

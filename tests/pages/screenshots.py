@@ -1,0 +1,98 @@
+"""`make screenshots`: a PNG of each page, with demo data, in docs/screenshots/.
+
+Not collected by `make test` (the file name does not start with test_); run by name:
+``pytest tests/pages/screenshots.py``. It loads seed_demo into the test database, scores
+and coaches some demo calls when none are scored yet, and photographs each page as the
+role that uses it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from calls.models import Call, CallStatus
+from demo.pages import GLOBAL_MANAGER, PASSWORD, SCORER
+from scoring.models import Score
+from scoring.services import coaching_save, score_save
+from users.models import User
+
+pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
+
+OUT = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+END_REASONS = [
+    "Appointment set",
+    "Callback requested",
+    "Information given",
+    "Not interested",
+]
+
+
+def _score_some(scorer: User, manager: User) -> Call:
+    """Score three in four answered demo calls (leaving the rest for the queue); coach one."""
+    answered = list(
+        Call.objects.filter(status=CallStatus.ANSWER, account__name="Demo Motors North")
+        .exclude(recording_url="")
+        .order_by("received_at")
+    )
+    for n, call in enumerate(answered):
+        if n % 4 == 3 or Score.objects.filter(call=call).exists():
+            continue
+        values = {f"cat{slot}": (n + slot) % 3 != 0 for slot in range(1, 11)}
+        values.update(
+            wow=n % 5 == 0, call_end=END_REASONS[n % 4], notes="Friendly call."
+        )
+        if values["call_end"] == "Appointment set":
+            values["appointment_date"] = (call.received_at + timedelta(days=2)).date()
+        score_save(call=call, scorer=scorer, values=values)
+    coached = Score.objects.filter(call__in=answered).order_by("-scored_at").first()
+    assert coached is not None
+    coaching_save(
+        call=coached.call,
+        coach=manager,
+        notes="Great rapport. Next time ask for the appointment before the price talk.",
+    )
+    return coached.call
+
+
+def test_screenshots(open_as):
+    call_command("seed_demo", stdout=StringIO(), stderr=StringIO())
+    scorer = User.objects.get(username=SCORER)
+    manager = User.objects.get(username="morgan.reyes@north.demo-motors.example")
+    agent = User.objects.get(username="avery.lopez@north.demo-motors.example")
+    coached = _score_some(scorer, manager)
+    Call.objects.filter(pk=coached.pk).update(agent=agent)
+    OUT.mkdir(parents=True, exist_ok=True)
+    since = (timezone.localdate() - timedelta(days=29)).isoformat()
+
+    def shot(page, name: str) -> None:
+        page.set_viewport_size({"width": 1360, "height": 900})
+        page.screenshot(path=str(OUT / f"{name}.png"), full_page=True)
+
+    page = open_as(scorer, PASSWORD)
+    shot(page, "scoring-home")
+    page.get_by_role("button", name="Score next call").click()
+    page.wait_for_url("**/scoring/calls/*/")
+    for key in ("1", "2", "4", "5"):
+        page.keyboard.press(key)
+    shot(page, "scoring-workspace")
+
+    page = open_as(User.objects.get(username=GLOBAL_MANAGER), PASSWORD)
+    page.goto(f"/dashboard/?date_from={since}")
+    shot(page, "dashboard")
+    page.goto(f"/calls/?date_from={since}&scored=yes")
+    shot(page, "call-browser")
+    page.goto(f"/calls/{coached.pk}/")
+    shot(page, "call-page")
+
+    page = open_as(agent, PASSWORD)
+    page.goto(f"/calls/{coached.pk}/")
+    shot(page, "call-page-agent")
+    page.context.clear_cookies()
+    page.goto("/login/")
+    shot(page, "sign-in")

@@ -1,0 +1,252 @@
+"""The call browser: every filter, sorting, paging, the bookmarkable URL, and the CSV export."""
+
+from __future__ import annotations
+
+import csv
+import io
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.urls import reverse
+
+from calls.models import CallStatus
+from scoring.services import score_save
+from tests.scoring.factories import CallFactory
+
+pytestmark = pytest.mark.django_db
+
+URL = reverse("call-list")
+
+
+def listed(client, **params) -> list[str]:
+    """The lead last names of the rows shown, in order."""
+    response = client.get(URL, params)
+    assert response.status_code == 200
+    return [call.last_name for call in response.context["calls"]]
+
+
+@pytest.fixture
+def manager(world, signed_in):
+    return signed_in(world.global_manager)
+
+
+def test_a_global_manager_sees_every_call_of_the_organization_newest_first(
+    world, manager
+):
+    assert listed(manager) == ["South", "Other", "Buyer"]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({"status": "NOANSWER"}, ["Missed"]),
+        ({"source": "cars.com"}, ["Buyer"]),
+        ({"scored": "yes"}, ["Buyer"]),
+        ({"scored": "no"}, ["Missed", "South", "Other"]),
+        ({"category": "2", "applied": "yes"}, ["Buyer"]),
+        ({"category": "3", "applied": "no"}, ["Buyer"]),
+        ({"category": "3", "applied": "yes"}, []),
+        ({"wow": "yes"}, ["Buyer"]),
+        ({"wow": "no"}, []),
+        ({"call_end": "appointment set"}, ["Buyer"]),
+        ({"alert": "hot"}, []),
+        ({"appointment": "yes"}, ["Buyer"]),
+        ({"appointment": "no"}, []),
+        ({"q": "pat@buyer"}, ["Buyer"]),
+        ({"q": "303-555-0177"}, ["Buyer"]),
+        ({"q": "lee other"}, ["Other"]),
+        ({"q": "nobody"}, []),
+    ],
+)
+def test_each_filter_narrows_the_calls(world, manager, params, expected):
+    CallFactory(
+        account=world.south,
+        status=CallStatus.NOANSWER,
+        last_name="Missed",
+        received_at=world.south_call.received_at + timedelta(minutes=5),
+    )
+    assert listed(manager, **params) == expected
+
+
+def test_account_agent_and_team_filters(world, manager):
+    team = world.north.teams.create(name="Sales")
+    world.other_agent_call.team = team
+    world.other_agent_call.save(update_fields=["team"])
+    assert listed(manager, account=world.south.pk) == ["South"]
+    assert listed(manager, agent=world.agent.pk) == ["Buyer"]
+    assert listed(manager, team=team.pk) == ["Other"]
+
+
+def test_a_choice_outside_the_users_reach_is_a_filter_error_not_data(world, manager):
+    response = manager.get(URL, {"account": world.foreign.pk})
+    assert response.status_code == 200
+    assert "account" in response.context["filter"].errors
+    assert "Fay" not in response.content.decode()
+
+
+def test_the_date_range_counts_days_in_each_accounts_timezone(world, manager):
+    # 05:30 UTC on 2026-03-10 is 23:30 on the 9th in Denver, 01:30 on the 10th in New York.
+    at = datetime(2026, 3, 10, 5, 30, tzinfo=ZoneInfo("UTC"))
+    CallFactory(account=world.north, received_at=at, last_name="DenverNinth")
+    CallFactory(account=world.south, received_at=at, last_name="NewYorkTenth")
+    assert listed(manager, date_from="2026-03-09", date_to="2026-03-09") == [
+        "DenverNinth"
+    ]
+    assert listed(manager, date_from="2026-03-10", date_to="2026-03-10") == [
+        "NewYorkTenth"
+    ]
+    assert listed(manager, date_from="2026-03-10")[-1] == "NewYorkTenth"
+    assert "DenverNinth" not in listed(manager, date_from="2026-03-10")
+    assert listed(manager, date_to="2026-03-09") == ["DenverNinth"]
+
+
+def test_a_bad_date_is_shown_as_an_error(manager, world):
+    response = manager.get(URL, {"date_from": "yesterday"})
+    assert response.status_code == 200
+    assert "date_from" in response.context["filter"].errors
+    assert "Some filters are not valid" in response.content.decode()
+
+
+def test_columns_sort_both_ways_and_the_heading_links_keep_the_filters(world, manager):
+    assert listed(manager, sort="lead") == ["Buyer", "Other", "South"]
+    assert listed(manager, sort="-lead") == ["South", "Other", "Buyer"]
+    assert listed(manager, sort="received") == ["Buyer", "Other", "South"]
+    page = manager.get(URL, {"status": "ANSWER", "sort": "lead"}).content.decode()
+    assert 'href="?status=ANSWER&amp;sort=-lead"' in page
+
+
+def test_pages_of_fifty_keep_the_filters_in_their_links(world, manager):
+    start = world.agent_call.received_at - timedelta(days=1)
+    for n in range(55):
+        CallFactory(
+            account=world.north,
+            last_name=f"Bulk{n:02d}",
+            received_at=start - timedelta(minutes=n),
+            source="Bulk",
+        )
+    first = manager.get(URL, {"source": "bulk"})
+    assert len(first.context["calls"]) == 50
+    assert 'href="?source=bulk&amp;page=2"' in first.content.decode()
+    second = manager.get(URL, {"source": "bulk", "page": 2})
+    assert [c.last_name for c in second.context["calls"]] == [
+        f"Bulk{n}" for n in range(50, 55)
+    ]
+
+
+def test_an_agent_sees_only_their_own_calls(world, signed_in):
+    assert listed(signed_in(world.agent)) == ["Buyer"]
+
+
+def test_the_filter_form_asks_htmx_for_the_table_only(world, manager):
+    response = manager.get(
+        URL, {"status": "ANSWER"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="results"
+    )
+    body = response.content.decode()
+    assert "<table>" in body and "<html" not in body
+
+
+@pytest.mark.parametrize("extra_calls", [0, 30])
+def test_the_list_costs_the_same_queries_however_many_calls(
+    world, manager, extra_calls, django_assert_max_num_queries
+):
+    for n in range(extra_calls):
+        call = CallFactory(account=world.north, agent=world.agent, last_name=f"Q{n}")
+        if n % 2:
+            score_save(call=call, scorer=world.scorer, values={"cat1": True})
+    with django_assert_max_num_queries(10):
+        assert (
+            manager.get(URL, {"status": "ANSWER", "sort": "-agent"}).status_code == 200
+        )
+
+
+# --- export
+
+
+def exported(client, **params) -> list[dict[str, str]]:
+    response = client.get(reverse("call-export"), params)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response.streaming
+    text = b"".join(response.streaming_content).decode()
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_the_export_holds_the_filtered_calls_with_the_members_of_part_2_3(
+    world, manager
+):
+    rows = exported(manager, scored="yes")
+    assert [row["id"] for row in rows] == [str(world.agent_call.pk)]
+    row = rows[0]
+    assert row["dealerName"] == "North"
+    assert row["firstName"] == "Pat" and row["lastName"] == "Buyer"
+    assert row["cat1"] == "1" and row["cat3"] == "0" and row["wow"] == "1"
+    assert row["callEnd"] == "Appointment set"
+    assert row["transcibedBy"] == "Sasha Scorer"
+    assert row["cat1Name"] == "Greeted the customer by name"
+    assert list(rows[0])[:6] == [
+        "id",
+        "altid",
+        "dealerName",
+        "source",
+        "status",
+        "date",
+    ]
+
+
+def test_the_export_of_several_accounts_writes_each_in_its_own_timezone(world, manager):
+    at = datetime(2026, 3, 10, 5, 30, tzinfo=ZoneInfo("UTC"))
+    north = CallFactory(account=world.north, received_at=at)
+    south = CallFactory(account=world.south, received_at=at)
+    rows = {
+        row["id"]: row
+        for row in exported(manager, date_from="2026-03-09", date_to="2026-03-10")
+    }
+    assert (rows[str(north.pk)]["date"], rows[str(north.pk)]["time"]) == (
+        "2026-03-09",
+        "23:30:00",
+    )
+    assert (rows[str(south.pk)]["date"], rows[str(south.pk)]["time"]) == (
+        "2026-03-10",
+        "01:30:00",
+    )
+
+
+def test_an_empty_export_is_a_header_only_and_a_bad_filter_is_a_400(world, manager):
+    assert exported(manager, q="nobody") == []
+    assert manager.get(reverse("call-export"), {"date_to": "soon"}).status_code == 400
+
+
+@pytest.mark.parametrize("extra_calls", [0, 40])
+def test_the_export_costs_the_same_queries_however_many_calls(
+    world, manager, extra_calls, django_assert_max_num_queries
+):
+    for n in range(extra_calls):
+        CallFactory(account=world.north if n % 2 else world.south, last_name=f"E{n}")
+    with django_assert_max_num_queries(12):
+        rows = exported(manager)
+    assert len(rows) == 3 + extra_calls
+
+
+def test_past_the_count_cap_the_browser_says_more_than(world, manager, monkeypatch):
+    from scoring import views
+
+    def count(**params) -> str:
+        body = manager.get(URL, params).content.decode()
+        return body.split('<strong id="count">')[1].split("</strong>")[0]
+
+    monkeypatch.setattr(views, "COUNT_UP_TO", 2)
+    assert count() == "More than 2 calls"
+    assert count(q="pat") == "1 call"
+    monkeypatch.setattr(views, "COUNT_UP_TO", 3)
+    assert count() == "3 calls"
+
+
+def test_the_alert_filter_finds_a_tag_among_several(world, manager):
+    score_save(
+        call=world.other_agent_call,
+        scorer=world.scorer,
+        values={"alert": "Poor audio, Hot lead"},
+    )
+    assert listed(manager, alert="hot lead") == ["Other"]
+    assert listed(manager, alert="unhappy") == []

@@ -1,0 +1,101 @@
+"""The call page: recording, lead, attempts, score, revisions; a manager coaches, the agent
+reads the coaching on their own call and marks it read."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from scoring.models import Score
+from scoring.services import coaching_save
+
+pytestmark = pytest.mark.django_db
+
+
+def page(client, call) -> str:
+    response = client.get(reverse("call-detail", args=[call.pk]))
+    assert response.status_code == 200
+    return " ".join(response.content.decode().split())  # white space collapsed
+
+
+def test_the_call_page_shows_recording_lead_attempts_score_and_revisions(
+    world, signed_in
+):
+    body = page(signed_in(world.manager), world.agent_call)
+    assert (
+        f'src="{world.agent_call.recording_url.removeprefix("https://leads.example.test")}"'
+        in body
+    )
+    assert "Pat Buyer" in body and "+13035550177" in body
+    assert "Offered to Avery Lopez" in body and "Agent pressed 1" in body
+    assert "Dialed the lead +13035550177" in body and "Lead answered" in body
+    assert "✔</span><span>1. Greeted the customer by name" in body
+    assert "✗</span><span>3. Confirmed the vehicle of interest" in body
+    assert "Score by Sasha Scorer: first score" in body
+    assert "Appointment set" in body
+
+
+def test_a_manager_coaches_and_the_agent_reads_it_and_marks_it_read(
+    world, signed_in, client
+):
+    call = world.agent_call
+    manager = signed_in(world.manager)
+    response = manager.post(
+        reverse("call-coach", args=[call.pk]), {"notes": "Ask for the trade-in."}
+    )
+    assert response.status_code == 302
+    score = Score.objects.get(call=call)
+    assert (score.coach_notes, score.coached_by) == (
+        "Ask for the trade-in.",
+        "Morgan Reyes",
+    )
+    assert "Coaching by Morgan Reyes: coach_notes, coached_by" in page(manager, call)
+
+    agent = signed_in(world.agent)
+    body = page(agent, call)
+    assert "Ask for the trade-in." in body and "Mark as read" in body
+    assert "Save coaching" not in body  # an agent reads, never writes
+    assert (
+        agent.post(reverse("call-coach", args=[call.pk]), {"notes": "Mine"}).status_code
+        == 302
+    )
+    assert Score.objects.get(call=call).coach_notes == "Ask for the trade-in."
+    agent.post(reverse("call-coaching-read", args=[call.pk]))
+    assert Score.objects.get(call=call).coaching_read_at is not None
+    assert "Mark as read" not in page(agent, call)
+
+
+def test_coaching_an_unscored_call_says_why_it_cannot(world, signed_in):
+    manager = signed_in(world.manager)
+    call = world.other_agent_call
+    assert "A call is coached once it is scored." in page(manager, call)
+    response = manager.post(
+        reverse("call-coach", args=[call.pk]), {"notes": "x"}, follow=True
+    )
+    assert "Only a scored call can be coached." in response.content.decode()
+
+
+def test_a_scorer_reads_but_does_not_coach(world, signed_in):
+    body = page(signed_in(world.scorer), world.agent_call)
+    assert "Save coaching" not in body and "Change the score" in body
+
+
+def test_another_agent_of_the_account_cannot_mark_the_coaching_read(world, signed_in):
+    coaching_save(call=world.agent_call, coach=world.manager, notes="Slow down.")
+    # The other agent cannot even see the call: 404 (tests/pages/test_access.py); and a
+    # manager who can see it does not mark it read for the agent.
+    signed_in(world.manager).post(
+        reverse("call-coaching-read", args=[world.agent_call.pk])
+    )
+    assert Score.objects.get(call=world.agent_call).coaching_read_at is None
+
+
+@pytest.mark.parametrize("revisions", [1, 15])
+def test_the_call_page_costs_the_same_queries_however_many_revisions(
+    world, signed_in, revisions, django_assert_max_num_queries
+):
+    for n in range(revisions):
+        coaching_save(call=world.agent_call, coach=world.manager, notes=f"Note {n}")
+    client = signed_in(world.manager)
+    with django_assert_max_num_queries(14):
+        page(client, world.agent_call)

@@ -1,0 +1,214 @@
+"""The speed-to-lead dashboard: each figure from aggregate queries, for the accounts the
+manager may see and the date range asked for."""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+from django.db.models import QuerySet
+from django.urls import reverse
+
+from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from scoring.figures import percentiles
+from scoring.services import score_save
+from tests.scoring.factories import CallFactory
+
+pytestmark = pytest.mark.django_db
+
+DAY = date(2026, 3, 4)
+NOON = datetime(2026, 3, 4, 12, 0, tzinfo=ZoneInfo("America/Denver"))
+
+
+@pytest.fixture
+def calls(world):
+    """Six calls on one day at North: response times 10, 20, 40, 90, 400 s and a NOAGENT."""
+    made = []
+    for minutes, response, source in [
+        (0, 10, "Cars.com"),
+        (10, 20, "Cars.com"),
+        (20, 40, "Web"),
+        (30, 90, "Web"),
+        (40, 400, "Web"),
+    ]:
+        made.append(
+            CallFactory(
+                account=world.north,
+                agent=world.agent,
+                source=source,
+                received_at=NOON + timedelta(minutes=minutes),
+                response_time=response,
+            )
+        )
+    made.append(
+        CallFactory(
+            account=world.north,
+            status=CallStatus.NOAGENT,
+            response_time=None,
+            received_at=NOON.replace(hour=19),
+            recording_url="",
+            source="Web",
+        )
+    )
+    for call in made[:3]:
+        CallAttempt.objects.create(
+            call=call,
+            leg=Leg.AGENT,
+            agent=world.agent,
+            number="1",
+            provider="simulator",
+            outcome=AttemptOutcome.ACCEPTED,
+        )
+    CallAttempt.objects.create(
+        call=made[3],
+        leg=Leg.AGENT,
+        agent=world.other_agent,
+        number="2",
+        provider="simulator",
+        outcome=AttemptOutcome.REFUSED,
+    )
+    score_save(
+        call=made[0],
+        scorer=world.scorer,
+        values={
+            "cat1": True,
+            "cat2": True,
+            "wow": True,
+            "appointment_date": "2026-03-06",
+        },
+    )
+    score_save(call=made[1], scorer=world.scorer, values={"cat1": True})
+    return made
+
+
+def figures(client, **params):
+    response = client.get(
+        reverse("dashboard"), {"date_from": DAY, "date_to": DAY, **params}
+    )
+    assert response.status_code == 200
+    return response.context["f"]
+
+
+def test_speed_to_lead_figures(world, calls, signed_in):
+    f = figures(signed_in(world.manager))
+    assert (f.received, f.answered, f.noagent) == (6, 5, 1)
+    assert f.median == 40 and f.p90 == pytest.approx(90 + 0.6 * 310)
+    assert f.within == [
+        ("30 s", 100 * 2 / 6),
+        ("60 s", 100 * 3 / 6),
+        ("5 min", 100 * 4 / 6),
+    ]
+    assert f.answer_rate == pytest.approx(100 * 5 / 6)
+    by_hour = {bar.label: bar.value for bar in f.noagent_by_hour}
+    assert (
+        by_hour["19"] == 1 and sum(by_hour.values()) == 1
+    )  # the manager's own timezone (Denver)
+
+
+def test_per_agent_per_source_per_category_and_per_day(world, calls, signed_in):
+    f = figures(signed_in(world.manager))
+    agents = {row["name"]: row for row in f.agents}
+    assert agents["Avery Lopez"] == {
+        "name": "Avery Lopez",
+        "offered": 3,
+        "accepted": 3,
+        "answered": 5,
+        "scored": 2,
+        "avg_score": 1.5,
+        "appointments": 1,
+        "wow": 1,
+    }
+    assert (
+        agents["Jordan Kim"]["offered"] == 1 and agents["Jordan Kim"]["accepted"] == 0
+    )
+    sources = {row["label"]: (row["received"], row["answered"]) for row in f.sources}
+    assert sources == {"Web": (4, 3), "Cars.com": (2, 2)}
+    shares = {slot: share for slot, _, share in f.categories}
+    assert shares[1] == 100 and shares[2] == 50 and shares[3] == 0
+    assert (
+        f.categories[0][1] == "Greeted the customer by name"
+    )  # the name every scorecard in view gives it
+    assert [(row["day"], row["received"], row["answered"]) for row in f.trend_rows] == [
+        (DAY, 6, 5)
+    ]
+
+
+def test_the_range_and_the_account_narrow_the_figures(world, calls, signed_in):
+    gm = signed_in(world.global_manager)
+    CallFactory(account=world.south, received_at=NOON)
+    CallFactory(
+        account=world.foreign, received_at=NOON
+    )  # another organization: never counted
+    CallFactory(account=world.north, received_at=NOON - timedelta(days=1))
+    assert figures(gm).received == 7
+    assert figures(gm, account=world.south.pk).received == 1
+    assert (
+        figures(gm, account=world.foreign.pk).received == 7
+    )  # not a choice: the form ignores it
+    assert figures(gm, date_from=DAY - timedelta(days=1)).received == 8
+    assert figures(signed_in(world.manager)).received == 6
+
+
+def test_an_empty_range_shows_dashes_not_errors(world, signed_in):
+    f = figures(signed_in(world.manager))
+    assert (f.received, f.median, f.p90, f.answer_rate) == (0, None, None, None)
+
+
+def test_percentiles_interpolate_like_percentile_cont_on_any_database(
+    world, calls, settings
+):
+    from django.db import connection
+
+    north: QuerySet[Call] = Call.objects.filter(
+        account=world.north, received_at__range=(NOON, NOON + timedelta(hours=1))
+    )
+    on_postgres = percentiles(north, "response_time", (0.5, 0.9))
+    vendor = connection.vendor
+    try:
+        connection.vendor = "sqlite"  # the fallback: rows at the rank, by OFFSET
+        fallback = percentiles(north, "response_time", (0.5, 0.9))
+    finally:
+        connection.vendor = vendor
+    assert on_postgres == pytest.approx([40, 276]), on_postgres
+    assert fallback == pytest.approx([40, 276]), fallback
+
+
+@pytest.mark.parametrize("extra", [0, 30])
+def test_the_dashboard_costs_the_same_queries_however_many_calls(
+    world, calls, signed_in, extra, django_assert_max_num_queries
+):
+    for n in range(extra):
+        CallFactory(
+            account=world.north,
+            agent=world.other_agent,
+            received_at=NOON,
+            source=f"S{n}",
+        )
+    client = signed_in(world.manager)
+    with django_assert_max_num_queries(20):
+        figures(client)
+
+
+def test_hours_are_the_viewers_even_in_a_zone_half_an_hour_off_utc(
+    world, calls, signed_in
+):
+    world.manager.timezone = (
+        "Asia/Kolkata"  # UTC+5:30: hours are cut in SQL, not in UTC
+    )
+    world.manager.save(update_fields=["timezone"])
+    f = figures(signed_in(world.manager))
+    by_hour = {bar.label: bar.value for bar in f.noagent_by_hour}
+    assert (
+        by_hour["07"] == 1 and sum(by_hour.values()) == 1
+    )  # 19:00 Denver is 07:30 IST
+    # Noon in Denver is 00:30 the next day in India: every call falls on the 5th there.
+    assert [row["day"] for row in f.trend_rows] == [DAY + timedelta(days=1)]
+
+
+def test_the_charts_are_svg_with_at_most_eight_labels(world, calls, signed_in):
+    body = signed_in(world.manager).get(reverse("dashboard")).content.decode()
+    hours = body.split('aria-label="Calls ending with no agent available, by hour"')[1]
+    hours = hours.split("</svg>")[0]
+    assert hours.count('<rect class="bar"') == 24
+    assert hours.count("<text") == 8
