@@ -5,15 +5,16 @@ from __future__ import annotations
 import zoneinfo
 from datetime import datetime, timedelta
 
-from django.db.models import Exists, F, Max, OuterRef, Prefetch
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from accounts.models import AccountScheduleDay
 from accounts.schedules import is_open
-from calls.models import Call, CallAttempt
+from calls.models import Call, CallAttempt, CallStatus
 from users.models import User, UserScheduleDay
 
-# A leg with no end after this long is taken as lost, not as an agent still on the phone.
-BUSY_WINDOW = timedelta(hours=4)
+# How many of the oldest waiting calls a freed agent looks through for one they may take
+# (in their schedule): the hand-over's work stays bounded however long the queue is.
+HAND_OVER_LOOKAHEAD = 20
 
 
 def agents_available(
@@ -26,7 +27,7 @@ def agents_available(
         agent
         for agent in _candidates(call)
         .exclude(pk__in=exclude)
-        .exclude(Exists(_live_legs(at)))
+        .exclude(Exists(_live_legs()))
         if _in_schedule(agent, call, days, at)
     ]
 
@@ -43,7 +44,7 @@ def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
     )
     busy = set(
         CallAttempt.objects.filter(
-            agent_id__in=locked, ended_at__isnull=True, created_at__gte=at - BUSY_WINDOW
+            agent_id__in=locked, ended_at__isnull=True
         ).values_list("agent_id", flat=True)
     )
     return [agent for agent in agents if agent.pk in locked and agent.pk not in busy]
@@ -82,6 +83,64 @@ def next_opening(*, call: Call, after: datetime) -> datetime | None:
     return min(openings, default=None)
 
 
+def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
+    """The oldest queued call, first received first, that ``agent`` may take at ``at`` and
+    that has no setup pending, its row locked (rows another transaction holds are skipped,
+    so two agents freed at once never take the same call). A call waiting for an agent is
+    taken early; one waiting out a retry or a pause between rounds is not."""
+    calls = (
+        Call.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("account")
+        .filter(status=CallStatus.QUEUED, account__in=agent.accounts.all())
+        .filter(
+            Q(waiting_since__isnull=False)
+            | Q(next_attempt_at__isnull=True)
+            | Q(next_attempt_at__lte=at)
+        )
+        .filter(setup_dispatched_at__isnull=True)
+        .filter(Q(requested_agent__isnull=True) | Q(requested_agent=agent))
+        .filter(Q(team__isnull=True) | Q(team__in=agent.teams.all()))
+        .order_by("received_at", "pk")
+    )
+    passed: list[int] = []
+    for _ in range(HAND_OVER_LOOKAHEAD):
+        call = calls.exclude(pk__in=passed).first()
+        if call is None:
+            return None
+        days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
+        if _in_schedule(agent, call, days, at):
+            return call
+        passed.append(call.pk)
+    return None
+
+
+def agent_is_free(*, agent_id: int) -> bool:
+    """Whether the agent is on no leg now."""
+    return not CallAttempt.objects.filter(
+        agent_id=agent_id, ended_at__isnull=True
+    ).exists()
+
+
+def free_agents_with_calls_waiting(*, at: datetime) -> QuerySet[User]:
+    """Active agents with a phone, on no leg now, of an account with a queued call due."""
+    waiting = Call.objects.filter(status=CallStatus.QUEUED).filter(
+        Q(waiting_since__isnull=False)
+        | Q(next_attempt_at__isnull=True)
+        | Q(next_attempt_at__lte=at)
+    )
+    return (
+        User.objects.filter(is_active=True, accounts__in=waiting.values("account_id"))
+        .exclude(phone_number="")
+        .exclude(Exists(_live_legs()))
+        .distinct()
+        .prefetch_related(
+            Prefetch(
+                "schedule_days", queryset=UserScheduleDay.objects.order_by("weekday")
+            )
+        )
+    )
+
+
 def _candidates(call: Call):  # type: ignore[no-untyped-def]
     agents = User.objects.filter(accounts=call.account_id, is_active=True).exclude(
         phone_number=""
@@ -90,8 +149,15 @@ def _candidates(call: Call):  # type: ignore[no-untyped-def]
         agents = agents.filter(pk=call.requested_agent_id)
     elif call.team_id:
         agents = agents.filter(teams=call.team_id)
+    # The latest offer of each agent, read from the (agent, created_at) index: no scan of
+    # every leg ever dialed, however many agents and calls there are.
+    last_offered = (
+        CallAttempt.objects.filter(agent=OuterRef("pk"))
+        .order_by("-created_at")
+        .values("created_at")[:1]
+    )
     return (
-        agents.annotate(last_offered=Max("agent_attempts__created_at"))
+        agents.annotate(last_offered=Subquery(last_offered))
         .order_by(F("last_offered").asc(nulls_first=True), "pk")
         .prefetch_related(
             Prefetch(
@@ -101,10 +167,11 @@ def _candidates(call: Call):  # type: ignore[no-untyped-def]
     )
 
 
-def _live_legs(at: datetime):  # type: ignore[no-untyped-def]
-    return CallAttempt.objects.filter(
-        agent=OuterRef("pk"), ended_at__isnull=True, created_at__gte=at - BUSY_WINDOW
-    )
+def _live_legs():  # type: ignore[no-untyped-def]
+    """An agent's open legs. A leg is open until its end is known: the sweep asks the
+    provider about a leg gone silent and ends it once the provider says it ended, so an
+    open leg is a live one and its agent is busy for exactly as long."""
+    return CallAttempt.objects.filter(agent=OuterRef("pk"), ended_at__isnull=True)
 
 
 def _in_schedule(

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -235,6 +236,19 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
+# Two queues: `calls` for what a waiting lead or a ringing phone waits on (call setup, dials,
+# provider events), `default` for the rest (sweeps, housekeeping). The Procfile runs a worker
+# for each, so a backlog of slow work never delays a dial; a worker started without -Q
+# consumes both.
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_QUEUES = [
+    Queue(name, Exchange(name), routing_key=name) for name in ("calls", "default")
+]
+CELERY_TASK_ROUTES = {
+    "calls.tasks.call_setup_task": {"queue": "calls"},
+    "calls.tasks.attempt_dial_task": {"queue": "calls"},
+    "calls.tasks.simulator_event_task": {"queue": "calls"},
+}
 CELERY_BEAT_SCHEDULE = {
     "calls-sweep": {
         "task": "calls.tasks.calls_sweep_task",
@@ -255,6 +269,8 @@ TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
 # A dialed leg the provider says nothing about for this long is taken as lost (no answer).
 CALLS_LOST_AFTER_SECONDS = env.int("CALLS_LOST_AFTER_SECONDS", default=90)
 SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=1.0)
+# Real seconds the simulator delivers its status callbacks late (a slow provider; tests).
+SIMULATOR_CALLBACK_DELAY = env.float("SIMULATOR_CALLBACK_DELAY", default=0.0)
 # How long "score next" holds a call for one scorer before it returns to the queue.
 SCORING_CLAIM_SECONDS = env.int("SCORING_CLAIM_SECONDS", default=300)
 TWILIO_ACCOUNT_SID = env("TWILIO_ACCOUNT_SID", default="")
