@@ -114,6 +114,21 @@ def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
     return None
 
 
+def calls_waiting_before(*, call: Call) -> bool:
+    """Whether an older call of the same account and team already waits for an agent: the
+    call queues behind it (first received, first dialed) rather than taking an agent now."""
+    if call.requested_agent_id:
+        return False
+    return Call.objects.filter(
+        Q(team_id=call.team_id) if call.team_id else Q(team__isnull=True),
+        account_id=call.account_id,
+        requested_agent__isnull=True,
+        status=CallStatus.QUEUED,
+        waiting_since__isnull=False,
+        received_at__lt=call.received_at,
+    ).exists()
+
+
 def agent_is_free(*, agent_id: int) -> bool:
     """Whether the agent is on no leg now."""
     return not CallAttempt.objects.filter(

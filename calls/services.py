@@ -37,6 +37,7 @@ from calls.routing import (
     agents_claim,
     agents_on_duty,
     call_waiting_for,
+    calls_waiting_before,
     free_agents_with_calls_waiting,
     next_opening,
 )
@@ -145,11 +146,13 @@ def call_setup(*, call_id: int) -> None:
             return
         call.setup_dispatched_at = None
         config = dialing_settings(call.account_id)
-        agents = agents_available(call=call, at=now)
-        if config.ring_mode == RingMode.SEQUENTIAL:
-            agents = _first_claimable(agents, now)
+        agents: list[User]
+        if not call.waiting_since and calls_waiting_before(call=call):
+            agents = []  # older calls wait for the next free agent: this one queues behind
+        elif config.ring_mode == RingMode.SEQUENTIAL:
+            agents = _first_claimable(agents_available(call=call, at=now), now)
         else:
-            agents = agents_claim(agents, at=now)
+            agents = agents_claim(agents_available(call=call, at=now), at=now)
         if not agents:
             _no_agent_now(call, config, now)
             return

@@ -465,3 +465,62 @@ def test_callbacks_later_than_the_lost_leg_threshold_never_ring_a_lead_twice(
     assert_each_leg_dialed_at_most_once(call_ids)
     assert_a_lead_is_never_rung_twice_at_once(call_ids)
     assert_no_agent_held(call_ids)
+
+
+def setups_received(process):
+    return sum(
+        "calls.tasks.call_setup_task[" in line and " received" in line
+        for line in process.log.read_text().splitlines()
+    )
+
+
+def test_twice_the_capacity_for_a_minute_drains_without_feeding_on_itself(
+    tenant, tmp_path
+):
+    # Two agents; a call lasts about 9 s at this scale (talks of 1.5 to 15 s), so they
+    # take about 0.23 calls/s. Leads arrive at twice that for a minute.
+    VendorRegistrationFactory(account=tenant.account, vendor_id="V-1000")
+    ParsingRuleFactory(account=tenant.account)
+    for n in range(2):
+        agent(tenant.account, phone=f"+1303555014{n}")
+    app.control.purge()
+    env = service_env(LOG_LEVEL="INFO", **FAST_CALLS)
+    worker = start_worker(tmp_path, env=env, beat=True, name="overloaded")
+    call_ids: list[int] = []
+    try:
+        wait_for(
+            lambda: " ready." in worker.log.read_text(),
+            timeout=30,
+            what="the worker",
+            process=worker,
+        )
+        started = time.monotonic()
+        for n in range(28):  # 0.46 leads/s for 60 s
+            time.sleep(max(0.0, started + n / 0.46 - time.monotonic()))
+            call_ids += post_leads(tenant, f"O{n}", 1)
+        waited = Call.objects.filter(pk__in=call_ids, waiting_since__isnull=False)
+        assert (
+            waited.exists()
+            or Call.objects.filter(pk__in=call_ids, status=CallStatus.QUEUED).exists()
+        ), "no lead ever waited: not an overload"
+        wait_for(
+            lambda: everything_settled(call_ids),
+            timeout=SETTLE_TIMEOUT + 150,
+            what="the backlog to drain",
+            process=worker,
+        )
+    finally:
+        worker.stop()
+
+    assert set(
+        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
+    ) == {CallStatus.ANSWER}
+    for pk in call_ids:
+        assert CallAttempt.objects.filter(call_id=pk, leg=Leg.LEAD).count() == 1
+    assert_each_leg_dialed_at_most_once(call_ids)
+    assert_no_agent_held(call_ids)
+    # No self-feeding: a waiting call is dispatched when an agent frees up, or by the
+    # sweep's fallback backing off (5 s at phone time, then as long as it has waited, up
+    # to 60 s), not re-queued every few seconds: about 3.5 setups a call here, where the
+    # 5 s recheck at this scale (0.25 s) made hundreds a call.
+    assert setups_received(worker) <= 6 * len(call_ids), setups_received(worker)
