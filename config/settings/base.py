@@ -266,8 +266,9 @@ CELERY_BEAT_SCHEDULE = {
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".
 TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
-# A dialed leg the provider says nothing about for this long is taken as lost (no answer).
-CALLS_LOST_AFTER_SECONDS = env.int("CALLS_LOST_AFTER_SECONDS", default=90)
+# A dialed leg we hear nothing of for this long (at its provider's time scale) is checked
+# with the provider: the sweep ends it as the provider's record says, or leaves it up.
+CALLS_LOST_AFTER_SECONDS = env.int("CALLS_LOST_AFTER_SECONDS", default=45)
 SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=1.0)
 # Real seconds the simulator delivers its status callbacks late (a slow provider; tests).
 SIMULATOR_CALLBACK_DELAY = env.float("SIMULATOR_CALLBACK_DELAY", default=0.0)

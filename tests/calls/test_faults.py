@@ -19,6 +19,7 @@ import time
 import urllib.parse
 
 import pytest
+from django.conf import settings
 from django.core.cache import cache
 
 from calls.models import Call, CallAttempt, CallStatus, Leg
@@ -426,7 +427,7 @@ def test_postgresql_cut_away_for_ten_seconds_drops_no_provider_event(dealer, tmp
     assert_no_agent_held(call_ids)
 
 
-LATE = 8.0  # s: later than the lost-leg threshold at this time scale (90 s x 0.05)
+LATE = 8.0  # s: later than the lost-leg threshold at this time scale (45 s x 0.05)
 
 
 def test_callbacks_later_than_the_lost_leg_threshold_never_ring_a_lead_twice(
@@ -436,7 +437,8 @@ def test_callbacks_later_than_the_lost_leg_threshold_never_ring_a_lead_twice(
     env = service_env(
         SIMULATOR_CALLBACK_DELAY=str(LATE), LOG_LEVEL="INFO", **FAST_CALLS
     )
-    assert 90 * float(env["SIMULATOR_TIME_SCALE"]) < LATE
+    threshold = settings.CALLS_LOST_AFTER_SECONDS * float(env["SIMULATOR_TIME_SCALE"])
+    assert threshold < LATE
     worker = start_worker(tmp_path, env=env, beat=True, name="late")
     try:
         talking = post_leads(dealer, "L", 3)
