@@ -122,9 +122,12 @@ class FakeTwilio:
             return 401, _error(401, 20003, "Authenticate")
         if request.method == "GET":
             match = CALL.match(request.path)
-            if match and match["account"] == self.account_sid:
-                if match["sid"] in self.calls:
-                    return 200, self.calls[match["sid"]]
+            if (
+                match
+                and match["account"] == self.account_sid
+                and match["sid"] in self.calls
+            ):
+                return 200, self.calls[match["sid"]]
             return 404, _error(
                 404, 20404, f"The requested resource {request.path} was not found"
             )
