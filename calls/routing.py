@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import zoneinfo
-from datetime import datetime, timedelta
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
 
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
@@ -22,14 +24,8 @@ def agents_available(
 ) -> list[User]:
     """Active agents of the call's account (and team) with a phone, in their schedule at
     ``at``, not on another leg now; least recently offered a call first."""
-    days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
-    return [
-        agent
-        for agent in _candidates(call)
-        .exclude(pk__in=exclude)
-        .exclude(Exists(_live_legs()))
-        if _in_schedule(agent, call, days, at)
-    ]
+    free = _candidates(call).exclude(pk__in=exclude).exclude(Exists(_live_legs()))
+    return _in_schedule(list(free), call, at)
 
 
 def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
@@ -52,15 +48,16 @@ def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
 
 def agents_on_duty(*, call: Call, at: datetime) -> bool:
     """Whether any agent who could take the call is in their schedule at ``at``, busy or not."""
-    days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
-    return any(_in_schedule(agent, call, days, at) for agent in _candidates(call))
+    return bool(_in_schedule(list(_candidates(call)), call, at))
 
 
 def next_opening(*, call: Call, after: datetime) -> datetime | None:
     """The earliest start of a schedule day, within a week, of any agent who could take the call."""
     days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
     openings = []
-    for agent in _candidates(call):
+    for agent in _candidates(call).prefetch_related(
+        Prefetch("schedule_days", queryset=UserScheduleDay.objects.order_by("weekday"))
+    ):
         own = agent.schedule_active is not None and agent.schedule_active
         tz = zoneinfo.ZoneInfo(agent.timezone if own else call.account.timezone)
         for day in (
@@ -107,8 +104,7 @@ def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
         call = calls.exclude(pk__in=passed).first()
         if call is None:
             return None
-        days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
-        if _in_schedule(agent, call, days, at):
+        if _in_schedule([agent], call, at):
             return call
         passed.append(call.pk)
     return None
@@ -148,11 +144,6 @@ def free_agents_with_calls_waiting(*, at: datetime) -> QuerySet[User]:
         .exclude(phone_number="")
         .exclude(Exists(_live_legs()))
         .distinct()
-        .prefetch_related(
-            Prefetch(
-                "schedule_days", queryset=UserScheduleDay.objects.order_by("weekday")
-            )
-        )
     )
 
 
@@ -172,13 +163,9 @@ def _candidates(call: Call):  # type: ignore[no-untyped-def]
         .values("created_at")[:1]
     )
     return (
-        agents.annotate(last_offered=Subquery(last_offered))
+        agents.only("pk", "phone_number", "timezone", "schedule_active")
+        .annotate(last_offered=Subquery(last_offered))
         .order_by(F("last_offered").asc(nulls_first=True), "pk")
-        .prefetch_related(
-            Prefetch(
-                "schedule_days", queryset=UserScheduleDay.objects.order_by("weekday")
-            )
-        )
     )
 
 
@@ -189,17 +176,51 @@ def _live_legs():  # type: ignore[no-untyped-def]
     return CallAttempt.objects.filter(agent=OuterRef("pk"), ended_at__isnull=True)
 
 
-def _in_schedule(
-    agent: User, call: Call, account_days: list[AccountScheduleDay], at: datetime
-) -> bool:
-    """The agent's own schedule in their timezone; the account's when theirs is absent or inactive."""
-    if agent.schedule_active:
-        return is_open(
-            active=True, days=agent.schedule_days.all(), tz=agent.timezone, at=at
-        )
-    return is_open(
-        active=call.account.schedule_active,
-        days=account_days,
-        tz=call.account.timezone,
-        at=at,
-    )
+@dataclass
+class _Day:
+    weekday: int
+    active: bool
+    start_time: time
+    end_time: time
+
+
+def _in_schedule(agents: list[User], call: Call, at: datetime) -> list[User]:
+    """Those of ``agents`` inside their own schedule at ``at`` in their own timezone (the
+    account's when theirs is absent or inactive). Their schedule days are read in one query,
+    as plain rows and only for the weekdays ``at`` falls on somewhere: with hundreds of
+    agents, building a model for every day of every agent was most of a call setup."""
+    own: dict[int, list[_Day]] = defaultdict(list)
+    rows = UserScheduleDay.objects.filter(
+        user_id__in=[agent.pk for agent in agents if agent.schedule_active],
+        weekday__in=_weekdays_somewhere(at),
+        active=True,
+    ).values_list("user_id", "weekday", "active", "start_time", "end_time")
+    for user_id, weekday, active, start_time, end_time in rows:
+        own[user_id].append(_Day(weekday, active, start_time, end_time))
+    account = call.account  # loaded with the call by call setup
+    account_days = list(AccountScheduleDay.objects.filter(account_id=account.pk))
+    chosen = []
+    for agent in agents:
+        if agent.schedule_active:
+            open_now = is_open(
+                active=True, days=own[agent.pk], tz=agent.timezone, at=at
+            )
+        else:
+            open_now = is_open(
+                active=account.schedule_active,
+                days=account_days,
+                tz=account.timezone,
+                at=at,
+            )
+        if open_now:
+            chosen.append(agent)
+    return chosen
+
+
+def _weekdays_somewhere(at: datetime) -> set[int]:
+    """The weekdays the instant ``at`` falls on in some timezone (UTC-12 to UTC+14)."""
+    utc = at.astimezone(UTC)
+    first, last = (utc - timedelta(hours=12)).date(), (utc + timedelta(hours=14)).date()
+    return {
+        (first + timedelta(days=n)).weekday() for n in range((last - first).days + 1)
+    }
