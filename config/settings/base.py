@@ -216,7 +216,8 @@ if CELERY_BROKER_URL == "filesystem://":
 else:
     # A task a dead worker held is delivered again after this many seconds.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        "queue_order_strategy": "priority",
     }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -236,18 +237,21 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
-# Two queues: `calls` for what a waiting lead or a ringing phone waits on (call setup, dials,
-# provider events), `default` for the rest (sweeps, housekeeping). The Procfile runs a worker
-# for each, so a backlog of slow work never delays a dial; a worker started without -Q
-# consumes both.
+# Queues: `calls` for what a waiting lead waits on (call setup, dials), `events` for the
+# simulator's provider callbacks, `default` for the rest (sweeps, housekeeping). The
+# Procfile's `calls` worker consumes `calls` before `events` (Redis "priority" order, the
+# order of -Q), so a burst of callbacks never delays a dial; the `worker` process takes
+# `default`, so a backlog of slow work never does either. A worker started without -Q
+# consumes all three, in that order.
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_QUEUES = [
-    Queue(name, Exchange(name), routing_key=name) for name in ("calls", "default")
+    Queue(name, Exchange(name), routing_key=name)
+    for name in ("calls", "events", "default")
 ]
 CELERY_TASK_ROUTES = {
     "calls.tasks.call_setup_task": {"queue": "calls"},
     "calls.tasks.attempt_dial_task": {"queue": "calls"},
-    "calls.tasks.simulator_event_task": {"queue": "calls"},
+    "calls.tasks.simulator_event_task": {"queue": "events"},
 }
 CELERY_BEAT_SCHEDULE = {
     "calls-sweep": {
