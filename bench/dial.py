@@ -1,9 +1,11 @@
-"""Lead receipt -> first agent dial, against a running gunicorn and one Celery worker.
+"""Lead receipt -> first agent dial, and agent free -> next waiting call offered, against
+a running gunicorn and the Procfile's Celery workers.
 
-Run by ``bench/run.py`` as ``python -m bench.dial '<json>'`` in the service's environment
-(Django is set up here, to send ``bench_noop`` and to read the calls back). Prints one JSON
-object: the latencies, in ms, of the no-op task baseline and of the leads, and a breakdown
-of where each lead's time went.
+Run by ``bench/dialing.py`` as ``python -m bench.dial '<json>'`` in the service's
+environment (Django is set up here, to send ``bench_noop`` and to read the calls back).
+Prints one JSON object: the latencies, in ms, of the no-op task baseline and of the leads,
+a breakdown of where each lead's time went and, with ``"hand_over": true``, the hand-overs
+(an agent's leg ended while calls waited -> that agent's next leg dialed) and the waits.
 
 Both are sent the same way: ``count`` of them, the i-th not before ``i / rate`` seconds
 after the start (rate 0: as fast as the clients go), by ``clients`` threads.
@@ -12,6 +14,7 @@ after the start (rate 0: as fast as the clients go), by ``clients`` threads.
 from __future__ import annotations
 
 import http.client
+import itertools
 import json
 import secrets
 import sys
@@ -71,7 +74,8 @@ def noop_latencies(
     def send(index: int) -> None:
         key = f"{run}-{index}"
         sent[key] = time.time()
-        bench_noop.apply_async(kwargs={"key": key})
+        # On the queue call setup uses, through the same worker.
+        bench_noop.apply_async(kwargs={"key": key}, queue="calls")
 
     paced(count, rate, clients, send)
     client = _redis()
@@ -189,6 +193,35 @@ def first_dials(lead_ids: list[int], timeout: float) -> list[dict[str, float | N
     return rows
 
 
+def hand_overs(lead_ids: list[int], timeout: float) -> dict[str, list[float] | int]:
+    """Once these leads' calls ended (or at the timeout): for each agent leg that ended
+    while a call that agent then took was already waiting, ms from that end to the
+    agent's next leg being dialed; and each waiting call's receipt -> first dial."""
+    settle(lead_ids, timeout)
+    calls = dict(
+        Call.objects.filter(lead__pk__in=lead_ids).values_list("pk", "received_at")
+    )
+    legs = list(
+        CallAttempt.objects.filter(call_id__in=calls, leg=Leg.AGENT)
+        .order_by("agent_id", "created_at", "pk")
+        .values("agent_id", "call_id", "dial_requested_at", "ended_at")
+    )
+    gaps, waits = [], []
+    for before, after in itertools.pairwise(legs):
+        if before["agent_id"] != after["agent_id"]:
+            continue
+        if before["ended_at"] is None or after["dial_requested_at"] is None:
+            continue
+        if calls[after["call_id"]] < before["ended_at"]:  # it was waiting
+            gaps.append(_ms(after["dial_requested_at"], before["ended_at"]))
+            waits.append(_ms(after["dial_requested_at"], calls[after["call_id"]]))
+    return {
+        "hand_overs": gaps,
+        "waits": waits,
+        "unfinished": Call.objects.filter(pk__in=calls, ended_at__isnull=True).count(),
+    }
+
+
 def settle(lead_ids: list[int], timeout: float) -> None:
     """Until the calls of these leads have ended (the simulator has played them out), so
     their events no longer hold up the worker."""
@@ -224,6 +257,7 @@ def main() -> None:
     paced(count, rate, clients, poster.post)
     post_seconds = time.perf_counter() - started
     rows = first_dials(poster.lead_ids, timeout)
+    after = hand_overs(poster.lead_ids, timeout) if options.get("hand_over") else {}
     print(
         json.dumps(
             {
@@ -237,6 +271,7 @@ def main() -> None:
                 "post_error_count": len(poster.errors),
                 "leads": rows,
                 "timeout": timeout,
+                **after,
             }
         )
     )

@@ -8,8 +8,11 @@ every figure printed next to a baseline measured in the same run:
    to the real broker (Redis db 15) and left there unconsumed.
 3. ADF parse time per document, in-process: ``parse_adf`` against ``lxml.etree.fromstring``
    of the same bytes, for the bench lead and the largest well-formed sample.
-4. Lead receipt -> first agent dial, through gunicorn and one real Celery worker, against
-   the round trip of a no-op task sent the same way through the same broker and worker.
+4. The call pipeline through gunicorn and the Procfile's two Celery workers, against the
+   round trip of a no-op task sent the same way through the same broker and worker
+   (bench/dialing.py): (a) a burst of leads with more agents than leads, receipt -> first
+   agent dial; (b) leads faster than the agents take them, agent free -> next waiting call
+   offered, and how many waited how long; (c) both beside two CPU-bound processes.
 5. Hostile ADF documents, in-process: the time ``parse_adf`` takes to refuse each one
    (billion laughs, XXE, pathological prologs, deep nesting, over 1 MiB) or to read an
    element with 80,000 attributes, against parsing the bench lead once.
@@ -28,9 +31,10 @@ the end (also on Ctrl-C or an error); Redis db 15 is flushed before and after, a
 bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates it).
 
 Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
-BENCH_PARTS (e.g. "3,5" or "2,4,6"; all by default), BENCH_DIAL_LEADS (200), BENCH_DIAL_RATE
-(leads/s, 10; 0 posts as fast as the clients go), BENCH_DIAL_CLIENTS (4), BENCH_DIAL_AGENTS
-(20), BENCH_DIAL_WAIT (s, 75), BENCH_CELERY_APP (the worker's -A, bench.celery_noop),
+BENCH_PARTS (e.g. "3,5" or "2,4,6"; all by default), BENCH_DIAL_LEADS (200, the burst),
+BENCH_DIAL_CLIENTS (4), BENCH_QUEUE_LEADS (100), BENCH_QUEUE_RATE (leads/s, 5),
+BENCH_QUEUE_AGENTS (4), BENCH_DIAL_SCALE (the simulator's, 0.01), BENCH_DIAL_WAIT (s, 120),
+BENCH_CELERY_APP (the workers' -A, bench.celery_noop),
 BENCH_WEBHOOK_RATE (part 7's leads/s, 3).
 """
 
@@ -44,7 +48,6 @@ import secrets
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -58,10 +61,10 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 
-from bench import export, pages  # noqa: E402
+from bench import dialing, export, pages  # noqa: E402
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
-from bench.load import Request, Result, percentile, run  # noqa: E402
+from bench.load import Request, Result, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.webhooks import measure_webhooks  # noqa: E402
 
@@ -70,18 +73,8 @@ ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 REDIS_URL = "redis://127.0.0.1:6379/15"
 SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
 SAMPLES = ROOT.parent / "shared" / "adf-samples"
-# Part 4: how many leads, how many posting clients, and the arrival rate (leads/s, 0: as
-# fast as the clients go); agents on the dialing account. Paced, because an unpaced burst
-# (4 clients post ~75 leads/s) measures agent availability, not latency: 20 agents take
-# 20 calls at a time and a call that finds none waits agent_round_pause_seconds (60 s).
-DIAL_LEADS = int(os.environ.get("BENCH_DIAL_LEADS", "200"))
-DIAL_CLIENTS = int(os.environ.get("BENCH_DIAL_CLIENTS", "4"))
-DIAL_RATE = float(os.environ.get("BENCH_DIAL_RATE", "10"))
-DIAL_AGENTS = int(os.environ.get("BENCH_DIAL_AGENTS", "20"))
-# The worker's Celery app: the service's app plus the no-op task (see bench/celery_noop.py).
+# The workers' Celery app: the service's app plus the no-op task (see bench/celery_noop.py).
 CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
-# How long to wait for the last first dial (a call no agent could take waits 60 s).
-DIAL_WAIT = float(os.environ.get("BENCH_DIAL_WAIT", "75"))
 # Part 7's lead rate (leads/s): slow enough that every call ends within the run (a
 # simulated call is a dozen pipeline tasks; two shared cores play a few calls a second).
 WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
@@ -179,11 +172,14 @@ credential, key = api_credential_issue(organization=org)
 user = user_create(organization=org, data={"first_name": "Bench", "last_name": "Agent", "email": "bench@example.com",
     "account_ids": [account.pk], "phone_number": "+13035550123"})
 dialing = dealer("Bench Dialing", "BENCH-DIAL")
-for n in range(%(agents)d):
+queueing = dealer("Bench Queue", "BENCH-QUEUE")
+for n in range(%(agents)d + %(queue_agents)d):
     user_create(organization=org, data={"first_name": "Agent", "last_name": str(n), "email": f"agent{n}@example.com",
-        "account_ids": [dialing.pk], "phone_number": f"+1303555{1100 + n}", "schedule": ALWAYS})
+        "account_ids": [dialing.pk if n < %(agents)d else queueing.pk], "phone_number": f"+130355{51100 + n}",
+        "schedule": ALWAYS})
 print(json.dumps({"org": org.pk, "account": account.pk, "api_user": credential.api_user, "key": key, "user": user.pk,
-    "vendor_id": "BENCH-1", "dialing": dialing.pk, "dialing_vendor_id": "BENCH-DIAL"}))
+    "vendor_id": "BENCH-1", "dialing": dialing.pk, "dialing_vendor_id": "BENCH-DIAL",
+    "queue_vendor_id": "BENCH-QUEUE"}))
 """
 
 OUTCOMES = """
@@ -259,15 +255,17 @@ def wait_until_up(port: int, process: subprocess.Popen, processes: Processes) ->
     raise SystemExit("gunicorn did not start")
 
 
-def wait_for_worker(process: subprocess.Popen, processes: Processes) -> None:
+def wait_for_worker(
+    process: subprocess.Popen, processes: Processes, name: str, queue: str
+) -> None:
     """Until the worker has declared its queue on the broker (it is consuming then)."""
     client = redis.Redis.from_url(REDIS_URL)
     for _ in range(600):
         if process.poll() is not None:
             raise SystemExit(
-                f"the Celery worker exited during start-up:\n{processes.log_tail('worker')}"
+                f"the Celery worker exited during start-up:\n{processes.log_tail(name)}"
             )
-        if client.exists("_kombu.binding.celery"):
+        if client.exists(f"_kombu.binding.{queue}"):
             return
         time.sleep(0.1)
     raise SystemExit("the Celery worker did not start")
@@ -375,58 +373,6 @@ def hostile_row(timing: HostileTiming) -> Row:
     )
 
 
-def dial_rows(dial: dict) -> list[Row]:
-    """p50 and p99 over every lead; one whose call was not dialed within the wait (or a
-    lost post, or task) counts as infinitely late."""
-    inf = float("inf")
-    firsts = [
-        r["first_dial"] if r["first_dial"] is not None else inf for r in dial["leads"]
-    ]
-    firsts += [inf] * (DIAL_LEADS - len(firsts))
-    noop = dial["noop"] + [inf] * (DIAL_LEADS - len(dial["noop"]))
-    rows = []
-    for p in (50, 99):
-        figure, base = percentile(firsts, p), percentile(noop, p)
-        rows.append(
-            Row(
-                f"4 lead receipt -> first agent dial p{p}",
-                ms(figure) if figure < inf else f"> {dial['timeout']:.0f} s",
-                f"no-op task round trip p{p} "
-                + (ms(base) if base < inf else f"> {dial['timeout']:.0f} s"),
-                f"{figure / base:.1f}x" if figure < inf and base < inf else "-",
-                "< 1,000 ms" if p == 99 else "",
-                figure < 1000 if p == 99 else None,
-            )
-        )
-    return rows
-
-
-def dial_details(dial: dict) -> list[str]:
-    rows = dial["leads"]
-    firsts = [r["first_dial"] for r in rows if r["first_dial"] is not None]
-    lines = [
-        f"  {dial['posted']} leads accepted in {dial['post_seconds']:.1f} s "
-        f"({dial['posted'] / dial['post_seconds']:.1f} leads/s), "
-        f"{len(firsts)} first dials seen, {dial['post_error_count']} failed posts; "
-        f"{len(dial['noop'])} no-op tasks in {dial['noop_seconds']:.1f} s",
-    ]
-    if not dial["warm_ok"]:
-        lines.append("  the warm-up (5 no-op tasks, 5 leads) did not complete in time")
-    if dial["post_errors"]:
-        lines.append(f"  first failed posts: {dial['post_errors']}")
-    for key, label in (
-        ("intake", "request: receipt -> lead processed (commit follows)"),
-        ("to_setup", "broker + worker pick-up + call_setup -> agent leg created"),
-        ("dial", "agent leg created -> dial requested"),
-    ):
-        values = [r[key] for r in rows if r[key] is not None]
-        if values:
-            lines.append(
-                f"    {label:<60} p50 {ms(statistics.median(values)):>10}  p99 {ms(percentile(values, 99)):>10}"
-            )
-    return lines
-
-
 # --- the run ----------------------------------------------------------------------------
 
 
@@ -489,43 +435,49 @@ def measure_http(
 def measure_dialing(
     port: int, env: dict[str, str], seed: dict, processes: Processes
 ) -> tuple[list[Row], list[str]]:
-    step("4 lead receipt -> first agent dial: starting one Celery worker")
-    flush_redis()  # the intake run's dispatches must not reach the worker
-    worker = processes.start(
-        "worker",
-        [
-            str(ROOT / ".venv/bin/celery"),
-            "-A",
-            CELERY_APP,
-            "worker",
-            "--concurrency=1",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel=WARNING",
-        ],
-        env,
+    step("4 call pipeline: starting the Procfile's two Celery workers")
+    flush_redis()  # the intake run's dispatches must not reach the workers
+    env = {**env, "SIMULATOR_TIME_SCALE": dialing.SCALE}
+    commands = dialing.worker_commands(
+        CELERY_APP, str(ROOT / ".venv/bin"), str(processes.logs / "beat")
     )
-    wait_for_worker(worker, processes)
-    step(
-        f"{DIAL_LEADS} no-op tasks, then {DIAL_LEADS} leads, at {DIAL_RATE:g}/s from "
-        f"{DIAL_CLIENTS} clients; {DIAL_AGENTS} agents"
-    )
-    options = {
+    for name, args in commands.items():
+        queue = name.removeprefix("worker-")
+        wait_for_worker(processes.start(name, args, env), processes, name, queue)
+    base = {
         "port": port,
         "api_user": seed["api_user"],
         "api_key": seed["key"],
-        "vendor_id": seed["dialing_vendor_id"],
         "phone": LEAD_PHONE,
-        "count": DIAL_LEADS,
-        "rate": DIAL_RATE,
-        "clients": DIAL_CLIENTS,
-        "timeout": DIAL_WAIT,
     }
-    dial = json.loads(python(env, "-m", "bench.dial", json.dumps(options)))
-    details = dial_details(dial)
-    if worker.poll() is not None:
-        details.append(f"  the worker died:\n{processes.log_tail('worker')}")
-    return dial_rows(dial), details
+    rows: list[Row] = []
+    details: list[str] = []
+    for names, suffix in ((("4a", "4b"), ""), (("4c", "4c"), " (2 CPU hogs)")):
+        hogs = []
+        if suffix:
+            hogs = [
+                processes.start(f"hog-{n}", [sys.executable, "-c", dialing.HOG], env)
+                for n in range(2)
+            ]
+        step(f"{names[0]} burst of {dialing.BURST_LEADS} leads{suffix}")
+        burst = dialing.run_part(env, dialing.burst_options(base, seed))
+        step(
+            f"{names[1]} {dialing.QUEUE_LEADS} leads at {dialing.QUEUE_RATE:g}/s to "
+            f"{dialing.QUEUE_AGENTS} agents{suffix}"
+        )
+        queued = dialing.run_part(env, dialing.queue_options(base, seed))
+        for hog in hogs:
+            _signal_group(hog, signal.SIGKILL)
+        part_rows, part_details = dialing.rows_for(
+            names, suffix, burst, queued, Row, ms
+        )
+        rows += part_rows
+        details += part_details
+    for name in commands:
+        process = next(p for n, p in processes.running if n == name)
+        if process.poll() is not None:
+            details.append(f"  {name} died:\n{processes.log_tail(name)}")
+    return rows, details
 
 
 # Part 6's aims: each format within 3x of COPY; peak memory grows < 20 MB from 10k to 100k.
@@ -641,7 +593,17 @@ def main() -> None:
             flush_redis()
             prepare_database(env)
         if PARTS & {"1", "2", "4", "7", "8"}:
-            seed = json.loads(python(env, "-c", SEED % {"agents": DIAL_AGENTS}))
+            seed = json.loads(
+                python(
+                    env,
+                    "-c",
+                    SEED
+                    % {
+                        "agents": dialing.BURST_AGENTS,
+                        "queue_agents": dialing.QUEUE_AGENTS,
+                    },
+                )
+            )
             server = processes.start(
                 "gunicorn",
                 GUNICORN,
@@ -660,11 +622,11 @@ def main() -> None:
             if "4" not in PARTS:
                 flush_redis()  # the intake run's dispatches must not reach the worker
             options = {
-                "count": DIAL_LEADS,
+                "count": dialing.BURST_LEADS,
                 "rate": WEBHOOK_RATE,
-                "clients": DIAL_CLIENTS,
+                "clients": dialing.BURST_CLIENTS,
             }
-            options["timeout"] = DIAL_WAIT + DIAL_LEADS / WEBHOOK_RATE
+            options["timeout"] = dialing.WAIT + dialing.BURST_LEADS / WEBHOOK_RATE
             webhook_rows, webhook_details = measure_webhooks(port, env, seed, options)
             rows += [Row(*row) for row in webhook_rows]
             details += webhook_details

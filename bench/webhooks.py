@@ -63,7 +63,7 @@ def start_worker(
             "-Q",
             queue,
             "-n",
-            f"bench-{queue}-{os.getpid()}@%h",
+            f"bench-{queue.replace(',', '-')}-{os.getpid()}@%h",
             f"--concurrency={concurrency}",
             "--without-gossip",
             "--without-mingle",
@@ -96,13 +96,15 @@ def _run(options: dict) -> dict:
     # One webhooks process, the least a deployment runs; the pipeline gets four, so that
     # every call ends within the run (one process cannot play 10 calls a second through).
     workers = {
-        queue: start_worker(env, folder / f"{queue}.log", queue, concurrency)
-        for queue, concurrency in (("webhooks", 1), ("celery", 4))
+        queue: start_worker(
+            env, folder / f"{queue.replace(',', '-')}.log", queue, concurrency
+        )
+        for queue, concurrency in (("webhooks", 1), ("calls,events,default", 4))
     }
     try:
         deadline = time.monotonic() + 60
         for queue, worker in workers.items():
-            log = folder / f"{queue}.log"
+            log = folder / f"{queue.replace(',', '-')}.log"
             while " ready." not in log.read_text(errors="replace"):
                 if worker.poll() is not None or time.monotonic() > deadline:
                     raise SystemExit(

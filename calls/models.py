@@ -110,6 +110,15 @@ class Call(models.Model):
         null=True, blank=True, db_index=True, help_text="Not dialed before this."
     )
     ended_at = models.DateTimeField(null=True, blank=True)
+    # At most one setup task per call is in the broker: when one was handed over (for the
+    # time it runs at), or null when none is pending. The sweep dispatches a queued call
+    # again only when none is, or when one was lost with its worker.
+    setup_dispatched_at = models.DateTimeField(null=True, blank=True)
+    waiting_since = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Since when the call waits for an agent to come free (every one on duty is on a call).",
+    )
 
     class Meta:
         ordering = ["-received_at", "-id"]
@@ -118,6 +127,12 @@ class Call(models.Model):
             # The call browser's default order across many accounts (its first page reads
             # 50 entries of this index instead of sorting every call in reach).
             models.Index(fields=["-received_at", "-id"], name="call_received_newest"),
+            # The hand-over: the oldest queued call of the account a freed agent may take.
+            models.Index(
+                fields=["account", "received_at", "id"],
+                condition=models.Q(status="QUEUED"),
+                name="calls_call_queued_idx",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -225,9 +240,26 @@ class CallAttempt(models.Model):
     duration = models.PositiveIntegerField(
         null=True, blank=True, help_text="Seconds answered."
     )
+    checked_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the provider last said this leg, silent to us, was still live.",
+    )
 
     class Meta:
         ordering = ["created_at", "id"]
+        indexes = [
+            # Whether an agent is on a call now: their open legs.
+            models.Index(
+                fields=["agent"],
+                condition=models.Q(ended_at__isnull=True),
+                name="calls_attempt_open_idx",
+            ),
+            # Agent selection's "least recently offered first".
+            models.Index(
+                fields=["agent", "created_at"], name="calls_attempt_offered_idx"
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.leg} {self.number} {self.outcome or 'in progress'}"

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import zoneinfo
-from datetime import datetime, timedelta
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
 
-from django.db.models import Exists, F, Max, OuterRef, Prefetch
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from accounts.models import AccountScheduleDay
 from accounts.schedules import is_open
-from calls.models import Call, CallAttempt
+from calls.models import Call, CallAttempt, CallStatus
 from users.models import User, UserScheduleDay
 
-# A leg with no end after this long is taken as lost, not as an agent still on the phone.
-BUSY_WINDOW = timedelta(hours=4)
+# How many of the oldest waiting calls a freed agent looks through for one they may take
+# (in their schedule): the hand-over's work stays bounded however long the queue is.
+HAND_OVER_LOOKAHEAD = 20
 
 
 def agents_available(
@@ -21,14 +24,8 @@ def agents_available(
 ) -> list[User]:
     """Active agents of the call's account (and team) with a phone, in their schedule at
     ``at``, not on another leg now; least recently offered a call first."""
-    days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
-    return [
-        agent
-        for agent in _candidates(call)
-        .exclude(pk__in=exclude)
-        .exclude(Exists(_live_legs(at)))
-        if _in_schedule(agent, call, days, at)
-    ]
+    free = _candidates(call).exclude(pk__in=exclude).exclude(Exists(_live_legs()))
+    return _in_schedule(list(free), call, at)
 
 
 def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
@@ -43,7 +40,7 @@ def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
     )
     busy = set(
         CallAttempt.objects.filter(
-            agent_id__in=locked, ended_at__isnull=True, created_at__gte=at - BUSY_WINDOW
+            agent_id__in=locked, ended_at__isnull=True
         ).values_list("agent_id", flat=True)
     )
     return [agent for agent in agents if agent.pk in locked and agent.pk not in busy]
@@ -51,15 +48,16 @@ def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
 
 def agents_on_duty(*, call: Call, at: datetime) -> bool:
     """Whether any agent who could take the call is in their schedule at ``at``, busy or not."""
-    days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
-    return any(_in_schedule(agent, call, days, at) for agent in _candidates(call))
+    return bool(_in_schedule(list(_candidates(call)), call, at))
 
 
 def next_opening(*, call: Call, after: datetime) -> datetime | None:
     """The earliest start of a schedule day, within a week, of any agent who could take the call."""
     days = list(AccountScheduleDay.objects.filter(account_id=call.account_id))
     openings = []
-    for agent in _candidates(call):
+    for agent in _candidates(call).prefetch_related(
+        Prefetch("schedule_days", queryset=UserScheduleDay.objects.order_by("weekday"))
+    ):
         own = agent.schedule_active is not None and agent.schedule_active
         tz = zoneinfo.ZoneInfo(agent.timezone if own else call.account.timezone)
         for day in (
@@ -82,6 +80,73 @@ def next_opening(*, call: Call, after: datetime) -> datetime | None:
     return min(openings, default=None)
 
 
+def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
+    """The oldest queued call, first received first, that ``agent`` may take at ``at`` and
+    that has no setup pending, its row locked (rows another transaction holds are skipped,
+    so two agents freed at once never take the same call). A call waiting for an agent is
+    taken early; one waiting out a retry or a pause between rounds is not."""
+    calls = (
+        Call.objects.select_for_update(skip_locked=True, of=("self",))
+        .select_related("account")
+        .filter(status=CallStatus.QUEUED, account__in=agent.accounts.all())
+        .filter(
+            Q(waiting_since__isnull=False)
+            | Q(next_attempt_at__isnull=True)
+            | Q(next_attempt_at__lte=at)
+        )
+        .filter(setup_dispatched_at__isnull=True)
+        .filter(Q(requested_agent__isnull=True) | Q(requested_agent=agent))
+        .filter(Q(team__isnull=True) | Q(team__in=agent.teams.all()))
+        .order_by("received_at", "pk")
+    )
+    passed: list[int] = []
+    for _ in range(HAND_OVER_LOOKAHEAD):
+        call = calls.exclude(pk__in=passed).first()
+        if call is None:
+            return None
+        if _in_schedule([agent], call, at):
+            return call
+        passed.append(call.pk)
+    return None
+
+
+def calls_waiting_before(*, call: Call) -> bool:
+    """Whether an older call of the same account and team already waits for an agent: the
+    call queues behind it (first received, first dialed) rather than taking an agent now."""
+    if call.requested_agent_id:
+        return False
+    return Call.objects.filter(
+        Q(team_id=call.team_id) if call.team_id else Q(team__isnull=True),
+        account_id=call.account_id,
+        requested_agent__isnull=True,
+        status=CallStatus.QUEUED,
+        waiting_since__isnull=False,
+        received_at__lt=call.received_at,
+    ).exists()
+
+
+def agent_is_free(*, agent_id: int) -> bool:
+    """Whether the agent is on no leg now."""
+    return not CallAttempt.objects.filter(
+        agent_id=agent_id, ended_at__isnull=True
+    ).exists()
+
+
+def free_agents_with_calls_waiting(*, at: datetime) -> QuerySet[User]:
+    """Active agents with a phone, on no leg now, of an account with a queued call due."""
+    waiting = Call.objects.filter(status=CallStatus.QUEUED).filter(
+        Q(waiting_since__isnull=False)
+        | Q(next_attempt_at__isnull=True)
+        | Q(next_attempt_at__lte=at)
+    )
+    return (
+        User.objects.filter(is_active=True, accounts__in=waiting.values("account_id"))
+        .exclude(phone_number="")
+        .exclude(Exists(_live_legs()))
+        .distinct()
+    )
+
+
 def _candidates(call: Call):  # type: ignore[no-untyped-def]
     agents = User.objects.filter(accounts=call.account_id, is_active=True).exclude(
         phone_number=""
@@ -90,34 +155,72 @@ def _candidates(call: Call):  # type: ignore[no-untyped-def]
         agents = agents.filter(pk=call.requested_agent_id)
     elif call.team_id:
         agents = agents.filter(teams=call.team_id)
+    # The latest offer of each agent, read from the (agent, created_at) index: no scan of
+    # every leg ever dialed, however many agents and calls there are.
+    last_offered = (
+        CallAttempt.objects.filter(agent=OuterRef("pk"))
+        .order_by("-created_at")
+        .values("created_at")[:1]
+    )
     return (
-        agents.annotate(last_offered=Max("agent_attempts__created_at"))
+        agents.only("pk", "phone_number", "timezone", "schedule_active")
+        .annotate(last_offered=Subquery(last_offered))
         .order_by(F("last_offered").asc(nulls_first=True), "pk")
-        .prefetch_related(
-            Prefetch(
-                "schedule_days", queryset=UserScheduleDay.objects.order_by("weekday")
+    )
+
+
+def _live_legs():  # type: ignore[no-untyped-def]
+    """An agent's open legs. A leg is open until its end is known: the sweep asks the
+    provider about a leg gone silent and ends it once the provider says it ended, so an
+    open leg is a live one and its agent is busy for exactly as long."""
+    return CallAttempt.objects.filter(agent=OuterRef("pk"), ended_at__isnull=True)
+
+
+@dataclass
+class _Day:
+    weekday: int
+    active: bool
+    start_time: time
+    end_time: time
+
+
+def _in_schedule(agents: list[User], call: Call, at: datetime) -> list[User]:
+    """Those of ``agents`` inside their own schedule at ``at`` in their own timezone (the
+    account's when theirs is absent or inactive). Their schedule days are read in one query,
+    as plain rows and only for the weekdays ``at`` falls on somewhere: with hundreds of
+    agents, building a model for every day of every agent was most of a call setup."""
+    own: dict[int, list[_Day]] = defaultdict(list)
+    rows = UserScheduleDay.objects.filter(
+        user_id__in=[agent.pk for agent in agents if agent.schedule_active],
+        weekday__in=_weekdays_somewhere(at),
+        active=True,
+    ).values_list("user_id", "weekday", "active", "start_time", "end_time")
+    for user_id, weekday, active, start_time, end_time in rows:
+        own[user_id].append(_Day(weekday, active, start_time, end_time))
+    account = call.account  # loaded with the call by call setup
+    account_days = list(AccountScheduleDay.objects.filter(account_id=account.pk))
+    chosen = []
+    for agent in agents:
+        if agent.schedule_active:
+            open_now = is_open(
+                active=True, days=own[agent.pk], tz=agent.timezone, at=at
             )
-        )
-    )
+        else:
+            open_now = is_open(
+                active=account.schedule_active,
+                days=account_days,
+                tz=account.timezone,
+                at=at,
+            )
+        if open_now:
+            chosen.append(agent)
+    return chosen
 
 
-def _live_legs(at: datetime):  # type: ignore[no-untyped-def]
-    return CallAttempt.objects.filter(
-        agent=OuterRef("pk"), ended_at__isnull=True, created_at__gte=at - BUSY_WINDOW
-    )
-
-
-def _in_schedule(
-    agent: User, call: Call, account_days: list[AccountScheduleDay], at: datetime
-) -> bool:
-    """The agent's own schedule in their timezone; the account's when theirs is absent or inactive."""
-    if agent.schedule_active:
-        return is_open(
-            active=True, days=agent.schedule_days.all(), tz=agent.timezone, at=at
-        )
-    return is_open(
-        active=call.account.schedule_active,
-        days=account_days,
-        tz=call.account.timezone,
-        at=at,
-    )
+def _weekdays_somewhere(at: datetime) -> set[int]:
+    """The weekdays the instant ``at`` falls on in some timezone (UTC-12 to UTC+14)."""
+    utc = at.astimezone(UTC)
+    first, last = (utc - timedelta(hours=12)).date(), (utc + timedelta(hours=14)).date()
+    return {
+        (first + timedelta(days=n)).weekday() for n in range((last - first).days + 1)
+    }

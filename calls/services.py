@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import DateTimeField, Q
+from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from accounts.models import Account, Team
@@ -29,13 +32,23 @@ from calls.models import (
     RingMode,
 )
 from calls.recordings import attempt_for_token, recording_link
-from calls.routing import agents_available, agents_claim, agents_on_duty, next_opening
-from calls.telephony import provider_for, provider_named
+from calls.routing import (
+    agent_is_free,
+    agents_available,
+    agents_claim,
+    agents_on_duty,
+    call_waiting_for,
+    calls_waiting_before,
+    free_agents_with_calls_waiting,
+    next_opening,
+)
+from calls.telephony import PROVIDERS, provider_for, provider_named
 from calls.telephony.base import (
     AgentDial,
     Event,
     EventKind,
     Instruction,
+    LegStatus,
     TelephonyUnavailable,
 )
 from config.logging import log_event, mask_phone
@@ -65,13 +78,19 @@ EVENT_OUTCOME = {
 }
 PROMPT = "Press 1 to be connected."
 TAKEN = "Another agent has taken this call. Goodbye."
-LONGEST_CALL = timedelta(hours=4)
-# Agents on duty but all on calls: look again this soon (a call ends at any moment).
-# Like the other waits that exist only because phones are slow, it runs at the provider's
-# time scale (``_phone_time``).
+# Agents on duty but all on calls: the call waits, and is handed to the first agent whose
+# leg ends (``_hand_over``). As a fallback it is looked at again after this, then after
+# as long again as it has waited, up to BUSY_RECHECK_MAX. The first wait exists only
+# because phones are slow, so it runs at the provider's time scale (``_phone_time``).
 BUSY_RECHECK = timedelta(seconds=5)
+BUSY_RECHECK_MAX = timedelta(seconds=60)
 # Retries due within this are handed to the broker with a countdown; later ones to the sweep.
 HELD_BY_BROKER = timedelta(minutes=2)
+# A setup handed to the broker that has not run after this was lost with its worker (the
+# broker would deliver it again only after its visibility timeout): the sweep sends another.
+SETUP_LOST_AFTER = timedelta(seconds=30)
+# Undialed agent legs older than this are dialed by the sweep (their worker died).
+UNDIALED_AFTER = timedelta(seconds=10)
 
 
 def call_queue(
@@ -93,6 +112,7 @@ def call_queue(
         team=team,
         requested_agent=requested_agent,
         is_test=account.is_test,
+        setup_dispatched_at=timezone.now(),
         **lead,
     )
     transaction.on_commit(lambda: _queued(call), robust=True)
@@ -118,22 +138,38 @@ def call_setup(*, call_id: int) -> None:
         if (
             call is None
             or call.status != CallStatus.QUEUED
-            or (call.next_attempt_at and call.next_attempt_at > now)
+            or (
+                call.next_attempt_at
+                and call.next_attempt_at > now
+                and not call.waiting_since  # handed over early: an agent just came free
+            )
         ):
             return
+        call.setup_dispatched_at = None
         config = dialing_settings(call.account_id)
-        agents = agents_available(call=call, at=now)
-        if config.ring_mode == RingMode.SEQUENTIAL:
-            agents = _first_claimable(agents, now)
+        agents: list[User]
+        if not call.waiting_since and calls_waiting_before(call=call):
+            agents = []  # older calls wait for the next free agent: this one queues behind
+        elif config.ring_mode == RingMode.SEQUENTIAL:
+            agents = _first_claimable(agents_available(call=call, at=now), now)
         else:
-            agents = agents_claim(agents, at=now)
+            agents = agents_claim(agents_available(call=call, at=now), at=now)
         if not agents:
             _no_agent_now(call, config, now)
             return
         call.status = CallStatus.DIALING
         call.rounds += 1
         call.next_attempt_at = None
-        call.save(update_fields=["status", "rounds", "next_attempt_at"])
+        call.waiting_since = None
+        call.save(
+            update_fields=[
+                "status",
+                "rounds",
+                "next_attempt_at",
+                "waiting_since",
+                "setup_dispatched_at",
+            ]
+        )
         attempts = [_agent_attempt(call, agent) for agent in agents]
     for attempt in attempts:
         try:
@@ -269,36 +305,156 @@ def call_transcription_save(
 
 
 def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
-    """Re-drive whatever is stuck: due queued calls, dials never requested, legs the provider
-    went silent on. Returns how many of each it touched."""
+    """Re-drive from the database whatever no task is driving: due queued calls with no
+    setup pending, dials never requested, legs the provider went silent on (settled from
+    the provider's record), and free agents while calls wait. Returns how many of each."""
     now = now or timezone.now()
-    due = Call.objects.filter(
-        status=CallStatus.QUEUED, created_at__lt=now - timedelta(seconds=5)
-    ).exclude(next_attempt_at__gt=now)
-    counts = {"queued": 0, "undialed": 0, "silent": 0}
+    counts = {"queued": 0, "undialed": 0, "silent": 0, "handed_over": 0}
+    due = (
+        Call.objects.filter(
+            status=CallStatus.QUEUED, created_at__lt=now - timedelta(seconds=5)
+        )
+        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        .filter(
+            Q(setup_dispatched_at__isnull=True)
+            | Q(setup_dispatched_at__lt=now - SETUP_LOST_AFTER)
+        )
+    )
     for call_id in due.values_list("pk", flat=True).iterator():
-        _dispatch(call_id)
-        counts["queued"] += 1
+        # Marked first: a hand-over or the next sweep leaves it alone while this one is pending.
+        if Call.objects.filter(pk=call_id, status=CallStatus.QUEUED).update(
+            setup_dispatched_at=now
+        ):
+            _dispatch(call_id)
+            counts["queued"] += 1
     undialed = CallAttempt.objects.filter(
         leg=Leg.AGENT,
         dial_requested_at__isnull=True,
         ended_at__isnull=True,
-        created_at__lt=now - timedelta(seconds=10),
+        created_at__lt=now - UNDIALED_AFTER,
     )
     for attempt_id in undialed.values_list("pk", flat=True):
         _dial_later(attempt_id)
         counts["undialed"] += 1
-    lost_after = timedelta(seconds=settings.CALLS_LOST_AFTER_SECONDS)
-    silent = CallAttempt.objects.filter(ended_at__isnull=True).filter(
-        answered_at__isnull=True, created_at__lt=now - lost_after
-    ) | CallAttempt.objects.filter(
-        ended_at__isnull=True, answered_at__lt=now - LONGEST_CALL
-    )
-    for attempt in silent:
-        kind = EventKind.COMPLETED if attempt.answered_at else EventKind.NO_ANSWER
-        call_event(Event(attempt.pk, kind))
+    for attempt_id in _silent_legs(now):
+        try:
+            attempt_settle(attempt_id=attempt_id, now=now)
+        except TelephonyUnavailable as error:
+            log_event(
+                log,
+                "call.leg_check_failed",
+                level=logging.WARNING,
+                attempt_id=attempt_id,
+                error=str(error),
+                then="the next sweep asks again",
+            )
         counts["silent"] += 1
+    for agent_id in free_agents_with_calls_waiting(at=now).values_list("pk", flat=True):
+        with transaction.atomic():
+            counts["handed_over"] += _hand_over(agent_id) is not None
     return counts
+
+
+def _silent_legs(now: datetime) -> list[int]:
+    """Open legs, dialed, that nothing was heard of (no event, no check with the provider)
+    for ``CALLS_LOST_AFTER_SECONDS`` at their provider's time scale."""
+    last_heard = Greatest(
+        *(
+            Coalesce(name, "created_at", output_field=DateTimeField())
+            for name in ("dial_requested_at", "ringing_at", "answered_at", "checked_at")
+        )
+    )
+    lost_after = timedelta(seconds=settings.CALLS_LOST_AFTER_SECONDS)
+    silent: list[int] = []
+    for name in PROVIDERS:
+        cutoff = now - lost_after * provider_named(name).time_scale
+        silent += (
+            CallAttempt.objects.filter(
+                provider=name, ended_at__isnull=True, dial_requested_at__isnull=False
+            )
+            .annotate(last_heard=last_heard)
+            .filter(last_heard__lt=cutoff)
+            .values_list("pk", flat=True)
+        )
+    return silent
+
+
+def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
+    """Settle a leg we heard nothing of from the provider's own record: a leg still up is
+    left up (and counted busy); one that ended is ended as it did; one the provider has no
+    record of is hung up first, then ended. A lead's leg is never given up while it may
+    still ring, so a retry never rings a lead who is already on the phone."""
+    now = now or timezone.now()
+    attempt = (
+        CallAttempt.objects.filter(pk=attempt_id, ended_at__isnull=True)
+        .select_related("call")
+        .first()
+    )
+    if attempt is None:
+        return "ended"
+    provider = provider_named(attempt.provider)
+    parent = (
+        attempt.call.attempts_log.filter(
+            leg=Leg.AGENT, outcome=AttemptOutcome.ACCEPTED, round=attempt.round
+        )
+        .values_list("provider_id", flat=True)
+        .first()
+        if attempt.leg == Leg.LEAD
+        else None
+    )
+    status = provider.leg_status(
+        provider_id=attempt.provider_id,
+        attempt_id=attempt.pk,
+        parent_provider_id=parent or "",
+    )
+    if status is not None and status.live:
+        if attempt.leg == Leg.LEAD and status.answered and not attempt.answered_at:
+            call_event(Event(attempt.pk, EventKind.ANSWERED))
+        CallAttempt.objects.filter(pk=attempt.pk).update(checked_at=now)
+        return "live"
+    from_record = status is not None
+    if status is None:
+        # No record: never placed, or the provider cannot tell. Hang it up (and, for a
+        # lead, the agent's leg it is dialed from) before giving up on it.
+        provider.hangup(provider_id=attempt.provider_id, attempt_id=attempt.pk)
+        if parent:
+            provider.hangup(provider_id=parent, attempt_id=attempt.pk)
+        status = LegStatus(live=False, ended_by=EventKind.NO_ANSWER)
+    assert status.ended_by is not None
+    log_event(
+        log,
+        "call.leg_settled",
+        call_id=attempt.call_id,
+        attempt_id=attempt.pk,
+        leg=attempt.leg,
+        ended_by=status.ended_by.value,
+        provider_record=from_record,
+    )
+    if attempt.leg == Leg.LEAD and status.answered and not attempt.answered_at:
+        call_event(Event(attempt.pk, EventKind.ANSWERED))
+    call_event(Event(attempt.pk, status.ended_by, duration=status.duration))
+    return "ended"
+
+
+def _hand_over(agent_id: int) -> int | None:
+    """The agent is free: dispatch the oldest waiting call they may take, at once, on
+    commit. The call is locked and marked dispatched in this transaction, so two agents
+    freed at once never take the same call. Returns the call's id, if any."""
+    agent = (
+        User.objects.filter(pk=agent_id, is_active=True)
+        .exclude(phone_number="")
+        .first()
+    )
+    if agent is None or not agent_is_free(agent_id=agent_id):
+        return None
+    call = call_waiting_for(agent=agent, at=timezone.now())
+    if call is None:
+        return None
+    call.setup_dispatched_at = timezone.now()
+    call.save(update_fields=["setup_dispatched_at"])
+    transaction.on_commit(partial(_dispatch, call.pk), robust=True)
+    _log_on_commit("call.handed_over", call_id=call.pk, agent_id=agent_id)
+    return call.pk
 
 
 # --- agent legs -------------------------------------------------------------------------------
@@ -441,7 +597,13 @@ def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
     if config.no_agent_policy == NoAgentPolicy.END:
         _finish(call, CallStatus.NOAGENT)
     elif agents_on_duty(call=call, at=now):
-        _requeue(call, now + _phone_time(call, BUSY_RECHECK))
+        # Wait for the hand-over; look again as a fallback, less often the longer it waits.
+        call.waiting_since = call.waiting_since or now
+        recheck = min(
+            max(now - call.waiting_since, _phone_time(call, BUSY_RECHECK)),
+            BUSY_RECHECK_MAX,
+        )
+        _requeue(call, now + recheck, save_also=["waiting_since"], dispatch=False)
     elif (opening := next_opening(call=call, after=now)) is not None:
         _requeue(call, opening)
     else:
@@ -461,6 +623,11 @@ def _lead_event(
             call.save(update_fields=["recording_url"])
         return Instruction.nothing()
     if attempt.ended_at:
+        answered = event.kind == EventKind.ANSWERED or (
+            event.kind == EventKind.COMPLETED and event.duration
+        )
+        if answered and attempt.outcome != AttemptOutcome.ANSWERED:
+            _late_answer(call, attempt, event, followups)
         return Instruction.nothing()
     if event.kind == EventKind.RINGING:
         _mark(attempt, ringing_at=attempt.ringing_at or now)
@@ -502,6 +669,39 @@ def _answered(call: Call, attempt: CallAttempt, at: datetime) -> None:
         agent_id=call.agent_id,
         response_time=call.response_time,
     )
+
+
+def _late_answer(
+    call: Call, attempt: CallAttempt, event: Event, followups: list[Any]
+) -> None:
+    """A lead's leg we had ended turns out to have been answered (its events came late):
+    the call is answered after all, and a retry waiting for it is called off, not dialed."""
+    now = timezone.now()
+    attempt.outcome = AttemptOutcome.ANSWERED
+    attempt.answered_at = attempt.answered_at or now
+    attempt.duration = event.duration if event.duration else attempt.duration
+    attempt.save(update_fields=["outcome", "answered_at", "duration"])
+    _log_on_commit(
+        "call.late_event_reconciled",
+        call_id=call.pk,
+        attempt_id=attempt.pk,
+        kind=event.kind.value,
+        status_before=call.status,
+    )
+    if call.status in FINAL:
+        return  # a final status never changes; the leg's record is corrected above
+    for open_leg in call.attempts_log.filter(ended_at__isnull=True):
+        _end_attempt(open_leg, AttemptOutcome.CANCELED, followups, hangup=True)
+    accepted = call.attempts_log.filter(
+        leg=Leg.AGENT, outcome=AttemptOutcome.ACCEPTED, round=attempt.round
+    ).first()
+    call.agent_id = accepted.agent_id if accepted else call.agent_id
+    if call.response_time is None:
+        call.response_time = max(
+            0, int((attempt.answered_at - call.received_at).total_seconds())
+        )
+    call.duration = attempt.duration
+    _finish(call, CallStatus.ANSWER, save_also=["agent", "response_time", "duration"])
 
 
 def _lead_missed(
@@ -582,6 +782,8 @@ def _end_attempt(
         outcome=attempt.outcome,
         duration=attempt.duration,
     )
+    if attempt.leg == Leg.AGENT and attempt.agent_id:
+        _hand_over(attempt.agent_id)
     if hangup and attempt.dial_requested_at:
         provider = provider_named(attempt.provider)
         provider_id, attempt_id = attempt.provider_id, attempt.pk
@@ -590,14 +792,29 @@ def _end_attempt(
         )
 
 
-def _requeue(call: Call, when: datetime, *, save_also: list[str] | None = None) -> None:
+def _requeue(
+    call: Call,
+    when: datetime,
+    *,
+    save_also: list[str] | None = None,
+    dispatch: bool = True,
+) -> None:
     """Back to the queue until ``when``. A soon retry is handed to the broker with a countdown;
     a later one is left to the sweep, so no worker holds a task for minutes or days."""
     call.status = CallStatus.QUEUED
     call.next_attempt_at = when
-    call.save(update_fields=["status", "next_attempt_at", *(save_also or [])])
+    dispatch = dispatch and when - timezone.now() <= HELD_BY_BROKER
+    call.setup_dispatched_at = when if dispatch else None
+    call.save(
+        update_fields=[
+            "status",
+            "next_attempt_at",
+            "setup_dispatched_at",
+            *(save_also or []),
+        ]
+    )
     _log_on_commit("call.requeued", call_id=call.pk, due_at=when.isoformat())
-    if when - timezone.now() <= HELD_BY_BROKER:
+    if dispatch:
         transaction.on_commit(lambda: _dispatch(call.pk, at=when), robust=True)
 
 
@@ -605,8 +822,17 @@ def _finish(call: Call, status: str, *, save_also: list[str] | None = None) -> N
     call.status = status
     call.ended_at = timezone.now()
     call.next_attempt_at = None
+    call.setup_dispatched_at = None
+    call.waiting_since = None
     call.save(
-        update_fields=["status", "ended_at", "next_attempt_at", *(save_also or [])]
+        update_fields=[
+            "status",
+            "ended_at",
+            "next_attempt_at",
+            "setup_dispatched_at",
+            "waiting_since",
+            *(save_also or []),
+        ]
     )
     call_event_emit(call=call, type="call_completed")
     _log_on_commit(
@@ -648,6 +874,10 @@ def _dispatch(call_id: int, at: datetime | None = None) -> None:
     try:
         call_setup_task.apply_async(kwargs={"call_id": call_id}, eta=at, retry=False)
     except Exception as error:
+        # No setup is pending after all: the sweep's next run dispatches it.
+        Call.objects.filter(pk=call_id, status=CallStatus.QUEUED).update(
+            setup_dispatched_at=None
+        )
         log_event(
             log,
             "call.dispatch_failed",

@@ -3,19 +3,28 @@
 import logging
 
 from celery import shared_task
+from django.db import InterfaceError, OperationalError
 
 from calls.telephony.base import TelephonyUnavailable
 from config.logging import log_event
 
 log = logging.getLogger(__name__)
 
-# Known transient errors only; everything else is the service's to handle.
+# Known transient errors only (the provider or the database out of reach); everything
+# else is the service's to handle. Backoff 1, 2, 4 ... 30 s: a database back within a
+# few minutes loses nothing.
 RETRY_WHILE_PROVIDER_IS_DOWN = {
     "acks_late": True,
-    "autoretry_for": (TelephonyUnavailable,),
-    "retry_backoff": True,
+    "autoretry_for": (TelephonyUnavailable, OperationalError, InterfaceError),
+    "retry_backoff": 1,
+    "retry_backoff_max": 30,
     "retry_jitter": True,
-    "max_retries": 5,
+    "max_retries": 12,
+}
+# A provider event is never dropped: it retries while the database is out of reach.
+RETRY_WHILE_DATABASE_IS_DOWN = {
+    **RETRY_WHILE_PROVIDER_IS_DOWN,
+    "autoretry_for": (OperationalError, InterfaceError),
 }
 
 
@@ -35,7 +44,7 @@ def attempt_dial_task(*, attempt_id: int) -> None:
     attempt_dial(attempt_id=attempt_id)
 
 
-@shared_task(acks_late=True)
+@shared_task(**RETRY_WHILE_DATABASE_IS_DOWN)
 def simulator_event_task(
     *,
     attempt_id: int,

@@ -5,7 +5,11 @@ from typing import Any
 
 from celery import Celery, signals
 
+from config.broker import use_resilient_redis_transport
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+# Before the app connects anywhere: a worker that loses Redis with tasks in hand must not exit.
+use_resilient_redis_transport()
 
 app = Celery("config")
 app.config_from_object("django.conf:settings", namespace="CELERY")

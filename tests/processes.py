@@ -84,7 +84,9 @@ def start_worker(
         "--without-mingle",
     ]
     args += ["-n", f"{name}-{os.getpid()}@%h", "--loglevel=INFO"]
-    if queues:  # e.g. "celery,webhooks"; default: the default queue only
+    if (
+        queues
+    ):  # e.g. "calls,events,default,webhooks"; default: calls, events and default
         args += ["-Q", queues]
     if beat:
         args += ["-B", "--schedule", str(tmp_path / f"{name}-beat")]

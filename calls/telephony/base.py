@@ -66,6 +66,18 @@ class AgentDial:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class LegStatus:
+    """What the provider's own record says about a leg now: still up (``live``, and whether
+    it was answered), or ended (``ended_by``: COMPLETED, NO_ANSWER, BUSY or FAILED, with the
+    seconds it was answered for)."""
+
+    live: bool
+    answered: bool = False
+    ended_by: EventKind | None = None
+    duration: int | None = None
+
+
 class TelephonyUnavailable(Exception):
     """The provider could not be reached; the task retries."""
 
@@ -90,6 +102,14 @@ class Provider(abc.ABC):
     @abc.abstractmethod
     def hangup(self, *, provider_id: str, attempt_id: int) -> None:
         """End a leg the pipeline no longer needs (another agent won, the call was canceled)."""
+
+    def leg_status(
+        self, *, provider_id: str, attempt_id: int, parent_provider_id: str = ""
+    ) -> LegStatus | None:
+        """The provider's record of a leg (a lead's leg is dialed inside the agent's leg,
+        ``parent_provider_id``), or None when it has none: the leg was never placed, or the
+        provider cannot tell. May raise ``TelephonyUnavailable``."""
+        return None
 
     def follow(self, *, attempt_id: int, instruction: Instruction) -> None:  # noqa: B027
         """Carry out an instruction the pipeline gave outside a provider's own request

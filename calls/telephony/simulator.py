@@ -6,15 +6,30 @@ Outcomes follow the last four digits of the number dialed (CONTRACT.md, Simulato
 presses 1 or (lead) hangs up at once; anything else answers after about 2 s, the agent
 presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` scales every delay,
 and the pipeline's own waits on a simulated call (``Provider.time_scale``).
+
+Like a real switch it keeps its own record of every leg (in the cache): when it was
+answered and when and how it ended. The sweep reads it (``leg_status``) when callbacks
+went missing, as it would read Twilio's call records. ``SIMULATOR_CALLBACK_DELAY``
+delivers the status callbacks that many (real) seconds late, as a slow provider would.
 """
 
 from __future__ import annotations
+
+import time
+from typing import Any
 
 from django.conf import settings
 from django.core.cache import cache
 
 from calls.recordings import recording_link
-from calls.telephony.base import AgentDial, Event, EventKind, Instruction, Provider
+from calls.telephony.base import (
+    AgentDial,
+    Event,
+    EventKind,
+    Instruction,
+    LegStatus,
+    Provider,
+)
 from config.throttling import hit
 
 ANSWER_AFTER = 2.0
@@ -23,6 +38,14 @@ GATHER_TIMEOUT = 5.0
 LEAD_RING_SECONDS = 30.0
 SECONDS_PER_WHISPER_CHARACTER = 1 / 15
 _DIAL_LOG = "simulator:dials:{}"
+_RECORD = "simulator:leg:{}"
+RECORD_SECONDS = 7 * 86400
+# How long the switch waits for the answer to a webhook (an agent picking up, a key
+# pressed) before it hangs up the leg. A network timeout: real seconds, never scaled.
+WEBHOOK_TIMEOUT = 15.0
+ENDINGS = frozenset(
+    {EventKind.NO_ANSWER, EventKind.BUSY, EventKind.FAILED, EventKind.COMPLETED}
+)
 
 
 def talk_seconds(attempt_id: int) -> int:
@@ -45,16 +68,40 @@ class SimulatorProvider(Provider):
     def dial_agent(self, dial: AgentDial) -> str:
         _log_dial(dial.attempt_id)
         self._ring(
-            dial.attempt_id, dial.number, no_answer_after=float(dial.ring_seconds)
+            dial.attempt_id,
+            dial.number,
+            no_answer_after=float(dial.ring_seconds),
+            agent=True,
         )
         return f"SIM-{dial.attempt_id}"
 
     def hangup(self, *, provider_id: str, attempt_id: int) -> None:
         _at(0, Event(attempt_id, EventKind.COMPLETED))
 
+    def leg_status(
+        self, *, provider_id: str, attempt_id: int, parent_provider_id: str = ""
+    ) -> LegStatus | None:
+        record = cache.get(_RECORD.format(attempt_id))
+        if not record:
+            return None  # never placed
+        now = time.time()
+        answered = (
+            record.get("answered_at") is not None and record["answered_at"] <= now
+        )
+        if record.get("ends_at") is not None and record["ends_at"] <= now:
+            return LegStatus(
+                live=False,
+                answered=answered,
+                ended_by=EventKind(record["ended_by"]),
+                duration=record.get("duration"),
+            )
+        return LegStatus(live=True, answered=answered)
+
     def follow(self, *, attempt_id: int, instruction: Instruction) -> None:
         from calls.models import CallAttempt
 
+        if _ended(attempt_id):
+            return  # the switch hung up this leg already (our answer came too late)
         if instruction.connect and instruction.lead_attempt_id is not None:
             self._connect(attempt_id, instruction)
         elif instruction.gather:
@@ -74,11 +121,17 @@ class SimulatorProvider(Provider):
                     ),
                 )
             else:
-                _at(listen, Event(attempt_id, EventKind.DIGITS, digits="1"))
+                _at(
+                    listen,
+                    Event(attempt_id, EventKind.DIGITS, digits="1"),
+                    webhook=True,
+                )
         elif instruction.hangup:
             _at(0, Event(attempt_id, EventKind.COMPLETED))
 
-    def _ring(self, attempt_id: int, number: str, *, no_answer_after: float) -> None:
+    def _ring(
+        self, attempt_id: int, number: str, *, no_answer_after: float, agent: bool
+    ) -> None:
         _at(0, Event(attempt_id, EventKind.RINGING))
         match number[-4:]:
             case "0000":
@@ -88,14 +141,18 @@ class SimulatorProvider(Provider):
             case "0002":
                 _at(FAIL_AFTER, Event(attempt_id, EventKind.FAILED))
             case _:
-                _at(ANSWER_AFTER, Event(attempt_id, EventKind.ANSWERED))
+                # An agent answering is a webhook (the switch asks what to play); a
+                # lead answering is a status callback.
+                _at(ANSWER_AFTER, Event(attempt_id, EventKind.ANSWERED), webhook=agent)
 
     def _connect(self, agent_attempt_id: int, instruction: Instruction) -> None:
         """Dial the lead into the agent's leg; the agent's leg ends when the lead's does."""
         lead_id = instruction.lead_attempt_id
         assert lead_id is not None
         _log_dial(lead_id)
-        self._ring(lead_id, instruction.number, no_answer_after=LEAD_RING_SECONDS)
+        self._ring(
+            lead_id, instruction.number, no_answer_after=LEAD_RING_SECONDS, agent=False
+        )
         match instruction.number[-4:]:
             case "0000":
                 ends = LEAD_RING_SECONDS
@@ -128,11 +185,43 @@ def _log_dial(attempt_id: int) -> None:
     hit(_DIAL_LOG.format(attempt_id), period=7 * 86400)
 
 
-def _at(seconds: float, event: Event) -> None:
-    """Deliver ``event`` after ``seconds`` of simulated time, through a worker."""
+def _ended(attempt_id: int) -> bool:
+    status = SimulatorProvider().leg_status(provider_id="", attempt_id=attempt_id)
+    return status is not None and not status.live
+
+
+def _record(event: Event, due: float, *, webhook: bool) -> None:
+    """Write what the switch will do on the leg to its record. A leg that ended stays ended;
+    a webhook not answered within ``WEBHOOK_TIMEOUT`` ends the leg, unless our answer
+    (which schedules what follows) moves its end later."""
+    key = _RECORD.format(event.attempt_id)
+    record: dict[str, Any] = cache.get(key) or {}
+    if record.get("ends_at") is not None and record["ends_at"] <= time.time():
+        return
+    if event.kind == EventKind.ANSWERED:
+        record["answered_at"] = due
+    if event.kind in ENDINGS:
+        record.update(ends_at=due, ended_by=event.kind.value, duration=event.duration)
+    elif webhook:
+        record.update(
+            ends_at=due + WEBHOOK_TIMEOUT,
+            ended_by=EventKind.COMPLETED.value,
+            duration=None,
+        )
+    else:
+        record.setdefault("ends_at", None)
+    cache.set(key, record, RECORD_SECONDS)
+
+
+def _at(seconds: float, event: Event, *, webhook: bool = False) -> None:
+    """Deliver ``event`` after ``seconds`` of simulated time, through a worker; a status
+    callback (not a ``webhook``) ``SIMULATOR_CALLBACK_DELAY`` real seconds later still."""
     from calls.tasks import simulator_event_task
 
     countdown = max(0.0, seconds * time_scale())
+    _record(event, time.time() + countdown, webhook=webhook)
+    if not webhook:
+        countdown += float(settings.SIMULATOR_CALLBACK_DELAY)
     simulator_event_task.apply_async(
         kwargs={
             "attempt_id": event.attempt_id,

@@ -27,7 +27,13 @@ from twilio.http.http_client import TwilioHttpClient
 from twilio.http.response import Response
 from twilio.rest import Client
 
-from calls.telephony.base import AgentDial, Provider, TelephonyUnavailable
+from calls.telephony.base import (
+    AgentDial,
+    EventKind,
+    LegStatus,
+    Provider,
+    TelephonyUnavailable,
+)
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +41,14 @@ TWILIO_API = "https://api.twilio.com"
 # A request to Twilio that takes longer than this is taken as Twilio being unreachable.
 REQUEST_TIMEOUT = 10.0
 STATUS_EVENTS = ["initiated", "ringing", "answered", "completed"]
+# A call resource's final statuses, as the pipeline's events.
+ENDED_BY = {
+    "completed": EventKind.COMPLETED,
+    "canceled": EventKind.NO_ANSWER,
+    "no-answer": EventKind.NO_ANSWER,
+    "busy": EventKind.BUSY,
+    "failed": EventKind.FAILED,
+}
 
 
 def webhook_url(name: str, attempt_id: int) -> str:
@@ -132,3 +146,36 @@ class TwilioProvider(Provider):
                 attempt_id,
                 error,
             )
+
+    def leg_status(
+        self, *, provider_id: str, attempt_id: int, parent_provider_id: str = ""
+    ) -> LegStatus | None:
+        """The call resource of the leg; a lead's leg is the child call of the agent's."""
+        try:
+            if provider_id:
+                call = self.client.calls(provider_id).fetch()
+            elif parent_provider_id:
+                children = self.client.calls.list(
+                    parent_call_sid=parent_provider_id, limit=1
+                )
+                if not children:
+                    return None
+                call = children[0]
+            else:
+                return None
+        except (requests.RequestException, TwilioException) as error:
+            if _unavailable(error):
+                raise TelephonyUnavailable(
+                    f"Twilio could not tell the status of attempt {attempt_id}: {error}"
+                ) from error
+            return None  # no such call: Twilio never placed it
+        status = str(call.status)
+        if status in ENDED_BY:
+            seconds = int(call.duration or 0)
+            return LegStatus(
+                live=False,
+                answered=status == "completed" and seconds > 0,
+                ended_by=ENDED_BY[status],
+                duration=seconds if status == "completed" else None,
+            )
+        return LegStatus(live=True, answered=status == "in-progress")

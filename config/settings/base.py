@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -257,7 +258,8 @@ if CELERY_BROKER_URL == "filesystem://":
 else:
     # A task a dead worker held is delivered again after this many seconds.
     CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        "queue_order_strategy": "priority",
     }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -277,6 +279,22 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
+# Queues: `calls` for what a waiting lead waits on (call setup, dials), `events` for the
+# simulator's provider callbacks, `default` for the rest (sweeps, housekeeping). The
+# Procfile's `calls` worker consumes `calls` before `events` (Redis "priority" order, the
+# order of -Q), so a burst of callbacks never delays a dial; the `worker` process takes
+# `default`, so a backlog of slow work never does either. A worker started without -Q
+# consumes all three, in that order.
+CELERY_TASK_DEFAULT_QUEUE = "default"
+CELERY_TASK_QUEUES = [
+    Queue(name, Exchange(name), routing_key=name)
+    for name in ("calls", "events", "default")
+]
+CELERY_TASK_ROUTES = {
+    "calls.tasks.call_setup_task": {"queue": "calls"},
+    "calls.tasks.attempt_dial_task": {"queue": "calls"},
+    "calls.tasks.simulator_event_task": {"queue": "events"},
+}
 CELERY_BEAT_SCHEDULE = {
     "calls-sweep": {
         "task": "calls.tasks.calls_sweep_task",
@@ -304,9 +322,12 @@ CELERY_BEAT_SCHEDULE = {
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".
 TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
-# A dialed leg the provider says nothing about for this long is taken as lost (no answer).
-CALLS_LOST_AFTER_SECONDS = env.int("CALLS_LOST_AFTER_SECONDS", default=90)
+# A dialed leg we hear nothing of for this long (at its provider's time scale) is checked
+# with the provider: the sweep ends it as the provider's record says, or leaves it up.
+CALLS_LOST_AFTER_SECONDS = env.int("CALLS_LOST_AFTER_SECONDS", default=45)
 SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=1.0)
+# Real seconds the simulator delivers its status callbacks late (a slow provider; tests).
+SIMULATOR_CALLBACK_DELAY = env.float("SIMULATOR_CALLBACK_DELAY", default=0.0)
 # How long "score next" holds a call for one scorer before it returns to the queue.
 SCORING_CLAIM_SECONDS = env.int("SCORING_CLAIM_SECONDS", default=300)
 TWILIO_ACCOUNT_SID = env("TWILIO_ACCOUNT_SID", default="")

@@ -36,7 +36,8 @@ CELERY_BROKER_URL = env(
     "CELERY_BROKER_URL", default=f"redis://127.0.0.1:6379/{_redis_db}"
 )
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+    "queue_order_strategy": "priority",  # as in base: dials before callbacks
 }
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]

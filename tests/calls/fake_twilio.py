@@ -120,6 +120,17 @@ class FakeTwilio:
             return self.failures.pop(0)
         if request.auth != (self.account_sid, self.auth_token):
             return 401, _error(401, 20003, "Authenticate")
+        if request.method == "GET":
+            match = CALL.match(request.path)
+            if (
+                match
+                and match["account"] == self.account_sid
+                and match["sid"] in self.calls
+            ):
+                return 200, self.calls[match["sid"]]
+            return 404, _error(
+                404, 20404, f"The requested resource {request.path} was not found"
+            )
         if request.method != "POST":
             return 405, _error(405, 20004, "Method not allowed")
         if (match := CALLS.match(request.path)) and match[

@@ -50,7 +50,7 @@ class World:
             self.queue, Pending(self.now + delay, next(self.seq), what, payload)
         )
 
-    def _at(self, seconds: float, event: Event) -> None:
+    def _at(self, seconds: float, event: Event, *, webhook: bool = False) -> None:
         self._push(seconds, "event", event)
 
     def _dispatch(self, call_id: int, at=None) -> None:

@@ -1,23 +1,35 @@
-"""Faults with real processes: a worker killed mid-setup, the broker down while leads
-arrive. Every call still ends in a final status and no leg is ever dialed twice."""
+"""Faults with real processes and the shipped defaults (visibility timeout, sweep interval,
+lost-leg threshold: none shrunk; only the simulator plays its calls fast): Redis killed
+while the worker holds tasks, a worker killed mid-burst, PostgreSQL cut away for 10 s,
+provider callbacks arriving later than the lost-leg threshold, leads arriving while the
+broker is down. Every call still reaches a final status within a generous deadline, no
+leg is ever dialed twice, and no agent is left held by a dead leg.
+
+The deadlines are generous on purpose (a loaded CI machine); the bounds the design gives
+are in the README ("Recovery"), and ``make bench`` measures the latencies."""
 
 import http.client
+import itertools
 import json
 import shlex
 import signal
 import subprocess
 import sys
+import time
 import urllib.parse
 
 import pytest
+from django.conf import settings
+from django.core.cache import cache
 
-from calls.models import Call, CallAttempt, CallStatus
-from calls.telephony.simulator import dials_of
+from calls.models import Call, CallAttempt, CallStatus, Leg
+from calls.telephony.simulator import _RECORD, dials_of
 from config.celery import app
 from leads.models import Lead
 from tests.leads.factories import ParsingRuleFactory, VendorRegistrationFactory, adf
 from tests.processes import (
     ROOT,
+    TcpProxy,
     free_port,
     service_env,
     start_gunicorn,
@@ -29,13 +41,11 @@ from tests.users.factories import agent
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-# Short enough to see recovery within a test: what a dead worker held comes back after
-# 3 s, the sweep runs every second, a leg nobody reports on is given up after 3 s.
-RECOVERY = {
-    "CELERY_VISIBILITY_TIMEOUT": "3",
-    "CALLS_SWEEP_SECONDS": "1",
-    "CALLS_LOST_AFTER_SECONDS": "3",
-}
+# The simulator plays its calls 20 times faster than real time (talks of 1.5 to 15 s);
+# every recovery setting keeps its shipped default.
+FAST_CALLS = {"SIMULATOR_TIME_SCALE": "0.05"}
+# Generous: the design's bounds (README, "Recovery") are well under a minute.
+SETTLE_TIMEOUT = 150
 
 
 @pytest.fixture
@@ -83,11 +93,47 @@ def assert_each_leg_dialed_at_most_once(call_ids):
     assert not CallAttempt.objects.filter(pk__in=never_dialed, ended_at__isnull=True)
 
 
-def test_a_worker_killed_during_setup_loses_no_call_and_dials_nothing_twice(
+def assert_no_agent_held(call_ids):
+    """Every agent leg of these calls ended: no agent counts as busy because of them."""
+    assert not CallAttempt.objects.filter(
+        call_id__in=call_ids, leg=Leg.AGENT, ended_at__isnull=True
+    ).exists()
+
+
+def assert_a_lead_is_never_rung_twice_at_once(call_ids):
+    """A call's next lead leg was dialed only once the switch's record says the one before
+    it had ended: the lead never had two of our calls ringing."""
+    for call_id in call_ids:
+        legs = list(
+            CallAttempt.objects.filter(call_id=call_id, leg=Leg.LEAD).order_by("pk")
+        )
+        for before, after in itertools.pairwise(legs):
+            record = cache.get(_RECORD.format(before.pk))
+            if record is None:
+                assert dials_of(before.pk) == 0  # never placed: nothing rang
+                continue
+            assert record["ends_at"] is not None, (call_id, before.pk)
+            assert after.dial_requested_at.timestamp() >= record["ends_at"], (
+                call_id,
+                before.pk,
+            )
+
+
+def post_leads(dealer, prefix, count, phone="303-555-0123"):
+    leads = []
+    for n in range(count):
+        form = {"xml": adf(prospect_id=f"{prefix}-{n}", phone=phone), **dealer.headers}
+        response = dealer.client().post("/api/nl", form)
+        assert response.status_code == 200
+        leads.append(response.json()["leadId"])
+    return list(Lead.objects.filter(pk__in=leads).values_list("call_id", flat=True))
+
+
+def test_a_worker_killed_mid_burst_loses_no_call_and_dials_nothing_twice(
     dealer, tmp_path
 ):
     app.control.purge()
-    env = service_env(**RECOVERY)
+    env = service_env(**FAST_CALLS)
     first = start_worker(tmp_path, env=env, name="doomed")
     try:
         wait_for(
@@ -96,33 +142,29 @@ def test_a_worker_killed_during_setup_loses_no_call_and_dials_nothing_twice(
             what="first worker",
             process=first,
         )
-        leads = []
-        for n in range(6):
-            form = {"xml": adf(prospect_id=f"K-{n}"), **dealer.headers}
-            response = dealer.client().post("/api/nl", form)
-            assert response.status_code == 200
-            leads.append(response.json()["leadId"])
-        # Kill the worker as soon as it is busy setting calls up.
+        call_ids = post_leads(dealer, "K", 12)
+        # Kill the worker in the middle of the burst: some calls set up, some talking.
         wait_for(
-            lambda: CallAttempt.objects.exists(),
-            timeout=20,
-            what="a setup under way",
+            lambda: Call.objects.filter(status=CallStatus.ANSWER).exists(),
+            timeout=60,
+            what="a call under way",
             process=first,
-            every=0.005,
+            every=0.01,
         )
         first.kill(signal.SIGKILL)
     finally:
         first.kill()
-    call_ids = list(Lead.objects.filter(pk__in=leads).values_list("call_id", flat=True))
     assert Call.objects.filter(pk__in=call_ids).exclude(status__in=FINAL).exists(), (
         "the kill came too late to test"
     )
 
+    # What the dead worker held stays unacknowledged in Redis for the visibility timeout
+    # (an hour): only the sweep, from the database, can bring these calls home in time.
     second = start_worker(tmp_path, env=env, beat=True, name="successor")
     try:
         wait_for(
             lambda: everything_settled(call_ids),
-            timeout=90,
+            timeout=SETTLE_TIMEOUT,
             what="every call to settle",
             process=second,
         )
@@ -131,8 +173,10 @@ def test_a_worker_killed_during_setup_loses_no_call_and_dials_nothing_twice(
 
     assert set(
         Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
-    ) <= set(FINAL)
+    ) == {CallStatus.ANSWER}
     assert_each_leg_dialed_at_most_once(call_ids)
+    assert_a_lead_is_never_rung_twice_at_once(call_ids)
+    assert_no_agent_held(call_ids)
 
 
 def dispatch_failures(process):
@@ -217,7 +261,7 @@ def test_leads_arriving_while_the_broker_is_down_are_called_once_it_is_back(
     broker_port = free_port()
     broker = start_redis(tmp_path, broker_port)
     env = service_env(
-        CELERY_BROKER_URL=f"redis://127.0.0.1:{broker_port}/0", **RECOVERY
+        CELERY_BROKER_URL=f"redis://127.0.0.1:{broker_port}/0", **FAST_CALLS
     )
     web = start_gunicorn(tmp_path, env=env, port=free_port())
     worker = start_worker(tmp_path, env=env, beat=True, name="steady")
@@ -256,7 +300,7 @@ def test_leads_arriving_while_the_broker_is_down_are_called_once_it_is_back(
         broker = start_redis(tmp_path, broker_port)
         wait_for(
             lambda: everything_settled(during),
-            timeout=90,
+            timeout=SETTLE_TIMEOUT,
             what="the calls queued while it was down",
             process=worker,
         )
@@ -269,3 +313,216 @@ def test_leads_arriving_while_the_broker_is_down_are_called_once_it_is_back(
         CallStatus.ANSWER
     }
     assert_each_leg_dialed_at_most_once(before + during)
+
+
+def web_port_of(web):
+    return int(web.handle.args[web.handle.args.index("--bind") + 1].rsplit(":", 1)[1])
+
+
+def test_the_worker_survives_redis_killed_while_it_holds_tasks_and_every_call_ends(
+    dealer, tmp_path
+):
+    broker_port = free_port()
+    broker = start_redis(tmp_path, broker_port)
+    env = service_env(
+        CELERY_BROKER_URL=f"redis://127.0.0.1:{broker_port}/0", **FAST_CALLS
+    )
+    web = start_gunicorn(tmp_path, env=env, port=free_port())
+    worker = start_worker(tmp_path, env=env, beat=True, name="steady")
+    try:
+        answers = [
+            post(web_port_of(web), {"xml": adf(prospect_id=f"R-{n}"), **dealer.headers})
+            for n in range(6)
+        ]
+        assert [status for status, _ in answers] == [200] * 6
+        call_ids = list(Lead.objects.values_list("call_id", flat=True))
+        # A call talking: the worker holds its lead's hang-up as a countdown task.
+        wait_for(
+            lambda: Call.objects.filter(status=CallStatus.ANSWER).exists(),
+            timeout=60,
+            what="a call talking",
+            process=worker,
+            every=0.01,
+        )
+
+        broker.kill()
+        wait_for(
+            lambda: "could not restore" in worker.log.read_text(),
+            timeout=30,
+            what="the worker to give up restoring the tasks it held",
+            process=worker,
+        )
+        time.sleep(3)  # the moment kombu 5.7.0's restore used to take the worker down
+        assert worker.handle.poll() is None, worker.log.read_text()[-3000:]
+
+        # Redis comes back empty: the tasks it held are gone, the calls are not.
+        broker = start_redis(tmp_path, broker_port)
+        wait_for(
+            lambda: everything_settled(call_ids),
+            timeout=SETTLE_TIMEOUT,
+            what="every call to settle",
+            process=worker,
+        )
+        assert worker.handle.poll() is None
+    finally:
+        worker.stop()
+        web.stop()
+        broker.kill()
+
+    assert set(
+        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
+    ) == {CallStatus.ANSWER}
+    assert Call.objects.filter(pk__in=call_ids, duration__isnull=True).count() == 0
+    assert_each_leg_dialed_at_most_once(call_ids)
+    assert_no_agent_held(call_ids)
+
+
+def test_postgresql_cut_away_for_ten_seconds_drops_no_provider_event(dealer, tmp_path):
+    from django.db import connection
+
+    app.control.purge()
+    proxy = TcpProxy(int(connection.settings_dict["PORT"] or 5432))
+    proxy.up()
+    db = connection.settings_dict
+    env = service_env(
+        DATABASE_URL=f"postgres://{db['USER'] or 'postgres'}@127.0.0.1:{proxy.port}/{db['NAME']}",
+        **FAST_CALLS,
+    )
+    worker = start_worker(tmp_path, env=env, beat=True, name="cut")
+    try:
+        wait_for(
+            lambda: " ready." in worker.log.read_text(),
+            timeout=30,
+            what="the worker",
+            process=worker,
+        )
+        call_ids = post_leads(dealer, "P", 8)
+        wait_for(
+            lambda: Call.objects.filter(status=CallStatus.ANSWER).exists(),
+            timeout=60,
+            what="a call talking",
+            process=worker,
+            every=0.01,
+        )
+        proxy.down()
+        time.sleep(10)
+        proxy.up()
+        wait_for(
+            lambda: everything_settled(call_ids),
+            timeout=SETTLE_TIMEOUT,
+            what="every call to settle",
+            process=worker,
+        )
+    finally:
+        worker.stop()
+        proxy.down()
+
+    log = worker.log.read_text()
+    assert "OperationalError" in log, "the outage never reached the worker"
+    statuses = Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
+    assert set(statuses) == {CallStatus.ANSWER}
+    # Answered calls have their end and duration: no hang-up was dropped.
+    assert not Call.objects.filter(pk__in=call_ids, duration__isnull=True).exists()
+    assert_each_leg_dialed_at_most_once(call_ids)
+    assert_no_agent_held(call_ids)
+
+
+LATE = 8.0  # s: later than the lost-leg threshold at this time scale (45 s x 0.05)
+
+
+def test_callbacks_later_than_the_lost_leg_threshold_never_ring_a_lead_twice(
+    dealer, tmp_path
+):
+    app.control.purge()
+    env = service_env(
+        SIMULATOR_CALLBACK_DELAY=str(LATE), LOG_LEVEL="INFO", **FAST_CALLS
+    )
+    threshold = settings.CALLS_LOST_AFTER_SECONDS * float(env["SIMULATOR_TIME_SCALE"])
+    assert threshold < LATE
+    worker = start_worker(tmp_path, env=env, beat=True, name="late")
+    try:
+        talking = post_leads(dealer, "L", 3)
+        never_answers = post_leads(dealer, "N", 2, phone="303-555-0000")
+        call_ids = talking + never_answers
+        wait_for(
+            lambda: everything_settled(call_ids),
+            timeout=SETTLE_TIMEOUT + 60,
+            what="every call to settle",
+            process=worker,
+        )
+        time.sleep(LATE + 2)  # the last late callbacks arrive, and must change nothing
+    finally:
+        worker.stop()
+
+    assert "event=call.leg_settled" in worker.log.read_text(), (
+        "no leg was settled from the provider's record: the test did not test it"
+    )
+    statuses = dict(Call.objects.filter(pk__in=call_ids).values_list("pk", "status"))
+    assert {statuses[pk] for pk in talking} == {CallStatus.ANSWER}
+    assert {statuses[pk] for pk in never_answers} == {CallStatus.NOANSWER}
+    for pk in talking:  # answered on the first dial, never dialed again
+        assert CallAttempt.objects.filter(call_id=pk, leg=Leg.LEAD).count() == 1
+    for pk in never_answers:  # the attempt limit, each dial after the last one ended
+        assert CallAttempt.objects.filter(call_id=pk, leg=Leg.LEAD).count() == 3
+    assert_each_leg_dialed_at_most_once(call_ids)
+    assert_a_lead_is_never_rung_twice_at_once(call_ids)
+    assert_no_agent_held(call_ids)
+
+
+def setups_received(process):
+    return sum(
+        "calls.tasks.call_setup_task[" in line and " received" in line
+        for line in process.log.read_text().splitlines()
+    )
+
+
+def test_twice_the_capacity_for_a_minute_drains_without_feeding_on_itself(
+    tenant, tmp_path
+):
+    # Two agents; a call lasts about 9 s at this scale (talks of 1.5 to 15 s), so they
+    # take about 0.23 calls/s. Leads arrive at twice that for a minute.
+    VendorRegistrationFactory(account=tenant.account, vendor_id="V-1000")
+    ParsingRuleFactory(account=tenant.account)
+    for n in range(2):
+        agent(tenant.account, phone=f"+1303555014{n}")
+    app.control.purge()
+    env = service_env(LOG_LEVEL="INFO", **FAST_CALLS)
+    worker = start_worker(tmp_path, env=env, beat=True, name="overloaded")
+    call_ids: list[int] = []
+    try:
+        wait_for(
+            lambda: " ready." in worker.log.read_text(),
+            timeout=30,
+            what="the worker",
+            process=worker,
+        )
+        started = time.monotonic()
+        for n in range(28):  # 0.46 leads/s for 60 s
+            time.sleep(max(0.0, started + n / 0.46 - time.monotonic()))
+            call_ids += post_leads(tenant, f"O{n}", 1)
+        waited = Call.objects.filter(pk__in=call_ids, waiting_since__isnull=False)
+        assert (
+            waited.exists()
+            or Call.objects.filter(pk__in=call_ids, status=CallStatus.QUEUED).exists()
+        ), "no lead ever waited: not an overload"
+        wait_for(
+            lambda: everything_settled(call_ids),
+            timeout=SETTLE_TIMEOUT + 150,
+            what="the backlog to drain",
+            process=worker,
+        )
+    finally:
+        worker.stop()
+
+    assert set(
+        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
+    ) == {CallStatus.ANSWER}
+    for pk in call_ids:
+        assert CallAttempt.objects.filter(call_id=pk, leg=Leg.LEAD).count() == 1
+    assert_each_leg_dialed_at_most_once(call_ids)
+    assert_no_agent_held(call_ids)
+    # No self-feeding: a waiting call is dispatched when an agent frees up, or by the
+    # sweep's fallback backing off (5 s at phone time, then as long as it has waited, up
+    # to 60 s), not re-queued every few seconds: about 3.5 setups a call here, where the
+    # 5 s recheck at this scale (0.25 s) made hundreds a call.
+    assert setups_received(worker) <= 6 * len(call_ids), setups_received(worker)

@@ -440,7 +440,7 @@ def test_two_calls_set_up_at_once_never_ring_the_same_agent(monkeypatch):
         Call.objects.create(account=account, phone=LEAD, received_at=timezone.now())
         for _ in range(2)
     ]
-    monkeypatch.setattr(simulator, "_at", lambda seconds, event: None)
+    monkeypatch.setattr(simulator, "_at", lambda seconds, event, **kwargs: None)
     monkeypatch.setattr(services, "_dispatch", lambda call_id, at=None: None)
     both_looked = threading.Barrier(2)
     looked_up = routing.agents_available

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from calls.models import Call, CallAttempt, Leg
-from calls.routing import BUSY_WINDOW, agents_available, agents_on_duty, next_opening
+from calls.routing import agents_available, agents_on_duty, next_opening
 from tests.accounts.factories import AccountFactory, TeamFactory
 from tests.users.factories import agent
 from users.models import UserScheduleDay
@@ -330,16 +330,19 @@ def test_an_agent_on_another_leg_is_busy_until_it_ends(account):
     assert agents_on_duty(call=call, at=at) is True
 
 
-def test_a_leg_open_longer_than_the_busy_window_is_taken_as_lost(account):
-    assert timedelta(hours=4) == BUSY_WINDOW
+def test_an_agent_is_busy_while_a_leg_is_open_however_old_and_free_once_it_ended(
+    account,
+):
+    # No time window guesses at lost legs: the sweep asks the provider about a silent
+    # leg and ends it once the provider says it ended (test_sweep_*).
     at = local(NY, *MONDAY, 15)
-    recent = agent(account, phone="+13035550140")
-    lost = agent(account, phone="+13035550141")
-    leg(recent, created_at=at - timedelta(hours=3, minutes=59))
-    leg(lost, created_at=at - timedelta(hours=4, minutes=1))
+    on_a_long_call = agent(account, phone="+13035550140")
+    done = agent(account, phone="+13035550141")
+    leg(on_a_long_call, created_at=at - timedelta(hours=9))
+    leg(done, created_at=at - timedelta(minutes=3), ended_at=at - timedelta(minutes=1))
     call = make_call(account, at)
 
-    assert pks(agents_available(call=call, at=at)) == [lost.pk]
+    assert pks(agents_available(call=call, at=at)) == [done.pk]
 
 
 def test_agents_on_duty_is_true_when_everyone_in_schedule_is_busy(account):
@@ -541,10 +544,10 @@ def test_agents_available_runs_a_constant_number_of_queries(
 ):
     at = local(NY, *MONDAY, 12)
     baseline = AccountFactory(timezone=NY)
-    team, _ = _crowd(baseline, 1, at)
+    team, _ = _crowd(baseline, 2, at)  # one on the account's schedule, one on their own
     fresh = Call.objects.get(pk=make_call(baseline, at, team=team).pk)
     with CaptureQueriesContext(connection) as one:
-        assert len(agents_available(call=fresh, at=at)) == 1
+        assert len(agents_available(call=fresh, at=at)) == 2
     assert len(one.captured_queries) <= 4
 
     account = AccountFactory(timezone=NY)

@@ -31,7 +31,7 @@ from calls.models import (
     RingMode,
 )
 from calls.telephony import provider_named
-from calls.telephony.base import AgentDial, TelephonyUnavailable
+from calls.telephony.base import AgentDial, EventKind, LegStatus, TelephonyUnavailable
 from calls.telephony.twilio import RoutedHttpClient, TwilioProvider
 from tests.accounts.factories import AccountFactory
 from tests.calls.fake_twilio import FakeTwilio
@@ -1119,3 +1119,57 @@ def test_only_the_host_of_twilios_api_is_swapped(monkeypatch, base_url, sent_to)
     )
 
     assert sent == [sent_to, "https://api.twilio.com.example.org/x"]
+
+
+# --- legs settled from Twilio's call records ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("status", "duration", "expected"),
+    [
+        ("ringing", None, LegStatus(live=True)),
+        ("in-progress", None, LegStatus(live=True, answered=True)),
+        (
+            "completed",
+            "42",
+            LegStatus(
+                live=False, answered=True, ended_by=EventKind.COMPLETED, duration=42
+            ),
+        ),
+        ("no-answer", "0", LegStatus(live=False, ended_by=EventKind.NO_ANSWER)),
+        ("busy", "0", LegStatus(live=False, ended_by=EventKind.BUSY)),
+    ],
+)
+def test_twilio_reports_a_legs_status_from_its_call_resource(
+    start, account, fake_twilio, status, duration, expected
+):
+    agent(account, phone=FIRST)
+    start()
+    (sid,) = fake_twilio.calls
+    fake_twilio.calls[sid].update(status=status, duration=duration)
+
+    found = TwilioProvider().leg_status(provider_id=sid, attempt_id=1)
+
+    assert found == expected
+    assert fake_twilio.requests[-1].method == "GET"
+
+
+def test_twilio_has_no_record_of_a_leg_it_never_placed():
+    missing = "CA" + "0" * 32
+    assert TwilioProvider().leg_status(provider_id=missing, attempt_id=1) is None
+    assert TwilioProvider().leg_status(provider_id="", attempt_id=1) is None
+
+
+def test_a_silent_agent_leg_is_ended_as_twilios_record_says(
+    start, account, fake_twilio, tasks
+):
+    agent(account, phone=FIRST)
+    call = start()
+    (sid,) = fake_twilio.calls
+    fake_twilio.calls[sid].update(status="no-answer", duration="0")
+    leg = CallAttempt.objects.get(call=call, leg=Leg.AGENT)
+
+    services.calls_sweep(now=timezone.now() + timedelta(minutes=5))
+
+    leg.refresh_from_db()
+    assert leg.outcome == AttemptOutcome.NOANSWER and leg.ended_at is not None

@@ -1,0 +1,74 @@
+"""Run a command and start it again whenever it dies: ``python -m config.respawn CMD ...``.
+
+The Procfile runs the Celery worker under it. A Procfile manager (honcho, foreman) stops
+every process once one exits, and a worker that dies (killed, out of memory, a bug in a
+library) would otherwise leave the service with no one making calls. In production run
+the worker under systemd (``Restart=always``) or the platform's supervisor instead, which
+do the same (README, "Operations").
+
+The command runs in a process group of its own, and the whole group is killed once it
+exits, so nothing it started (pool processes, an embedded scheduler) outlives it and
+runs twice beside its successor. SIGTERM and SIGINT are passed on to the command and
+end the loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from types import FrameType
+
+# A command that dies again within this many seconds waits longer before each restart,
+# up to MAX_PAUSE, so a crash loop does not spin.
+STEADY_AFTER = 30.0
+FIRST_PAUSE = 1.0
+MAX_PAUSE = 30.0
+
+
+def _say(text: str) -> None:
+    print(f"respawn: {text}", file=sys.stderr, flush=True)
+
+
+def main(command: list[str]) -> int:
+    stopping: list[int] = []
+    child: subprocess.Popen[bytes] | None = None
+
+    def stop(signum: int, _frame: FrameType | None) -> None:
+        stopping.append(signum)
+        if child is not None and child.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signum)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    pause = FIRST_PAUSE
+    while True:
+        started = time.monotonic()
+        child = subprocess.Popen(command, start_new_session=True)  # noqa: S603 (our own command line)
+        _say(f"started pid {child.pid}: {' '.join(command)}")
+        code = child.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)  # whatever it left behind
+        if stopping:
+            return code if code >= 0 else 0
+        pause = (
+            FIRST_PAUSE
+            if time.monotonic() - started > STEADY_AFTER
+            else min(pause * 2, MAX_PAUSE)
+        )
+        _say(f"pid {child.pid} exited with {code}; starting it again in {pause:.0f} s")
+        deadline = time.monotonic() + pause
+        while time.monotonic() < deadline:  # in steps: a stop signal ends the wait
+            if stopping:
+                return 0
+            time.sleep(0.1)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) < 2:
+        sys.exit("usage: python -m config.respawn COMMAND [ARG ...]")
+    sys.exit(main(sys.argv[1:]))

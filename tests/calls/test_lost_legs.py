@@ -1,0 +1,153 @@
+"""Legs we heard nothing of are settled from the provider's own record, never guessed: a
+leg still up stays up (its agent busy), one that ended is ended as it did, one the
+provider never placed is hung up first. A late answer for a lead leg already given up
+answers the call instead of dialing the lead again."""
+
+import time
+from datetime import timedelta
+
+import pytest
+from django.core.cache import cache
+from django.utils import timezone
+
+from calls import services
+from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from calls.telephony import simulator
+from calls.telephony.base import Event, EventKind
+from tests.accounts.factories import AccountFactory
+from tests.users.factories import agent
+
+pytestmark = pytest.mark.django_db
+
+LEAD = "+13035550123"
+
+
+@pytest.fixture(autouse=True)
+def no_callbacks(monkeypatch):
+    """The simulator's callbacks never arrive (their worker is gone); hang-ups are noted."""
+    hangups: list[int] = []
+    monkeypatch.setattr(simulator, "_at", lambda *args, **kwargs: None)
+    monkeypatch.setattr(
+        simulator.SimulatorProvider,
+        "hangup",
+        lambda self, *, provider_id, attempt_id: hangups.append(attempt_id),
+    )
+    monkeypatch.setattr(services, "_dispatch", lambda call_id, at=None: None)
+    return hangups
+
+
+def connected_call():
+    """A call whose agent pressed 1 a while ago and whose lead leg was dialed: DIALING."""
+    account = AccountFactory()
+    taker = agent(account, phone="+13035550140")
+    long_ago = timezone.now() - timedelta(hours=1)
+    call = Call.objects.create(
+        account=account,
+        phone=LEAD,
+        received_at=long_ago,
+        status=CallStatus.DIALING,
+        agent=taker,
+        attempts=1,
+        rounds=1,
+    )
+    agent_leg = CallAttempt.objects.create(
+        call=call,
+        leg=Leg.AGENT,
+        agent=taker,
+        number=taker.phone_number,
+        provider="simulator",
+        dial_requested_at=long_ago,
+        answered_at=long_ago,
+        outcome=AttemptOutcome.ACCEPTED,
+    )
+    lead_leg = CallAttempt.objects.create(
+        call=call,
+        leg=Leg.LEAD,
+        number=LEAD,
+        provider="simulator",
+        dial_requested_at=long_ago,
+    )
+    CallAttempt.objects.filter(pk__in=[agent_leg.pk, lead_leg.pk]).update(
+        created_at=long_ago
+    )
+    return call, agent_leg, lead_leg
+
+
+def switch_says(leg, **record):
+    cache.set(simulator._RECORD.format(leg.pk), {"ends_at": None, **record}, 600)
+
+
+def test_a_silent_leg_the_switch_says_is_still_up_stays_up(no_callbacks):
+    call, agent_leg, lead_leg = connected_call()
+    switch_says(agent_leg, answered_at=time.time() - 3000)
+    switch_says(lead_leg, answered_at=time.time() - 3000)
+
+    counts = services.calls_sweep()
+
+    assert counts["silent"] == 2
+    call.refresh_from_db()
+    lead_leg.refresh_from_db()
+    agent_leg.refresh_from_db()
+    assert call.status == CallStatus.ANSWER  # the lead's answer, read from the record
+    assert lead_leg.ended_at is None and lead_leg.checked_at is not None
+    assert agent_leg.ended_at is None  # the agent stays busy: the call is live
+    assert no_callbacks == []
+    # Checked just now: the next sweep leaves them alone.
+    assert services.calls_sweep()["silent"] == 0
+
+
+def test_a_silent_answered_call_is_finished_from_the_switchs_record(no_callbacks):
+    call, agent_leg, lead_leg = connected_call()
+    ended = time.time() - 60
+    switch_says(
+        lead_leg,
+        answered_at=ended - 95,
+        ends_at=ended,
+        ended_by="completed",
+        duration=95,
+    )
+    switch_says(agent_leg, answered_at=ended - 120, ends_at=ended, ended_by="completed")
+
+    services.calls_sweep()
+
+    call.refresh_from_db()
+    assert call.status == CallStatus.ANSWER and call.duration == 95
+    assert call.ended_at is not None
+    assert not CallAttempt.objects.filter(call=call, ended_at__isnull=True).exists()
+    assert no_callbacks == []
+
+
+def test_a_lead_leg_the_switch_never_placed_is_hung_up_before_it_is_given_up(
+    no_callbacks,
+):
+    call, agent_leg, lead_leg = connected_call()
+    switch_says(agent_leg, answered_at=time.time() - 3000)  # no record of the lead leg
+
+    services.calls_sweep()
+
+    lead_leg.refresh_from_db()
+    call.refresh_from_db()
+    assert lead_leg.outcome == AttemptOutcome.NOANSWER
+    assert lead_leg.pk in no_callbacks  # hung up (its agent's leg too) first
+    assert call.status == CallStatus.QUEUED  # a retry on the cadence: a new leg
+
+
+def test_a_late_answer_for_a_lead_leg_given_up_answers_the_call_instead_of_a_retry(
+    no_callbacks,
+):
+    call, agent_leg, lead_leg = connected_call()
+    services.call_event(Event(lead_leg.pk, EventKind.NO_ANSWER))
+    call.refresh_from_db()
+    assert call.status == CallStatus.QUEUED and call.next_attempt_at is not None
+
+    services.call_event(Event(lead_leg.pk, EventKind.COMPLETED, duration=40))
+
+    call.refresh_from_db()
+    lead_leg.refresh_from_db()
+    assert call.status == CallStatus.ANSWER
+    assert call.duration == 40 and call.agent_id == agent_leg.agent_id
+    assert lead_leg.outcome == AttemptOutcome.ANSWERED
+    assert CallAttempt.objects.filter(call=call, leg=Leg.LEAD).count() == 1
+    # The retry that was waiting finds nothing to do.
+    services.call_setup(call_id=call.pk)
+    assert CallAttempt.objects.filter(call=call).count() == 2
