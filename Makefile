@@ -52,7 +52,7 @@ worker: install ## Run a Celery worker with the scheduler (for `make run`-style 
 	$(BIN)/celery -A config worker -Q calls,events,default,webhooks -B --schedule var/celerybeat-schedule --loglevel=INFO
 
 test: install ## Run the whole suite against PostgreSQL and Redis (2 processes)
-	$(BIN)/pytest -n 2 $(PYTEST_ARGS)
+	$(BIN)/pytest -n 2 --dist worksteal $(PYTEST_ARGS)
 
 lint: install ## ruff (lint and format check) and mypy
 	$(BIN)/ruff check .
