@@ -179,7 +179,8 @@ def _noop_on_webhooks(
     original = bench_noop.apply_async
 
     def on_webhooks(*args, **kwargs):  # type: ignore[no-untyped-def]
-        return original(*args, queue="webhooks", **kwargs)
+        # Part 4's no-op names the calls queue; this one goes to the webhooks worker.
+        return original(*args, **{**kwargs, "queue": "webhooks"})
 
     bench_noop.apply_async = on_webhooks  # type: ignore[method-assign]
     try:
