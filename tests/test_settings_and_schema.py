@@ -136,3 +136,37 @@ def test_an_unexpected_error_is_answered_in_the_interfaces_shape(monkeypatch):
         "reason": "Something went wrong on our side. The request can be retried."
     }
     assert b"RuntimeError" not in users.content + leads.content
+
+
+CACHE_SCRIPT = """
+import sys, django
+django.setup()
+from django.core.cache import cache
+if sys.argv[1] == "set":
+    cache.set(sys.argv[2], "from another process", 60)
+else:
+    print(cache.get(sys.argv[2]))
+"""
+
+
+def test_the_embedded_default_cache_is_shared_between_processes():
+    """make run's web and worker processes see one cache (the simulator's leg records live
+    there; the sweep in one worker must see what a dial in another wrote)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL",)}
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings.local"
+    key = f"shared-{os.getpid()}-{os.urandom(4).hex()}"
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-c", CACHE_SCRIPT, *args],
+            cwd=ROOT,
+            env={**env, "PYTHONPATH": str(ROOT)},
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=True,
+        ).stdout.strip()
+
+    run("set", key)
+
+    assert run("get", key) == "from another process"

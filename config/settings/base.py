@@ -97,7 +97,8 @@ else:
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
-# The cache holds rate-limit counters only: when Redis cannot be reached the limits let
+# The cache holds rate-limit counters and the simulator's record of each leg it plays,
+# shared by every process (web and workers). When Redis cannot be reached the limits let
 # requests through (config/throttling.py), and short timeouts keep that to milliseconds.
 REDIS_CACHE_OPTIONS = {
     "socket_connect_timeout": env.float("REDIS_CONNECT_TIMEOUT", default=0.25),
@@ -112,7 +113,15 @@ if REDIS_URL:
         }
     }
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    # The embedded default (`make run`): files under var/, shared by its processes as Redis
+    # would be. An in-process cache would hide the simulator's leg records from the worker
+    # that runs the sweep, which then ends live calls as never placed.
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            "LOCATION": str(VAR_DIR / "cache"),
+        }
+    }
 
 PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
