@@ -15,6 +15,7 @@ end the loop.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
@@ -27,10 +28,21 @@ from types import FrameType
 STEADY_AFTER = 30.0
 FIRST_PAUSE = 1.0
 MAX_PAUSE = 30.0
+# linux/prctl.h
+PR_SET_PDEATHSIG = 1
 
 
 def _say(text: str) -> None:
     print(f"respawn: {text}", file=sys.stderr, flush=True)
+
+
+def _die_with_parent() -> None:
+    """In the child: be killed when this wrapper dies, even by SIGKILL (a Procfile manager
+    whose grace period ran out). The child's own session puts it out of reach of the
+    manager's signals, so without this it would outlive the wrapper, still holding the
+    manager's output pipe, and the manager would never see the process stop."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def main(command: list[str]) -> int:
@@ -48,7 +60,9 @@ def main(command: list[str]) -> int:
     pause = FIRST_PAUSE
     while True:
         started = time.monotonic()
-        child = subprocess.Popen(command, start_new_session=True)  # noqa: S603 (our own command line)
+        child = subprocess.Popen(  # noqa: S603 (our own command line)
+            command, start_new_session=True, preexec_fn=_die_with_parent
+        )
         _say(f"started pid {child.pid}: {' '.join(command)}")
         code = child.wait()
         with contextlib.suppress(ProcessLookupError):

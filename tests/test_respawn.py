@@ -28,6 +28,15 @@ def alive(pid):
     return True
 
 
+def gone(pid):
+    """Dead: no such process, or a zombie waiting for whoever adopted it to reap it."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()  # noqa: SIM115
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
 def test_a_killed_worker_is_started_again_and_a_signal_stops_it_for_good(tmp_path):
     command = [
         sys.executable,
@@ -76,3 +85,26 @@ def test_a_killed_worker_is_started_again_and_a_signal_stops_it_for_good(tmp_pat
     assert supervisor.handle.returncode == 0
     assert not alive(second)
     assert supervisor.log.read_text().count(" ready.") == 2  # not started a third time
+
+
+def test_the_command_dies_with_the_wrapper_even_when_it_is_killed(tmp_path):
+    """A Procfile manager whose grace period ran out SIGKILLs the wrapper: the command, in a
+    session of its own, must not outlive it (it would hold the manager's output pipe)."""
+    command = [sys.executable, "-m", "config.respawn", "sleep", "300"]
+    supervisor = Process(command, dict(os.environ), tmp_path / "respawn.log")
+    try:
+        wait_for(
+            lambda: started_pids(supervisor),
+            timeout=30,
+            what="the command",
+            process=supervisor,
+        )
+        (child,) = started_pids(supervisor)
+        assert alive(child)
+
+        os.kill(supervisor.handle.pid, signal.SIGKILL)
+        supervisor.handle.wait(timeout=30)
+
+        wait_for(lambda: gone(child), timeout=30, what="the command to die")
+    finally:
+        supervisor.kill()
