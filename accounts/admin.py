@@ -56,6 +56,7 @@ from accounts.services import (
     scored_data_key_issue,
     scored_data_key_revoke,
 )
+from accounts.signals import duty_changed
 
 KEYS_PAGE = "admin/accounts/issued_keys.html"
 CONFIRM_PAGE = "admin/accounts/confirm_key_action.html"
@@ -613,6 +614,13 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
             f"Scored-data keys of {names} revoked: they stop working now.",
             messages.SUCCESS,
         )
+
+    def save_related(
+        self, request: HttpRequest, form: Any, formsets: Any, change: bool
+    ) -> None:
+        super().save_related(request, form, formsets, change)
+        # Its hours, timezone or schedule switch may have put agents on duty.
+        duty_changed.send(sender=Account, account_ids=[form.instance.pk])
 
     def _change_url(self, account: Account) -> str:
         return reverse("admin:accounts_account_change", args=[account.pk])

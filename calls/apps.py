@@ -1,5 +1,24 @@
+from typing import Any
+
 from django.apps import AppConfig
 
 
 class CallsConfig(AppConfig):
     name = "calls"
+
+    def ready(self) -> None:
+        from accounts.signals import duty_changed
+
+        duty_changed.connect(_on_duty_changed, dispatch_uid="calls.on_duty_changed")
+
+
+def _on_duty_changed(
+    sender: Any,
+    *,
+    agent_ids: list[int] | None = None,
+    account_ids: list[int] | None = None,
+    **kwargs: Any,
+) -> None:
+    from calls.services import agents_on_duty_hand_over
+
+    agents_on_duty_hand_over(agent_ids=agent_ids or [], account_ids=account_ids or [])

@@ -117,7 +117,7 @@ class Call(models.Model):
     waiting_since = models.DateTimeField(
         null=True,
         blank=True,
-        help_text="Since when the call waits for an agent to come free (every one on duty is on a call).",
+        help_text="Since when the call waits for an agent: every one on duty is on a call, or none is on duty until the next schedule opening.",
     )
 
     class Meta:

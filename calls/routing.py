@@ -9,14 +9,13 @@ from datetime import UTC, datetime, time, timedelta
 
 from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
-from accounts.models import AccountScheduleDay
+from accounts.models import Account, AccountScheduleDay
 from accounts.schedules import is_open
 from calls.models import Call, CallAttempt, CallStatus
 from users.models import User, UserScheduleDay
 
-# How many of the oldest waiting calls a freed agent looks through for one they may take
-# (in their schedule): the hand-over's work stays bounded however long the queue is.
-HAND_OVER_LOOKAHEAD = 20
+# How many candidates ``agent_first_available`` reads first (then twice as many each time).
+FIRST_BATCH = 8
 
 
 def agents_available(
@@ -25,7 +24,26 @@ def agents_available(
     """Active agents of the call's account (and team) with a phone, in their schedule at
     ``at``, not on another leg now; least recently offered a call first."""
     free = _candidates(call).exclude(pk__in=exclude).exclude(Exists(_live_legs()))
-    return _in_schedule(list(free), call, at)
+    return _in_schedule(list(free), call.account, at)
+
+
+def agent_first_available(
+    *, call: Call, at: datetime, exclude: set[int] | frozenset[int] = frozenset()
+) -> User | None:
+    """The first agent ``agents_available`` would list, claimed by this transaction (see
+    ``agents_claim``), or None. Sequential ringing needs no more than that one: candidates
+    are read a few at a time, fairest first, so with hundreds of agents a setup builds a
+    handful of them, not every one."""
+    free = _candidates(call).exclude(pk__in=exclude).exclude(Exists(_live_legs()))
+    offset, size = 0, FIRST_BATCH
+    while True:
+        batch = list(free[offset : offset + size])
+        for agent in _in_schedule(batch, call.account, at):
+            if agents_claim([agent], at=at):
+                return agent
+        if len(batch) < size:
+            return None
+        offset, size = offset + size, size * 2
 
 
 def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
@@ -48,7 +66,7 @@ def agents_claim(agents: list[User], *, at: datetime) -> list[User]:
 
 def agents_on_duty(*, call: Call, at: datetime) -> bool:
     """Whether any agent who could take the call is in their schedule at ``at``, busy or not."""
-    return bool(_in_schedule(list(_candidates(call)), call, at))
+    return bool(_in_schedule(list(_candidates(call)), call.account, at))
 
 
 def next_opening(*, call: Call, after: datetime) -> datetime | None:
@@ -81,33 +99,41 @@ def next_opening(*, call: Call, after: datetime) -> datetime | None:
 
 
 def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
-    """The oldest queued call, first received first, that ``agent`` may take at ``at`` and
-    that has no setup pending, its row locked (rows another transaction holds are skipped,
-    so two agents freed at once never take the same call). A call waiting for an agent is
-    taken early; one waiting out a retry or a pause between rounds is not."""
-    calls = (
+    """The oldest queued call, first received first, that ``agent`` may take at ``at`` (of an
+    account whose hours, or the agent's own, are open) with no setup pending, its row
+    locked (rows another transaction holds are skipped, so two agents freed at once never
+    take the same call). A call waiting for an agent (busy, or none on duty until an
+    opening) is taken early; one waiting out a retry or a pause between rounds is not."""
+    accounts = list(agent.accounts.all())
+    if not accounts:
+        return None
+    if agent.schedule_active:  # the agent's own hours, whichever account calls
+        on_duty = accounts if _in_schedule([agent], accounts[0], at) else []
+    else:
+        on_duty = [
+            account for account in accounts if _in_schedule([agent], account, at)
+        ]
+    if not on_duty:
+        return None
+    return (
         Call.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("account")
-        .filter(status=CallStatus.QUEUED, account__in=agent.accounts.all())
+        .filter(status=CallStatus.QUEUED, account__in=on_duty)
         .filter(
             Q(waiting_since__isnull=False)
             | Q(next_attempt_at__isnull=True)
             | Q(next_attempt_at__lte=at)
         )
-        .filter(setup_dispatched_at__isnull=True)
+        # No setup pending, or only one held by the broker for a schedule opening ahead.
+        .filter(
+            Q(setup_dispatched_at__isnull=True)
+            | Q(waiting_since__isnull=False, setup_dispatched_at__gt=at)
+        )
         .filter(Q(requested_agent__isnull=True) | Q(requested_agent=agent))
         .filter(Q(team__isnull=True) | Q(team__in=agent.teams.all()))
         .order_by("received_at", "pk")
+        .first()
     )
-    passed: list[int] = []
-    for _ in range(HAND_OVER_LOOKAHEAD):
-        call = calls.exclude(pk__in=passed).first()
-        if call is None:
-            return None
-        if _in_schedule([agent], call, at):
-            return call
-        passed.append(call.pk)
-    return None
 
 
 def calls_waiting_before(*, call: Call) -> bool:
@@ -184,21 +210,26 @@ class _Day:
     end_time: time
 
 
-def _in_schedule(agents: list[User], call: Call, at: datetime) -> list[User]:
+def _in_schedule(agents: list[User], account: Account, at: datetime) -> list[User]:
     """Those of ``agents`` inside their own schedule at ``at`` in their own timezone (the
     account's when theirs is absent or inactive). Their schedule days are read in one query,
     as plain rows and only for the weekdays ``at`` falls on somewhere: with hundreds of
-    agents, building a model for every day of every agent was most of a call setup."""
+    agents, building a model for every day of every agent was most of a call setup. A
+    query no agent needs is not made."""
     own: dict[int, list[_Day]] = defaultdict(list)
+    with_own = [agent.pk for agent in agents if agent.schedule_active]
     rows = UserScheduleDay.objects.filter(
-        user_id__in=[agent.pk for agent in agents if agent.schedule_active],
+        user_id__in=with_own,
         weekday__in=_weekdays_somewhere(at),
         active=True,
     ).values_list("user_id", "weekday", "active", "start_time", "end_time")
-    for user_id, weekday, active, start_time, end_time in rows:
+    for user_id, weekday, active, start_time, end_time in rows if with_own else ():
         own[user_id].append(_Day(weekday, active, start_time, end_time))
-    account = call.account  # loaded with the call by call setup
-    account_days = list(AccountScheduleDay.objects.filter(account_id=account.pk))
+    account_days = (
+        list(AccountScheduleDay.objects.filter(account_id=account.pk))
+        if len(with_own) < len(agents)
+        else []
+    )
     chosen = []
     for agent in agents:
         if agent.schedule_active:

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import DateTimeField, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
@@ -33,6 +33,7 @@ from calls.models import (
 )
 from calls.recordings import attempt_for_token, recording_link
 from calls.routing import (
+    agent_first_available,
     agent_is_free,
     agents_available,
     agents_claim,
@@ -131,7 +132,7 @@ def call_setup(*, call_id: int) -> None:
     with transaction.atomic():
         call = (
             Call.objects.select_for_update(of=("self",))
-            .select_related("account")
+            .select_related("account__dialing_settings")
             .filter(pk=call_id)
             .first()
         )
@@ -146,12 +147,13 @@ def call_setup(*, call_id: int) -> None:
         ):
             return
         call.setup_dispatched_at = None
-        config = dialing_settings(call.account_id)
+        config = _settings(call)
         agents: list[User]
         if not call.waiting_since and calls_waiting_before(call=call):
             agents = []  # older calls wait for the next free agent: this one queues behind
         elif config.ring_mode == RingMode.SEQUENTIAL:
-            agents = _first_claimable(agents_available(call=call, at=now), now)
+            first = agent_first_available(call=call, at=now)
+            agents = [first] if first else []
         else:
             agents = agents_claim(agents_available(call=call, at=now), at=now)
         if not agents:
@@ -173,32 +175,32 @@ def call_setup(*, call_id: int) -> None:
         attempts = [_agent_attempt(call, agent) for agent in agents]
     for attempt in attempts:
         try:
-            attempt_dial(attempt_id=attempt.pk)
+            _ring_agent(attempt, call, config)
         except TelephonyUnavailable:
             _dial_later(attempt.pk)
 
 
 def attempt_dial(*, attempt_id: int) -> None:
-    """Ask the provider to ring an agent leg, once: a leg already requested is left alone.
+    """Ask the provider to ring an agent leg, once: a leg already requested is left alone."""
+    attempt = (
+        CallAttempt.objects.select_related("call__account__dialing_settings")
+        .filter(pk=attempt_id, dial_requested_at__isnull=True, ended_at__isnull=True)
+        .first()
+    )
+    if attempt is not None:
+        _ring_agent(attempt, attempt.call, _settings(attempt.call))
 
-    The request is marked before the provider is asked, so a redelivered task never rings
-    twice; if the provider is unreachable the mark is taken back and the task retries.
-    A provider that refuses the number ends the leg as FAILED."""
-    with transaction.atomic():
-        attempt = (
-            CallAttempt.objects.select_for_update(of=("self",))
-            .select_related("call__account")
-            .filter(
-                pk=attempt_id, dial_requested_at__isnull=True, ended_at__isnull=True
-            )
-            .first()
-        )
-        if attempt is None:
-            return
-        attempt.dial_requested_at = timezone.now()
-        attempt.save(update_fields=["dial_requested_at"])
-    call = attempt.call
-    config = dialing_settings(call.account_id)
+
+def _ring_agent(attempt: CallAttempt, call: Call, config: DialingSettings) -> None:
+    """Ring an agent leg, once. The request is marked before the provider is asked (one
+    conditional update: only the first of two deliveries gets to ring), so a redelivered
+    task never rings twice; if the provider is unreachable the mark is taken back and
+    TelephonyUnavailable raised for a retry. A provider that refuses the number ends the
+    leg as FAILED."""
+    if not CallAttempt.objects.filter(
+        pk=attempt.pk, dial_requested_at__isnull=True, ended_at__isnull=True
+    ).update(dial_requested_at=timezone.now()):
+        return
     dial = AgentDial(
         attempt_id=attempt.pk,
         number=attempt.number,
@@ -240,7 +242,7 @@ def call_event(event: Event) -> Instruction:
             return Instruction.nothing()
         call = (
             Call.objects.select_for_update(of=("self",))
-            .select_related("account")
+            .select_related("account__dialing_settings")
             .get(pk=attempt.call_id)
         )
         attempt = (
@@ -310,22 +312,28 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
     the provider's record), and free agents while calls wait. Returns how many of each."""
     now = now or timezone.now()
     counts = {"queued": 0, "undialed": 0, "silent": 0, "handed_over": 0}
+    # Due now, or soon enough for the broker to hold it until then (a retry, a schedule
+    # opening): it is dialed on time, not at the first sweep after.
     due = (
         Call.objects.filter(
             status=CallStatus.QUEUED, created_at__lt=now - timedelta(seconds=5)
         )
-        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
+        .filter(
+            Q(next_attempt_at__isnull=True)
+            | Q(next_attempt_at__lte=now + HELD_BY_BROKER)
+        )
         .filter(
             Q(setup_dispatched_at__isnull=True)
             | Q(setup_dispatched_at__lt=now - SETUP_LOST_AFTER)
         )
     )
-    for call_id in due.values_list("pk", flat=True).iterator():
+    for call_id, due_at in due.values_list("pk", "next_attempt_at").iterator():
+        at = due_at if due_at and due_at > now else None
         # Marked first: a hand-over or the next sweep leaves it alone while this one is pending.
         if Call.objects.filter(pk=call_id, status=CallStatus.QUEUED).update(
-            setup_dispatched_at=now
+            setup_dispatched_at=at or now
         ):
-            _dispatch(call_id)
+            _dispatch(call_id, at=at)
             counts["queued"] += 1
     undialed = CallAttempt.objects.filter(
         leg=Leg.AGENT,
@@ -349,10 +357,54 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
                 then="the next sweep asks again",
             )
         counts["silent"] += 1
-    for agent_id in free_agents_with_calls_waiting(at=now).values_list("pk", flat=True):
-        with transaction.atomic():
-            counts["handed_over"] += _hand_over(agent_id) is not None
+    counts["handed_over"] = len(calls_hand_over(now=now))
     return counts
+
+
+def calls_hand_over(*, now: datetime | None = None) -> list[int]:
+    """Every free agent of an account with a call waiting is handed the oldest call they may
+    take (at each schedule opening, and by every sweep). Returns the calls dispatched."""
+    agents = free_agents_with_calls_waiting(at=now or timezone.now())
+    handed = []
+    for agent_id in agents.values_list("pk", flat=True):
+        with transaction.atomic():
+            call_id = _hand_over(agent_id)
+        if call_id is not None:
+            handed.append(call_id)
+    return handed
+
+
+def agents_on_duty_hand_over(
+    *, agent_ids: list[int], account_ids: list[int]
+) -> list[int]:
+    """Agents who may have just come on duty (added, activated, given a phone, their accounts
+    or hours changed, or an account's hours) are each handed, if free, the oldest waiting
+    call they may take, in the caller's transaction, dispatched on commit. A failure here
+    never undoes the change that came first: the sweep hands over as well."""
+    if not agent_ids and not account_ids:
+        return []
+    agents = free_agents_with_calls_waiting(at=timezone.now()).filter(
+        Q(pk__in=agent_ids) | Q(accounts__in=account_ids)
+    )
+    handed = []
+    try:
+        with transaction.atomic():
+            for agent_id in agents.values_list("pk", flat=True):
+                call_id = _hand_over(agent_id)
+                if call_id is not None:
+                    handed.append(call_id)
+    except DatabaseError as error:
+        log_event(
+            log,
+            "call.hand_over_failed",
+            level=logging.WARNING,
+            agent_ids=agent_ids,
+            account_ids=account_ids,
+            error=f"{type(error).__name__}: {error}",
+            then="the sweep hands over",
+        )
+        return []
+    return handed
 
 
 def _silent_legs(now: datetime) -> list[int]:
@@ -479,7 +531,7 @@ def _agent_event(
         if call.status != CallStatus.DIALING or call.agent_id:
             _end_attempt(attempt, AttemptOutcome.CANCELED, followups)
             return Instruction.end(TAKEN)
-        if dialing_settings(call.account_id).press_one_required:
+        if _settings(call).press_one_required:
             return Instruction(say=f"{call.whisper} {PROMPT}".strip(), gather=True)
         return _accept(call, attempt, followups, say=call.whisper)
     if event.kind == EventKind.DIGITS:
@@ -564,7 +616,7 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
         leg=Leg.AGENT, round=call.rounds, ended_at__isnull=True
     ).exists():
         return  # simultaneous ringing: others may still press 1
-    config = dialing_settings(call.account_id)
+    config = _settings(call)
     if config.ring_mode == RingMode.SEQUENTIAL:
         offered = set(
             call.attempts_log.filter(leg=Leg.AGENT, round=call.rounds).values_list(
@@ -572,11 +624,11 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
             )
         )
         now = timezone.now()
-        following = _first_claimable(
-            agents_available(call=call, at=now, exclude={a for a in offered if a}), now
+        following = agent_first_available(
+            call=call, at=now, exclude={a for a in offered if a}
         )
         if following:
-            attempt = _agent_attempt(call, following[0])
+            attempt = _agent_attempt(call, following)
             followups.append(lambda: _dial_later(attempt.pk))
             return
     call.unanswered_rounds += 1
@@ -592,8 +644,9 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
 
 
 def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
-    """Nobody can take the call now: wait (briefly if agents are on duty but busy, else until
-    the next schedule opening), or end it as NOAGENT, as the account says."""
+    """Nobody can take the call now: wait for an agent (handed over the moment one is free or
+    comes on duty; looked at again briefly if agents are on duty but busy, else at the next
+    schedule opening), or end it as NOAGENT, as the account says."""
     if config.no_agent_policy == NoAgentPolicy.END:
         _finish(call, CallStatus.NOAGENT)
     elif agents_on_duty(call=call, at=now):
@@ -605,7 +658,9 @@ def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
         )
         _requeue(call, now + recheck, save_also=["waiting_since"], dispatch=False)
     elif (opening := next_opening(call=call, after=now)) is not None:
-        _requeue(call, opening)
+        # Waiting for an agent too: one who comes on duty sooner is handed it at once.
+        call.waiting_since = call.waiting_since or now
+        _requeue(call, opening, save_also=["waiting_since"])
     else:
         _finish(call, CallStatus.NOAGENT)
 
@@ -711,7 +766,7 @@ def _lead_missed(
     _end_attempt(attempt, outcome, followups)
     for agent_leg in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True):
         _end_attempt(agent_leg, AttemptOutcome.ACCEPTED, followups, hangup=True)
-    config = dialing_settings(call.account_id)
+    config = _settings(call)
     if call.status in FINAL:
         return
     if call.attempts >= config.lead_attempt_limit:
@@ -730,14 +785,6 @@ def _lead_missed(
 # --- shared steps ---------------------------------------------------------------------------------
 
 
-def _first_claimable(agents: list[User], now: datetime) -> list[User]:
-    """The first agent, in routing order, this transaction can claim (a list of one, or none)."""
-    for agent in agents:
-        if agents_claim([agent], at=now):
-            return [agent]
-    return []
-
-
 def _agent_attempt(call: Call, agent: User) -> CallAttempt:
     return CallAttempt.objects.create(
         call=call,
@@ -747,6 +794,15 @@ def _agent_attempt(call: Call, agent: User) -> CallAttempt:
         number=agent.phone_number,
         provider=provider_for(is_test=call.is_test).name,
     )
+
+
+def _settings(call: Call) -> DialingSettings:
+    """The call's account's dialing settings (read with the call where it was selected
+    with ``account__dialing_settings``), or the defaults."""
+    try:
+        return call.account.dialing_settings
+    except DialingSettings.DoesNotExist:
+        return DialingSettings(account_id=call.account_id)
 
 
 def _phone_time(call: Call, wait: timedelta) -> timedelta:

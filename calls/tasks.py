@@ -77,3 +77,14 @@ def calls_sweep_task() -> dict[str, int]:
     if any(counts.values()):
         log_event(log, "calls.swept", **counts)
     return counts
+
+
+@shared_task(acks_late=True)
+def calls_hand_over_task() -> int:
+    """At each minute, when schedules open: free agents are handed the calls waiting for them."""
+    from calls.services import calls_hand_over
+
+    handed = calls_hand_over()
+    if handed:
+        log_event(log, "calls.handed_over_at_opening", calls=len(handed))
+    return len(handed)

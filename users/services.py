@@ -19,6 +19,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q, QuerySet
 
 from accounts.models import Account, ApiCredential, Organization, Team
+from accounts.signals import duty_changed
 from config.api import ValidationFailed
 from users.models import Membership, User, UserScheduleDay
 from users.pictures import PictureError, fetch_picture
@@ -80,6 +81,7 @@ def user_create(
         else:
             _copy_account_schedule(user, first)
         user.groups.set([Group.objects.get(name=data["permission_template"])])
+        duty_changed.send(sender=User, agent_ids=[user.pk])
     return user
 
 
@@ -150,6 +152,7 @@ def user_update(
             user.groups.set([Group.objects.get(name=data["permission_template"])])
         if old_picture:
             transaction.on_commit(lambda: _discard_picture(old_picture))
+        duty_changed.send(sender=User, agent_ids=[user.pk])
     return user
 
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import environ
+from celery.schedules import crontab
 from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -303,11 +304,18 @@ CELERY_TASK_ROUTES = {
     "calls.tasks.call_setup_task": {"queue": "calls"},
     "calls.tasks.attempt_dial_task": {"queue": "calls"},
     "calls.tasks.simulator_event_task": {"queue": "events"},
+    "calls.tasks.calls_hand_over_task": {"queue": "calls"},
 }
 CELERY_BEAT_SCHEDULE = {
     "calls-sweep": {
         "task": "calls.tasks.calls_sweep_task",
         "schedule": timedelta(seconds=env.float("CALLS_SWEEP_SECONDS", default=10)),
+    },
+    # Schedules open on the minute: agents coming on duty are handed waiting calls then,
+    # not at the next sweep.
+    "calls-hand-over-at-openings": {
+        "task": "calls.tasks.calls_hand_over_task",
+        "schedule": crontab(minute="*"),
     },
     "leads-sweep": {
         "task": "leads.tasks.leads_sweep_task",

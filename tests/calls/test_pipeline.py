@@ -393,7 +393,7 @@ def test_sweep_redials_an_attempt_whose_worker_died_before_dialing(
     agent(account, phone="+13035550140")
     call = queue(world, account)
     monkeypatch.setattr(
-        services, "attempt_dial", lambda **kwargs: None
+        services, "_ring_agent", lambda *args: None
     )  # the worker died here
     world.step()
     monkeypatch.undo()
