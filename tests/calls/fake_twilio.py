@@ -121,6 +121,9 @@ class FakeTwilio:
         if request.auth != (self.account_sid, self.auth_token):
             return 401, _error(401, 20003, "Authenticate")
         if request.method == "GET":
+            path, _, query = request.path.partition("?")
+            if (match := CALLS.match(path)) and match["account"] == self.account_sid:
+                return 200, self._list(path, parse_qs(query))
             match = CALL.match(request.path)
             if (
                 match
@@ -142,6 +145,34 @@ class FakeTwilio:
         return 404, _error(
             404, 20404, f"The requested resource {request.path} was not found"
         )
+
+    def add_child(self, parent_sid: str, *, to: str, **fields: Any) -> str:
+        """A call Twilio placed from a ``<Dial>`` on ``parent_sid`` (a lead's leg), with
+        ``fields`` (status, duration ...) over the defaults; returns its sid."""
+        _, call = self._create({"To": [to], "From": ["+10000000000"], "Url": ["x"]})
+        call.update(parent_call_sid=parent_sid, direction="outbound-dial", **fields)
+        return str(call["sid"])
+
+    def _list(self, path: str, query: dict[str, list[str]]) -> dict[str, Any]:
+        """One page of the calls list, filtered by ``ParentCallSid`` as Twilio's is."""
+        parent = query.get("ParentCallSid", [None])[0]
+        size = int(query.get("PageSize", ["50"])[0])
+        found = [
+            call
+            for call in reversed(list(self.calls.values()))  # newest first
+            if parent is None or call["parent_call_sid"] == parent
+        ][:size]
+        return {
+            "calls": found,
+            "end": max(len(found) - 1, 0),
+            "first_page_uri": f"{path}?PageSize={size}&Page=0",
+            "next_page_uri": None,
+            "page": 0,
+            "page_size": size,
+            "previous_page_uri": None,
+            "start": 0,
+            "uri": f"{path}?PageSize={size}&Page=0",
+        }
 
     def _create(self, form: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
         to, from_ = form.get("To", [""])[0], form.get("From", [""])[0]

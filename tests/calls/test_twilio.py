@@ -1160,6 +1160,60 @@ def test_twilio_has_no_record_of_a_leg_it_never_placed():
     assert TwilioProvider().leg_status(provider_id="", attempt_id=1) is None
 
 
+def test_a_silent_lead_leg_is_found_as_the_child_of_the_agents_call_and_settled(
+    client, start, account, fake_twilio, tasks
+):
+    """A lead's leg is placed by Twilio from the agent's <Dial>: we never learn its sid if
+    its callbacks are lost, so the sweep finds it as the child call of the agent's leg."""
+    agent(account, phone=FIRST)
+    call = start()
+    agent_leg, lead_leg = connect(client, call)
+    assert lead_leg.provider_id == ""  # no callback of the lead's leg ever came
+    other = fake_twilio.add_child("CA" + "e" * 32, to=LEAD, status="in-progress")
+    child = fake_twilio.add_child(
+        agent_leg.provider_id, to=LEAD, status="completed", duration="42"
+    )
+
+    services.calls_sweep(now=timezone.now() + timedelta(minutes=5))
+
+    listed = [r for r in fake_twilio.requests if r.method == "GET" and "?" in r.path]
+    assert [r.path for r in listed] == [
+        f"/2010-04-01/Accounts/{ACCOUNT_SID}/Calls.json"
+        f"?ParentCallSid={agent_leg.provider_id}&PageSize=1"
+    ]
+    assert child != other
+    call.refresh_from_db()
+    lead_leg.refresh_from_db()
+    assert (call.status, call.duration) == (CallStatus.ANSWER, 42)
+    assert lead_leg.outcome == AttemptOutcome.ANSWERED and lead_leg.ended_at
+
+
+def test_a_silent_lead_leg_twilio_never_placed_is_hung_up_with_its_agent_and_given_up(
+    client, start, account, fake_twilio, tasks
+):
+    agent(account, phone=FIRST)
+    call = start()
+    agent_leg, lead_leg = connect(client, call)
+    sent_before = len(fake_twilio.requests)
+
+    services.calls_sweep(now=timezone.now() + timedelta(minutes=5))
+
+    lead_leg.refresh_from_db()
+    assert lead_leg.ended_at is not None and lead_leg.answered_at is None
+    # No child call: the agent's leg (the one the lead would be dialed from) is hung up
+    # before the lead's leg is given up, so the lead is never rung by a leg we forgot.
+    hangups = [
+        r
+        for r in fake_twilio.requests[sent_before:]
+        if r.method == "POST" and r.form.get("Status") == ["completed"]
+    ]
+    assert hangups and {r.path.rsplit("/", 1)[-1] for r in hangups} == {
+        f"{agent_leg.provider_id}.json"
+    }
+    call.refresh_from_db()
+    assert call.status != CallStatus.ANSWER
+
+
 def test_a_silent_agent_leg_is_ended_as_twilios_record_says(
     start, account, fake_twilio, tasks
 ):
