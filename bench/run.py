@@ -24,6 +24,9 @@ every figure printed next to a baseline measured in the same run:
    webhooks queue and worker.
 8. The pages over 100,000 calls (bench/pages.py): the call browser's first page and the
    speed-to-lead dashboard, server time per request against the bare view.
+9. Recovery after each fault (bench/faults.py): the fault tests, with real processes and
+   the shipped defaults, each writing how long its calls took to settle after the fault
+   ended, against the same burst with no fault (about five minutes).
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -61,7 +64,7 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 
-from bench import dialing, export, pages  # noqa: E402
+from bench import dialing, export, faults, pages  # noqa: E402
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, Result, run  # noqa: E402
@@ -80,7 +83,7 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
 PARTS = set(
-    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8").replace(" ", "").split(",")
+    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8,9").replace(" ", "").split(",")
 )
 # The service's web process, as the Procfile runs it.
 GUNICORN = [
@@ -654,6 +657,11 @@ def main() -> None:
             details += export_details
         rows += hostile
         processes.stop_all()
+        if "9" in PARTS:  # its own processes, database and Redis (the tests')
+            step("9 recovery after faults: the fault tests (about five minutes)")
+            fault_rows, fault_details = faults.measure(ROOT, Row)
+            rows += fault_rows
+            details += fault_details
         processes.discard_logs()  # kept, and named in the error, when something failed
     except subprocess.CalledProcessError as error:
         print(error.stderr or "", file=sys.stderr)

@@ -11,6 +11,7 @@ are in the README ("Recovery"), and ``make bench`` measures the latencies."""
 import http.client
 import itertools
 import json
+import os
 import shlex
 import signal
 import subprocess
@@ -119,6 +120,23 @@ def assert_a_lead_is_never_rung_twice_at_once(call_ids):
             )
 
 
+def settle_after_fault(call_ids, process, fault, timeout=SETTLE_TIMEOUT):
+    """Wait for every call to settle, and write down how long that took after the fault
+    ended: ``make bench`` part 9 reports it (``FAULT_RECOVERY_LOG``). Only the generous
+    deadline is asserted; a timing asserted here would fail at random on a busy machine."""
+    ended = time.monotonic()
+    wait_for(
+        lambda: everything_settled(call_ids),
+        timeout=timeout,
+        what="every call to settle",
+        process=process,
+    )
+    seconds = time.monotonic() - ended
+    if log := os.environ.get("FAULT_RECOVERY_LOG"):
+        with open(log, "a") as out:
+            out.write(json.dumps({"fault": fault, "seconds": seconds}) + "\n")
+
+
 def post_leads(dealer, prefix, count, phone="303-555-0123"):
     leads = []
     for n in range(count):
@@ -127,6 +145,30 @@ def post_leads(dealer, prefix, count, phone="303-555-0123"):
         assert response.status_code == 200
         leads.append(response.json()["leadId"])
     return list(Lead.objects.filter(pk__in=leads).values_list("call_id", flat=True))
+
+
+def test_with_no_fault_the_burst_settles_and_dials_each_leg_once(dealer, tmp_path):
+    """The control for the faults below: the same burst, nothing broken (``make bench``
+    part 9 reports the faults' recovery times next to this one)."""
+    app.control.purge()
+    worker = start_worker(tmp_path, env=service_env(**FAST_CALLS), beat=True)
+    try:
+        wait_for(
+            lambda: " ready." in worker.log.read_text(),
+            timeout=30,
+            what="the worker",
+            process=worker,
+        )
+        call_ids = post_leads(dealer, "C", 12)
+        settle_after_fault(call_ids, worker, "no fault (12 leads, 4 agents)")
+    finally:
+        worker.stop()
+
+    assert set(
+        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
+    ) == {CallStatus.ANSWER}
+    assert_each_leg_dialed_at_most_once(call_ids)
+    assert_no_agent_held(call_ids)
 
 
 def test_a_worker_killed_mid_burst_loses_no_call_and_dials_nothing_twice(
@@ -162,12 +204,7 @@ def test_a_worker_killed_mid_burst_loses_no_call_and_dials_nothing_twice(
     # (an hour): only the sweep, from the database, can bring these calls home in time.
     second = start_worker(tmp_path, env=env, beat=True, name="successor")
     try:
-        wait_for(
-            lambda: everything_settled(call_ids),
-            timeout=SETTLE_TIMEOUT,
-            what="every call to settle",
-            process=second,
-        )
+        settle_after_fault(call_ids, second, "a worker killed mid-burst")
     finally:
         second.stop()
 
@@ -298,12 +335,7 @@ def test_leads_arriving_while_the_broker_is_down_are_called_once_it_is_back(
         assert sorted(dispatch_failures(web)) == sorted(during)
 
         broker = start_redis(tmp_path, broker_port)
-        wait_for(
-            lambda: everything_settled(during),
-            timeout=SETTLE_TIMEOUT,
-            what="the calls queued while it was down",
-            process=worker,
-        )
+        settle_after_fault(during, worker, "leads taken while the broker was down")
     finally:
         worker.stop()
         web.stop()
@@ -357,12 +389,7 @@ def test_the_worker_survives_redis_killed_while_it_holds_tasks_and_every_call_en
 
         # Redis comes back empty: the tasks it held are gone, the calls are not.
         broker = start_redis(tmp_path, broker_port)
-        wait_for(
-            lambda: everything_settled(call_ids),
-            timeout=SETTLE_TIMEOUT,
-            what="every call to settle",
-            process=worker,
-        )
+        settle_after_fault(call_ids, worker, "Redis killed with tasks held")
         assert worker.handle.poll() is None
     finally:
         worker.stop()
@@ -407,12 +434,7 @@ def test_postgresql_cut_away_for_ten_seconds_drops_no_provider_event(dealer, tmp
         proxy.down()
         time.sleep(10)
         proxy.up()
-        wait_for(
-            lambda: everything_settled(call_ids),
-            timeout=SETTLE_TIMEOUT,
-            what="every call to settle",
-            process=worker,
-        )
+        settle_after_fault(call_ids, worker, "PostgreSQL unreachable for 10 s")
     finally:
         worker.stop()
         proxy.down()
@@ -444,11 +466,11 @@ def test_callbacks_later_than_the_lost_leg_threshold_never_ring_a_lead_twice(
         talking = post_leads(dealer, "L", 3)
         never_answers = post_leads(dealer, "N", 2, phone="303-555-0000")
         call_ids = talking + never_answers
-        wait_for(
-            lambda: everything_settled(call_ids),
+        settle_after_fault(
+            call_ids,
+            worker,
+            "callbacks later than the lost-leg threshold (from the last lead)",
             timeout=SETTLE_TIMEOUT + 60,
-            what="every call to settle",
-            process=worker,
         )
         time.sleep(LATE + 2)  # the last late callbacks arrive, and must change nothing
     finally:
@@ -505,11 +527,11 @@ def test_twice_the_capacity_for_a_minute_drains_without_feeding_on_itself(
             waited.exists()
             or Call.objects.filter(pk__in=call_ids, status=CallStatus.QUEUED).exists()
         ), "no lead ever waited: not an overload"
-        wait_for(
-            lambda: everything_settled(call_ids),
+        settle_after_fault(
+            call_ids,
+            worker,
+            "twice the capacity for a minute (from the last lead)",
             timeout=SETTLE_TIMEOUT + 150,
-            what="the backlog to drain",
-            process=worker,
         )
     finally:
         worker.stop()
