@@ -124,10 +124,16 @@ def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
             | Q(next_attempt_at__isnull=True)
             | Q(next_attempt_at__lte=at)
         )
-        # No setup pending, or only one held by the broker for a schedule opening ahead.
+        # No setup pending, or only the one held by the broker until the call is due (a
+        # schedule opening ahead: marked with that very time). A hand-over's mark is the
+        # moment it was made, never the due time, so a call handed over is never taken twice.
         .filter(
             Q(setup_dispatched_at__isnull=True)
-            | Q(waiting_since__isnull=False, setup_dispatched_at__gt=at)
+            | Q(
+                waiting_since__isnull=False,
+                setup_dispatched_at=F("next_attempt_at"),
+                setup_dispatched_at__gt=at,
+            )
         )
         .filter(Q(requested_agent__isnull=True) | Q(requested_agent=agent))
         .filter(Q(team__isnull=True) | Q(team__in=agent.teams.all()))

@@ -7,10 +7,12 @@ from datetime import time, timedelta
 
 import pytest
 from django.db import OperationalError
+from django.db.models import F
 from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import AccountScheduleDay
+from accounts.schedules import WEEKDAYS
 from calls import services
 from calls.models import Call, CallAttempt, CallStatus, Leg
 from tests.accounts.factories import AccountFactory
@@ -25,15 +27,7 @@ ALWAYS_OPEN = {
     "active": True,
     **{
         day: {"active": True, "startTime": "00:00", "endTime": "23:59"}
-        for day in (
-            "monday",
-            "tuesday",
-            "wednesday",
-            "thursday",
-            "friday",
-            "saturday",
-            "sunday",
-        )
+        for day in WEEKDAYS
     },
 }
 
@@ -276,3 +270,20 @@ def test_the_sweep_hands_the_broker_a_call_due_soon_with_its_due_time(sent):
     # The next sweep leaves it to the broker until well after it was due.
     services.calls_sweep(now=now + timedelta(seconds=100))
     assert len(sent) == 1
+
+
+def test_a_call_held_for_its_opening_may_be_taken_early_but_one_handed_over_never_twice():
+    from calls.routing import call_waiting_for
+
+    account = AccountFactory()
+    taker = agent(account, phone="+13035550140")
+    at = timezone.now()
+    held = waiting_call(account, at - timedelta(minutes=5))
+    Call.objects.filter(pk=held.pk).update(setup_dispatched_at=F("next_attempt_at"))
+    handed = waiting_call(account, at - timedelta(minutes=10))
+    # Another agent's hand-over marked it a moment after this one read the clock.
+    Call.objects.filter(pk=handed.pk).update(
+        setup_dispatched_at=at + timedelta(milliseconds=1)
+    )
+
+    assert call_waiting_for(agent=taker, at=at) == held
