@@ -94,6 +94,15 @@ def assert_each_leg_dialed_at_most_once(call_ids):
     assert not CallAttempt.objects.filter(pk__in=never_dialed, ended_at__isnull=True)
 
 
+def assert_all_answered_once(call_ids):
+    """Every call answered, no leg dialed twice, no agent left held by these calls."""
+    assert set(
+        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
+    ) == {CallStatus.ANSWER}
+    assert_each_leg_dialed_at_most_once(call_ids)
+    assert_no_agent_held(call_ids)
+
+
 def assert_no_agent_held(call_ids):
     """Every agent leg of these calls ended: no agent counts as busy because of them."""
     assert not CallAttempt.objects.filter(
@@ -137,6 +146,15 @@ def settle_after_fault(call_ids, process, fault, timeout=SETTLE_TIMEOUT):
             out.write(json.dumps({"fault": fault, "seconds": seconds}) + "\n")
 
 
+def wait_until_ready(worker):
+    wait_for(
+        lambda: " ready." in worker.log.read_text(),
+        timeout=30,
+        what=f"the worker ({worker.log.name})",
+        process=worker,
+    )
+
+
 def post_leads(dealer, prefix, count, phone="303-555-0123"):
     leads = []
     for n in range(count):
@@ -153,22 +171,13 @@ def test_with_no_fault_the_burst_settles_and_dials_each_leg_once(dealer, tmp_pat
     app.control.purge()
     worker = start_worker(tmp_path, env=service_env(**FAST_CALLS), beat=True)
     try:
-        wait_for(
-            lambda: " ready." in worker.log.read_text(),
-            timeout=30,
-            what="the worker",
-            process=worker,
-        )
+        wait_until_ready(worker)
         call_ids = post_leads(dealer, "C", 12)
         settle_after_fault(call_ids, worker, "no fault (12 leads, 4 agents)")
     finally:
         worker.stop()
 
-    assert set(
-        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
-    ) == {CallStatus.ANSWER}
-    assert_each_leg_dialed_at_most_once(call_ids)
-    assert_no_agent_held(call_ids)
+    assert_all_answered_once(call_ids)
 
 
 def test_a_worker_killed_mid_burst_loses_no_call_and_dials_nothing_twice(
@@ -178,12 +187,7 @@ def test_a_worker_killed_mid_burst_loses_no_call_and_dials_nothing_twice(
     env = service_env(**FAST_CALLS)
     first = start_worker(tmp_path, env=env, name="doomed")
     try:
-        wait_for(
-            lambda: "ready" in first.log.read_text(),
-            timeout=20,
-            what="first worker",
-            process=first,
-        )
+        wait_until_ready(first)
         call_ids = post_leads(dealer, "K", 12)
         # Kill the worker in the middle of the burst: some calls set up, some talking.
         wait_for(
@@ -208,12 +212,8 @@ def test_a_worker_killed_mid_burst_loses_no_call_and_dials_nothing_twice(
     finally:
         second.stop()
 
-    assert set(
-        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
-    ) == {CallStatus.ANSWER}
-    assert_each_leg_dialed_at_most_once(call_ids)
+    assert_all_answered_once(call_ids)
     assert_a_lead_is_never_rung_twice_at_once(call_ids)
-    assert_no_agent_held(call_ids)
 
 
 def dispatch_failures(process):
@@ -396,12 +396,8 @@ def test_the_worker_survives_redis_killed_while_it_holds_tasks_and_every_call_en
         web.stop()
         broker.kill()
 
-    assert set(
-        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
-    ) == {CallStatus.ANSWER}
+    assert_all_answered_once(call_ids)
     assert Call.objects.filter(pk__in=call_ids, duration__isnull=True).count() == 0
-    assert_each_leg_dialed_at_most_once(call_ids)
-    assert_no_agent_held(call_ids)
 
 
 def test_postgresql_cut_away_for_ten_seconds_drops_no_provider_event(dealer, tmp_path):
@@ -417,12 +413,7 @@ def test_postgresql_cut_away_for_ten_seconds_drops_no_provider_event(dealer, tmp
     )
     worker = start_worker(tmp_path, env=env, beat=True, name="cut")
     try:
-        wait_for(
-            lambda: " ready." in worker.log.read_text(),
-            timeout=30,
-            what="the worker",
-            process=worker,
-        )
+        wait_until_ready(worker)
         call_ids = post_leads(dealer, "P", 8)
         wait_for(
             lambda: Call.objects.filter(status=CallStatus.ANSWER).exists(),
@@ -512,12 +503,7 @@ def test_twice_the_capacity_for_a_minute_drains_without_feeding_on_itself(
     worker = start_worker(tmp_path, env=env, beat=True, name="overloaded")
     call_ids: list[int] = []
     try:
-        wait_for(
-            lambda: " ready." in worker.log.read_text(),
-            timeout=30,
-            what="the worker",
-            process=worker,
-        )
+        wait_until_ready(worker)
         started = time.monotonic()
         for n in range(28):  # 0.46 leads/s for 60 s
             time.sleep(max(0.0, started + n / 0.46 - time.monotonic()))
@@ -536,13 +522,9 @@ def test_twice_the_capacity_for_a_minute_drains_without_feeding_on_itself(
     finally:
         worker.stop()
 
-    assert set(
-        Call.objects.filter(pk__in=call_ids).values_list("status", flat=True)
-    ) == {CallStatus.ANSWER}
+    assert_all_answered_once(call_ids)
     for pk in call_ids:
         assert CallAttempt.objects.filter(call_id=pk, leg=Leg.LEAD).count() == 1
-    assert_each_leg_dialed_at_most_once(call_ids)
-    assert_no_agent_held(call_ids)
     # No self-feeding: a waiting call is dispatched when an agent frees up, or by the
     # sweep's fallback backing off (5 s at phone time, then as long as it has waited, up
     # to 60 s), not re-queued every few seconds: about 3.5 setups a call here, where the
