@@ -23,7 +23,7 @@ def agents_available(
 ) -> list[User]:
     """Active agents of the call's account (and team) with a phone, in their schedule at
     ``at``, not on another leg now; least recently offered a call first."""
-    free = _candidates(call).exclude(pk__in=exclude).exclude(Exists(_live_legs()))
+    free = _free(call, exclude)
     return _in_schedule(list(free), call.account, at)
 
 
@@ -34,7 +34,7 @@ def agent_first_available(
     ``agents_claim``), or None. Sequential ringing needs no more than that one: candidates
     are read a few at a time, fairest first, so with hundreds of agents a setup builds a
     handful of them, not every one."""
-    free = _candidates(call).exclude(pk__in=exclude).exclude(Exists(_live_legs()))
+    free = _free(call, exclude)
     offset, size = 0, FIRST_BATCH
     while True:
         batch = list(free[offset : offset + size])
@@ -119,11 +119,7 @@ def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
         Call.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("account")
         .filter(status=CallStatus.QUEUED, account__in=on_duty)
-        .filter(
-            Q(waiting_since__isnull=False)
-            | Q(next_attempt_at__isnull=True)
-            | Q(next_attempt_at__lte=at)
-        )
+        .filter(_waiting_or_due(at))
         # No setup pending, or only the one held by the broker until the call is due (a
         # schedule opening ahead: marked with that very time). A hand-over's mark is the
         # moment it was made, never the due time, so a call handed over is never taken twice.
@@ -166,17 +162,27 @@ def agent_is_free(*, agent_id: int) -> bool:
 
 def free_agents_with_calls_waiting(*, at: datetime) -> QuerySet[User]:
     """Active agents with a phone, on no leg now, of an account with a queued call due."""
-    waiting = Call.objects.filter(status=CallStatus.QUEUED).filter(
-        Q(waiting_since__isnull=False)
-        | Q(next_attempt_at__isnull=True)
-        | Q(next_attempt_at__lte=at)
-    )
+    waiting = Call.objects.filter(status=CallStatus.QUEUED).filter(_waiting_or_due(at))
     return (
         User.objects.filter(is_active=True, accounts__in=waiting.values("account_id"))
         .exclude(phone_number="")
         .exclude(Exists(_live_legs()))
         .distinct()
     )
+
+
+def _waiting_or_due(at: datetime) -> Q:
+    """Queued calls an agent may be handed now: waiting for an agent, or due."""
+    return (
+        Q(waiting_since__isnull=False)
+        | Q(next_attempt_at__isnull=True)
+        | Q(next_attempt_at__lte=at)
+    )
+
+
+def _free(call: Call, exclude: set[int] | frozenset[int]):  # type: ignore[no-untyped-def]
+    """``_candidates`` on no leg now, but for ``exclude``."""
+    return _candidates(call).exclude(pk__in=exclude).exclude(Exists(_live_legs()))
 
 
 def _candidates(call: Call):  # type: ignore[no-untyped-def]

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.db.models import DateTimeField, Q
+from django.db.models import DateTimeField, Q, QuerySet
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -120,10 +120,13 @@ def call_queue(
     return call
 
 
-def dialing_settings(account_id: int) -> DialingSettings:
-    """The account's dialing settings, or the defaults."""
-    found = DialingSettings.objects.filter(account_id=account_id).first()
-    return found or DialingSettings(account_id=account_id)
+def dialing_settings(account: Account) -> DialingSettings:
+    """The account's dialing settings (read with it where it was selected with
+    ``dialing_settings``), or the defaults."""
+    try:
+        return account.dialing_settings
+    except DialingSettings.DoesNotExist:
+        return DialingSettings(account=account)
 
 
 def call_setup(*, call_id: int) -> None:
@@ -147,7 +150,7 @@ def call_setup(*, call_id: int) -> None:
         ):
             return
         call.setup_dispatched_at = None
-        config = _settings(call)
+        config = dialing_settings(call.account)
         agents: list[User]
         if not call.waiting_since and calls_waiting_before(call=call):
             agents = []  # older calls wait for the next free agent: this one queues behind
@@ -188,7 +191,7 @@ def attempt_dial(*, attempt_id: int) -> None:
         .first()
     )
     if attempt is not None:
-        _ring_agent(attempt, attempt.call, _settings(attempt.call))
+        _ring_agent(attempt, attempt.call, dialing_settings(attempt.call.account))
 
 
 def _ring_agent(attempt: CallAttempt, call: Call, config: DialingSettings) -> None:
@@ -364,14 +367,7 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
 def calls_hand_over(*, now: datetime | None = None) -> list[int]:
     """Every free agent of an account with a call waiting is handed the oldest call they may
     take (at each schedule opening, and by every sweep). Returns the calls dispatched."""
-    agents = free_agents_with_calls_waiting(at=now or timezone.now())
-    handed = []
-    for agent_id in agents.values_list("pk", flat=True):
-        with transaction.atomic():
-            call_id = _hand_over(agent_id)
-        if call_id is not None:
-            handed.append(call_id)
-    return handed
+    return _hand_over_each(free_agents_with_calls_waiting(at=now or timezone.now()))
 
 
 def agents_on_duty_hand_over(
@@ -386,13 +382,9 @@ def agents_on_duty_hand_over(
     agents = free_agents_with_calls_waiting(at=timezone.now()).filter(
         Q(pk__in=agent_ids) | Q(accounts__in=account_ids)
     )
-    handed = []
     try:
         with transaction.atomic():
-            for agent_id in agents.values_list("pk", flat=True):
-                call_id = _hand_over(agent_id)
-                if call_id is not None:
-                    handed.append(call_id)
+            return _hand_over_each(agents)
     except DatabaseError as error:
         log_event(
             log,
@@ -404,6 +396,17 @@ def agents_on_duty_hand_over(
             then="the sweep hands over",
         )
         return []
+
+
+def _hand_over_each(agents: QuerySet[User]) -> list[int]:
+    """``_hand_over`` to each of ``agents``, each in a transaction of its own (its locks held
+    no longer than its own hand-over). Returns the calls dispatched."""
+    handed = []
+    for agent_id in agents.values_list("pk", flat=True):
+        with transaction.atomic():
+            call_id = _hand_over(agent_id)
+        if call_id is not None:
+            handed.append(call_id)
     return handed
 
 
@@ -459,9 +462,14 @@ def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
         attempt_id=attempt.pk,
         parent_provider_id=parent or "",
     )
+    if (
+        status is not None
+        and status.answered
+        and attempt.leg == Leg.LEAD
+        and not attempt.answered_at
+    ):
+        call_event(Event(attempt.pk, EventKind.ANSWERED))  # its answer event was lost
     if status is not None and status.live:
-        if attempt.leg == Leg.LEAD and status.answered and not attempt.answered_at:
-            call_event(Event(attempt.pk, EventKind.ANSWERED))
         CallAttempt.objects.filter(pk=attempt.pk).update(checked_at=now)
         return "live"
     from_record = status is not None
@@ -482,8 +490,6 @@ def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
         ended_by=status.ended_by.value,
         provider_record=from_record,
     )
-    if attempt.leg == Leg.LEAD and status.answered and not attempt.answered_at:
-        call_event(Event(attempt.pk, EventKind.ANSWERED))
     call_event(Event(attempt.pk, status.ended_by, duration=status.duration))
     return "ended"
 
@@ -531,7 +537,7 @@ def _agent_event(
         if call.status != CallStatus.DIALING or call.agent_id:
             _end_attempt(attempt, AttemptOutcome.CANCELED, followups)
             return Instruction.end(TAKEN)
-        if _settings(call).press_one_required:
+        if dialing_settings(call.account).press_one_required:
             return Instruction(say=f"{call.whisper} {PROMPT}".strip(), gather=True)
         return _accept(call, attempt, followups, say=call.whisper)
     if event.kind == EventKind.DIGITS:
@@ -616,7 +622,7 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
         leg=Leg.AGENT, round=call.rounds, ended_at__isnull=True
     ).exists():
         return  # simultaneous ringing: others may still press 1
-    config = _settings(call)
+    config = dialing_settings(call.account)
     if config.ring_mode == RingMode.SEQUENTIAL:
         offered = set(
             call.attempts_log.filter(leg=Leg.AGENT, round=call.rounds).values_list(
@@ -766,7 +772,7 @@ def _lead_missed(
     _end_attempt(attempt, outcome, followups)
     for agent_leg in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True):
         _end_attempt(agent_leg, AttemptOutcome.ACCEPTED, followups, hangup=True)
-    config = _settings(call)
+    config = dialing_settings(call.account)
     if call.status in FINAL:
         return
     if call.attempts >= config.lead_attempt_limit:
@@ -794,15 +800,6 @@ def _agent_attempt(call: Call, agent: User) -> CallAttempt:
         number=agent.phone_number,
         provider=provider_for(is_test=call.is_test).name,
     )
-
-
-def _settings(call: Call) -> DialingSettings:
-    """The call's account's dialing settings (read with the call where it was selected
-    with ``account__dialing_settings``), or the defaults."""
-    try:
-        return call.account.dialing_settings
-    except DialingSettings.DoesNotExist:
-        return DialingSettings(account_id=call.account_id)
 
 
 def _phone_time(call: Call, wait: timedelta) -> timedelta:

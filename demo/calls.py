@@ -126,7 +126,7 @@ def _seed_account(demo_account: DemoAccount) -> int:
     if missing <= 0 or not agents:
         return 0
     rng = random.Random(f"calls.seed:{account.organization.name}:{account.name}")
-    config = dialing_settings(account.pk)
+    config = dialing_settings(account)
     area = account.caller_id[2:5] if account.caller_id.startswith("+1") else "303"
     plans = []
     for n in range(missing):

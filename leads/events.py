@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from calls.events import call_lead_object
 from leads.models import Lead, Outcome
 from webhooks.services import webhook_event_emit
 
@@ -21,18 +22,11 @@ REFUSED = {
 def lead_object(lead: Lead) -> dict[str, Any]:
     """The lead as it was read from its document ("" for what it did not say)."""
     if lead.call is not None:
-        call = lead.call
-        first, last, phone, email = (
-            call.first_name,
-            call.last_name,
-            call.phone,
-            call.email,
-        )
-    else:
-        customer = (lead.parsed or {}).get("customer", {})
-        phones = [p.get("number", "") for p in customer.get("phones", [])]
-        first, last = customer.get("first_name", ""), customer.get("last_name", "")
-        phone, email = (phones[0] if phones else ""), customer.get("email", "")
+        return {**call_lead_object(lead.call), "prospect_id": lead.prospect_id}
+    customer = (lead.parsed or {}).get("customer", {})
+    phones = [p.get("number", "") for p in customer.get("phones", [])]
+    first, last = customer.get("first_name", ""), customer.get("last_name", "")
+    phone, email = (phones[0] if phones else ""), customer.get("email", "")
     return {
         "first_name": first,
         "last_name": last,

@@ -408,7 +408,7 @@ def test_account_page_shows_the_default_dialing_settings_it_runs_on(client):
         "agent_round_pause_seconds": "60",
         "no_agent_policy": "wait",
     }
-    defaults = dialing_settings(account.pk)
+    defaults = dialing_settings(account)
     assert (defaults.agent_ring_seconds, defaults.retry_cadence) == (20, [0, 120, 600])
 
 

@@ -287,9 +287,7 @@ def test_past_calls_have_attempts_consistent_with_their_outcome():
                 if call.status == CallStatus.NOANSWER
                 else AttemptOutcome.BUSY
             )
-            assert (
-                len(lead_legs) == dialing_settings(call.account_id).lead_attempt_limit
-            )
+            assert len(lead_legs) == dialing_settings(call.account).lead_attempt_limit
             assert {a.outcome for a in lead_legs} == {expected}
         if call.status == CallStatus.NOAGENT:
             assert lead_legs == []
