@@ -7,6 +7,7 @@ off: never in a message (cookie), a URL or a log. Lists show a key's public pref
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -205,11 +206,58 @@ def render_confirm(
     return TemplateResponse(request, CONFIRM_PAGE, context)
 
 
-class KeyToolsAdmin(admin.ModelAdmin):
+class ObjectToolsAdmin(admin.ModelAdmin):
+    """Buttons on the change page, each a view of its own under the object's URL
+    (``object_tools``: name, URL part, view, label), named ``admin:<app>_<model>_<name>``."""
+
+    change_form_template = KEY_TOOLS_CHANGE_FORM
+
+    def object_tools(self) -> list[tuple[str, str, Callable[..., HttpResponse], str]]:
+        raise NotImplementedError
+
+    def _url_name(self, tool: str) -> str:
+        return f"{self.opts.app_label}_{self.opts.model_name}_{tool}"
+
+    def get_urls(self) -> list[URLPattern]:  # type: ignore[override]
+        wrap = self.admin_site.admin_view
+        return [
+            path(f"<path:object_id>/{part}/", wrap(view), name=self._url_name(name))
+            for name, part, view, _ in self.object_tools()
+        ] + super().get_urls()
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        tools = [
+            (reverse(f"admin:{self._url_name(name)}", args=[object_id]), label)
+            for name, _, _, label in self.object_tools()
+        ]
+        return super().change_view(
+            request, object_id, form_url, {**(extra_context or {}), "key_tools": tools}
+        )
+
+    def _changeable(self, request: HttpRequest, object_id: str) -> Any:
+        obj = self.get_object(request, unquote(object_id))
+        if obj is None:
+            raise Http404(f"No {self.opts.verbose_name} with id {object_id}.")
+        if not self.has_change_permission(request, obj):
+            raise PermissionDenied
+        return obj
+
+    def _back_to(self, obj: Any) -> HttpResponseRedirect:
+        return HttpResponseRedirect(
+            reverse(f"admin:{self._url_name('change')}", args=[obj.pk])
+        )
+
+
+class KeyToolsAdmin(ObjectToolsAdmin):
     """Change pages get two buttons, "issue" and "revoke", each behind a confirmation page,
     backed by the same methods as the changelist actions. Subclasses fill in the four hooks."""
 
-    change_form_template = KEY_TOOLS_CHANGE_FORM
     issue_label = ""
     revoke_label = ""
 
@@ -227,53 +275,11 @@ class KeyToolsAdmin(admin.ModelAdmin):
         """Revoke through the service and say so in a message."""
         raise NotImplementedError
 
-    def _url_name(self, tool: str) -> str:
-        return f"{self.opts.app_label}_{self.opts.model_name}_{tool}"
-
-    def get_urls(self) -> list[URLPattern]:  # type: ignore[override]
-        wrap = self.admin_site.admin_view
+    def object_tools(self) -> list[tuple[str, str, Callable[..., HttpResponse], str]]:
         return [
-            path(
-                "<path:object_id>/issue-key/",
-                wrap(self.issue_view),
-                name=self._url_name("issue_key"),
-            ),
-            path(
-                "<path:object_id>/revoke-keys/",
-                wrap(self.revoke_view),
-                name=self._url_name("revoke_keys"),
-            ),
-            *super().get_urls(),
+            ("issue_key", "issue-key", self.issue_view, self.issue_label),
+            ("revoke_keys", "revoke-keys", self.revoke_view, self.revoke_label),
         ]
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        tools = [
-            (
-                reverse(f"admin:{self._url_name('issue_key')}", args=[object_id]),
-                self.issue_label,
-            ),
-            (
-                reverse(f"admin:{self._url_name('revoke_keys')}", args=[object_id]),
-                self.revoke_label,
-            ),
-        ]
-        return super().change_view(
-            request, object_id, form_url, {**(extra_context or {}), "key_tools": tools}
-        )
-
-    def _changeable(self, request: HttpRequest, object_id: str) -> Any:
-        obj = self.get_object(request, unquote(object_id))
-        if obj is None:
-            raise Http404(f"No {self.opts.verbose_name} with id {object_id}.")
-        if not self.has_change_permission(request, obj):
-            raise PermissionDenied
-        return obj
 
     def issue_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         obj = self._changeable(request, object_id)
@@ -292,9 +298,7 @@ class KeyToolsAdmin(admin.ModelAdmin):
         obj = self._changeable(request, object_id)
         if request.method == "POST":
             self.revoke(request, [obj])
-            return HttpResponseRedirect(
-                reverse(f"admin:{self._url_name('change')}", args=[obj.pk])
-            )
+            return self._back_to(obj)
         return render_confirm(
             self,
             request,

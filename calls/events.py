@@ -3,18 +3,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from calls.models import Call, CallAttempt, CallOrigin
 from users.models import Membership, User
-from webhooks.services import iso as webhook_iso
-from webhooks.services import webhook_event_emit
-
-
-def iso(at: datetime | None) -> str | None:
-    """A moment as events write it (``webhooks.services.iso``), or None."""
-    return webhook_iso(at) if at is not None else None
+from webhooks.services import iso, webhook_event_emit
 
 
 def agent_object(agent: User | None, organization_id: int) -> dict[str, Any] | None:

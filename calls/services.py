@@ -52,6 +52,7 @@ from calls.telephony.base import (
     LegStatus,
     TelephonyUnavailable,
 )
+from config.celery import publish_or_leave_to_sweep
 from config.logging import log_event, mask_phone
 from users.models import User
 
@@ -920,38 +921,28 @@ def _queued(call: Call) -> None:
 
 
 def _dispatch(call_id: int, at: datetime | None = None) -> None:
-    """Hand a call to a worker. A broker that is down is logged, not raised: the call is
-    stored, and the sweep dispatches it once the broker is back."""
+    """Hand a call to a worker; with the broker down the sweep dispatches it later."""
     from calls.tasks import call_setup_task
 
-    try:
-        call_setup_task.apply_async(kwargs={"call_id": call_id}, eta=at, retry=False)
-    except Exception as error:
+    if not publish_or_leave_to_sweep(
+        call_setup_task,
+        kwargs={"call_id": call_id},
+        event="call.dispatch_failed",
+        log=log,
+        eta=at,
+    ):
         # No setup is pending after all: the sweep's next run dispatches it.
         Call.objects.filter(pk=call_id, status=CallStatus.QUEUED).update(
             setup_dispatched_at=None
-        )
-        log_event(
-            log,
-            "call.dispatch_failed",
-            level=logging.WARNING,
-            call_id=call_id,
-            error=f"{type(error).__name__}: {error}",
-            then="the sweep dispatches it once the broker is back",
         )
 
 
 def _dial_later(attempt_id: int) -> None:
     from calls.tasks import attempt_dial_task
 
-    try:
-        attempt_dial_task.apply_async(kwargs={"attempt_id": attempt_id}, retry=False)
-    except Exception as error:
-        log_event(
-            log,
-            "call.dial_dispatch_failed",
-            level=logging.WARNING,
-            attempt_id=attempt_id,
-            error=f"{type(error).__name__}: {error}",
-            then="the sweep dispatches it once the broker is back",
-        )
+    publish_or_leave_to_sweep(
+        attempt_dial_task,
+        kwargs={"attempt_id": attempt_id},
+        event="call.dial_dispatch_failed",
+        log=log,
+    )

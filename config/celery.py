@@ -1,5 +1,6 @@
 """The Celery app. Settings come from Django's settings (``CELERY_*``)."""
 
+import logging
 import os
 from typing import Any
 
@@ -23,3 +24,26 @@ def close_old_connections(**kwargs: Any) -> None:
     from django.db import close_old_connections
 
     close_old_connections()
+
+
+def publish_or_leave_to_sweep(
+    task: Any, *, kwargs: dict[str, Any], event: str, log: Any, **options: Any
+) -> bool:
+    """Hand ``task`` to the broker (``options``: ``eta``, ``countdown``). A broker that is
+    down is logged as ``event`` (with ``kwargs``), not raised: the work is stored, and the
+    sweep that owns it hands it over once the broker is back. Returns whether it was sent."""
+    from config.logging import log_event
+
+    try:
+        task.apply_async(kwargs=kwargs, retry=False, **options)
+    except Exception as error:
+        log_event(
+            log,
+            event,
+            level=logging.WARNING,
+            **kwargs,
+            error=f"{type(error).__name__}: {error}",
+            then="the sweep dispatches it once the broker is back",
+        )
+        return False
+    return True

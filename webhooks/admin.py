@@ -7,6 +7,7 @@ secret is shown once, on the page that made it (the accounts admin's "copy it no
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,15 +15,15 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from accounts.admin import ShownKey, render_confirm, render_keys
+from accounts.admin import ObjectToolsAdmin, ShownKey, render_confirm, render_keys
 from accounts.models import Account
-from config.admin import WithinFilter
+from config.admin import ReadOnlyAdminMixin, WithinFilter
 from webhooks.models import (
     SUBSCRIBABLE,
     WebhookDelivery,
@@ -38,7 +39,6 @@ from webhooks.services import (
     webhook_url_check,
 )
 
-TOOLS_FORM = "admin/accounts/change_form_key_tools.html"
 REPLAY_PAGE = "admin/webhooks/replay.html"
 # Carries a secret made in save_form() to response_add() within one request; never stored.
 _SECRET = "_webhooks_admin_secret"  # noqa: S105  (an attribute name)
@@ -110,9 +110,8 @@ class WebhookEndpointForm(forms.ModelForm):
 
 
 @admin.register(WebhookEndpoint)
-class WebhookEndpointAdmin(admin.ModelAdmin):
+class WebhookEndpointAdmin(ObjectToolsAdmin):
     form = WebhookEndpointForm
-    change_form_template = TOOLS_FORM
     list_display = [
         "__str__",
         "organization",
@@ -164,16 +163,8 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             description=data["description"],
             accounts=list(data["accounts"]),
             event_types=data["event_types"],
+            is_active=data["is_active"],
         )
-        if not data["is_active"]:
-            webhook_endpoint_update(
-                endpoint=endpoint,
-                url=endpoint.url,
-                description=endpoint.description,
-                accounts=list(data["accounts"]),
-                event_types=endpoint.event_types,
-                is_active=False,
-            )
         setattr(request, _SECRET, secret)
         return endpoint
 
@@ -233,64 +224,15 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
 
     # --- tools on the change page: rotate the secret, send a test event, replay since
 
-    def get_urls(self) -> list[URLPattern]:  # type: ignore[override]
-        wrap = self.admin_site.admin_view
+    def object_tools(self) -> list[tuple[str, str, Callable[..., HttpResponse], str]]:
         return [
-            path(
-                "<int:object_id>/rotate-secret/",
-                wrap(self.rotate_view),
-                name="webhooks_webhookendpoint_rotate",
-            ),
-            path(
-                "<int:object_id>/send-test/",
-                wrap(self.send_test_view),
-                name="webhooks_webhookendpoint_send_test",
-            ),
-            path(
-                "<int:object_id>/replay/",
-                wrap(self.replay_view),
-                name="webhooks_webhookendpoint_replay",
-            ),
-            *super().get_urls(),
+            ("send_test", "send-test", self.send_test_view, "Send test event"),
+            ("replay", "replay", self.replay_view, "Replay since…"),
+            ("rotate", "rotate-secret", self.rotate_view, "Rotate signing secret"),
         ]
 
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        tools = [
-            (reverse(f"admin:webhooks_webhookendpoint_{name}", args=[object_id]), label)
-            for name, label in [
-                ("send_test", "Send test event"),
-                ("replay", "Replay since…"),
-                ("rotate", "Rotate signing secret"),
-            ]
-        ]
-        return super().change_view(
-            request, object_id, form_url, {**(extra_context or {}), "key_tools": tools}
-        )
-
-    def _endpoint(self, request: HttpRequest, object_id: int) -> WebhookEndpoint:
-        from django.core.exceptions import PermissionDenied
-        from django.http import Http404
-
-        endpoint = self.get_object(request, str(object_id))
-        if endpoint is None:
-            raise Http404("No such webhook endpoint.")
-        if not self.has_change_permission(request, endpoint):
-            raise PermissionDenied
-        return endpoint
-
-    def _back(self, endpoint: WebhookEndpoint) -> HttpResponseRedirect:
-        return HttpResponseRedirect(
-            reverse("admin:webhooks_webhookendpoint_change", args=[endpoint.pk])
-        )
-
-    def rotate_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        endpoint = self._endpoint(request, object_id)
+    def rotate_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        endpoint = self._changeable(request, object_id)
         if request.method == "POST":
             secret = webhook_secret_rotate(endpoint=endpoint)
             return self._show_secret(request, endpoint, secret, "New signing secret")
@@ -307,8 +249,8 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             button="Rotate signing secret",
         )
 
-    def send_test_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        endpoint = self._endpoint(request, object_id)
+    def send_test_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        endpoint = self._changeable(request, object_id)
         if request.method == "POST":
             event = webhook_test_send(endpoint=endpoint)
             level = messages.SUCCESS if endpoint.is_active else messages.WARNING
@@ -320,7 +262,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
                 f"Test event {event.public_id} queued for {endpoint}.{note}",
                 level,
             )
-            return self._back(endpoint)
+            return self._back_to(endpoint)
         return render_confirm(
             self,
             request,
@@ -333,8 +275,8 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             button="Send test event",
         )
 
-    def replay_view(self, request: HttpRequest, object_id: int) -> HttpResponse:
-        endpoint = self._endpoint(request, object_id)
+    def replay_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        endpoint = self._changeable(request, object_id)
         form = ReplayForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             count = webhook_endpoint_replay(
@@ -344,7 +286,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
                 request,
                 f"{count} event{'s' if count != 1 else ''} queued again for {endpoint}.",
             )
-            return self._back(endpoint)
+            return self._back_to(endpoint)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -372,7 +314,7 @@ class ReplayForm(forms.Form):
 
 
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: deliveries are written by the services; "send again" is an action."""
 
     list_display = [
@@ -410,15 +352,6 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         "error",
         "body_sent",
     )
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(description="event", ordering="event__type")
     def event_type(self, obj: WebhookDelivery) -> str:

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.client import HTTPException
-from typing import Any
+from typing import Any, overload
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -28,6 +28,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Account, Organization
+from config.celery import publish_or_leave_to_sweep
 from config.logging import log_event
 from config.outbound import (
     Deadline,
@@ -74,8 +75,14 @@ SWEEP_GRACE = timedelta(seconds=5)
 USER_AGENT = "leadcall-webhooks/1"
 
 
-def iso(at: datetime) -> str:
+@overload
+def iso(at: datetime) -> str: ...
+@overload
+def iso(at: None) -> None: ...
+def iso(at: datetime | None) -> str | None:
     """ISO 8601 in UTC with a Z, to the second, as every moment in an event is written."""
+    if at is None:
+        return None
     return at.astimezone(UTC).replace(microsecond=0).isoformat()[:-6] + "Z"
 
 
@@ -94,6 +101,13 @@ def webhook_url_check(*, url: str) -> None:
         raise ValidationError({"url": [UNRESOLVABLE]}) from None
 
 
+def _check_accounts(accounts: Iterable[Account], organization_id: int) -> list[Account]:
+    chosen = list(accounts)
+    if any(account.organization_id != organization_id for account in chosen):
+        raise ValidationError({"accounts": ["Choose accounts of the organization."]})
+    return chosen
+
+
 def _check_event_types(event_types: Iterable[str]) -> list[str]:
     chosen = list(dict.fromkeys(event_types))
     unknown = [t for t in chosen if t not in SUBSCRIBABLE]
@@ -110,17 +124,17 @@ def webhook_endpoint_create(
     description: str = "",
     accounts: Iterable[Account] = (),
     event_types: Iterable[str] = (),
+    is_active: bool = True,
 ) -> tuple[WebhookEndpoint, str]:
     """Register an endpoint; returns it and its signing secret, which is never shown again."""
     webhook_url_check(url=url)
-    accounts = list(accounts)
-    if any(account.organization_id != organization.pk for account in accounts):
-        raise ValidationError({"accounts": ["Choose accounts of the organization."]})
+    accounts = _check_accounts(accounts, organization.pk)
     secret = secret_new()
     endpoint = WebhookEndpoint.objects.create(
         organization=organization,
         url=url,
         description=description,
+        is_active=is_active,
         event_types=_check_event_types(event_types),
         secret_encrypted=secret_encrypt(secret),
         secret_prefix=secret_prefix(secret),
@@ -142,17 +156,29 @@ def webhook_endpoint_update(
     """Change an endpoint's URL, filters or active flag (re-activating clears a disable)."""
     if url != endpoint.url:
         webhook_url_check(url=url)
-    accounts = list(accounts)
-    if any(account.organization_id != endpoint.organization_id for account in accounts):
-        raise ValidationError({"accounts": ["Choose accounts of the organization."]})
+    accounts = _check_accounts(accounts, endpoint.organization_id)
     endpoint.url, endpoint.description = url, description
     endpoint.event_types = _check_event_types(event_types)
     if is_active and not endpoint.is_active:
         endpoint.disabled_at, endpoint.disabled_reason = None, ""
         endpoint.failing_since = None
-        transaction.on_commit(lambda: _enqueue_due(endpoint.pk), robust=True)
+        transaction.on_commit(
+            # Due now, without the sweep's grace: re-activation sends at once.
+            lambda: _enqueue_due(_due(timezone.now() + SWEEP_GRACE), endpoint.pk),
+            robust=True,
+        )
     endpoint.is_active = is_active
-    endpoint.save()
+    endpoint.save(
+        update_fields=[
+            "url",
+            "description",
+            "event_types",
+            "is_active",
+            "disabled_at",
+            "disabled_reason",
+            "failing_since",
+        ]
+    )
     endpoint.accounts.set(accounts)
     return endpoint
 
@@ -437,7 +463,9 @@ def _record(delivery: WebhookDelivery, response: Response, *, now: datetime) -> 
             delivery.status = DeliveryStatus.SUCCEEDED
             delivery.delivered_at = now
             delivery.next_attempt_at = None
-            WebhookEndpoint.objects.filter(pk=endpoint.pk).update(failing_since=None)
+            WebhookEndpoint.objects.filter(
+                pk=endpoint.pk, failing_since__isnull=False
+            ).update(failing_since=None)  # no write (nor row lock) while all is well
         elif response.status == 410:
             outcome = "gone"
             delivery.status = DeliveryStatus.FAILED
@@ -519,23 +547,16 @@ def _enqueue_on_commit(delivery_id: int, countdown: float | None = None) -> None
 
 
 def _enqueue(delivery_id: int, countdown: float | None = None) -> None:
-    """Hand a delivery to a worker. A broker that is down is logged, not raised: the
-    delivery is stored, and the sweep hands it over once the broker is back."""
+    """Hand a delivery to a worker; with the broker down the sweep hands it over later."""
     from webhooks.tasks import webhook_deliver_task
 
-    try:
-        webhook_deliver_task.apply_async(
-            kwargs={"delivery_id": delivery_id}, countdown=countdown, retry=False
-        )
-    except Exception as error:
-        log_event(
-            log,
-            "webhook.dispatch_failed",
-            level=logging.WARNING,
-            delivery_id=delivery_id,
-            error=f"{type(error).__name__}: {error}",
-            then="the sweep dispatches it once the broker is back",
-        )
+    publish_or_leave_to_sweep(
+        webhook_deliver_task,
+        kwargs={"delivery_id": delivery_id},
+        event="webhook.dispatch_failed",
+        log=log,
+        countdown=countdown,
+    )
 
 
 def _enqueue_next_of_subject(delivery: WebhookDelivery) -> None:
@@ -569,28 +590,25 @@ def _due(now: datetime) -> QuerySet[WebhookDelivery]:
     )
 
 
-def _enqueue_due(endpoint_id: int) -> None:
+def _enqueue_due(
+    deliveries: QuerySet[WebhookDelivery], endpoint_id: int | None = None
+) -> int:
+    """Hand the broker ``deliveries`` (of ``endpoint_id``, if given), oldest event first."""
+    if endpoint_id is not None:
+        deliveries = deliveries.filter(endpoint_id=endpoint_id)
+    count = 0
     for delivery_id in (
-        _due(timezone.now() + SWEEP_GRACE)
-        .filter(endpoint_id=endpoint_id)
-        .order_by("event_id")
-        .values_list("pk", flat=True)
-        .iterator()
+        deliveries.order_by("event_id").values_list("pk", flat=True).iterator()
     ):
         _enqueue(delivery_id)
+        count += 1
+    return count
 
 
 def webhook_deliveries_sweep(*, now: datetime | None = None) -> int:
     """Hand the broker every due delivery it does not hold: those written while it was
     down, retries left to the sweep, and leases of workers that died. Returns the count."""
-    now = now or timezone.now()
-    count = 0
-    for delivery_id in (
-        _due(now).order_by("event_id").values_list("pk", flat=True).iterator()
-    ):
-        _enqueue(delivery_id)
-        count += 1
-    return count
+    return _enqueue_due(_due(now or timezone.now()))
 
 
 def webhook_delivery_resend(*, delivery: WebhookDelivery) -> None:
@@ -611,16 +629,19 @@ def webhook_endpoint_replay(*, endpoint: WebhookEndpoint, since: datetime) -> in
     ones it was never sent too, e.g. while it was disabled). Returns how many."""
     now = timezone.now()
     count = 0
-    endpoint = WebhookEndpoint.objects.prefetch_related("accounts").get(pk=endpoint.pk)
+    endpoint = WebhookEndpoint.objects.get(pk=endpoint.pk)  # its filters as stored now
+    # The endpoint's filters (``_subscribed``) in SQL: only its events are read, as ids.
     events = WebhookEvent.objects.filter(
         organization_id=endpoint.organization_id, created_at__gte=since
     ).exclude(type=EventType.TEST_EVENT)
-    for event in events.order_by("id").iterator(chunk_size=500):
-        if not _subscribed(endpoint, event.type, event.account_id):
-            continue
+    if endpoint.event_types:
+        events = events.filter(type__in=endpoint.event_types)
+    if accounts := list(endpoint.accounts.values_list("pk", flat=True)):
+        events = events.filter(account_id__in=accounts)
+    for event_id in events.order_by("id").values_list("pk", flat=True).iterator():
         with transaction.atomic():
             delivery, _ = WebhookDelivery.objects.update_or_create(
-                event=event,
+                event_id=event_id,
                 endpoint=endpoint,
                 defaults={
                     "status": DeliveryStatus.PENDING,
