@@ -410,8 +410,9 @@ def test_click_to_call_answers_a_member_of_the_wrong_type_with_the_validation_sh
 
 def test_the_picture_fetcher_is_replaced_for_the_search(fuzzed):
     """The search may send an HTTPS profilePicture; it must never leave the machine."""
-    from users import services
+    from users import pictures, services
 
+    assert services.fetch_picture is not pictures.fetch_picture
     with pytest.raises(PictureError):
         services.fetch_picture("https://example.com/a.png")
 

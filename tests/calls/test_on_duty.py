@@ -201,12 +201,14 @@ def test_an_accounts_hours_opened_in_the_admin_hand_its_waiting_call_to_an_agent
 
 
 def test_a_failing_hand_over_never_undoes_the_change_that_came_first(
-    tenant, sent, monkeypatch, django_capture_on_commit_callbacks
+    tenant, sent, monkeypatch, caplog, django_capture_on_commit_callbacks
 ):
     taker = agent(tenant.account, phone="+13035550140")
     waiting_call(tenant.account, timezone.now())
+    tried: list[int] = []
 
     def broken(agent_id):
+        tried.append(agent_id)
         raise OperationalError("the database went away mid-hand-over")
 
     monkeypatch.setattr(services, "_hand_over", broken)
@@ -216,6 +218,8 @@ def test_a_failing_hand_over_never_undoes_the_change_that_came_first(
         )
 
     assert response.status_code == 200
+    assert tried == [taker.pk]
+    assert "call.hand_over_failed" in caplog.text
     taker.refresh_from_db()
     assert taker.first_name == "Kept" and sent == []
 
@@ -287,3 +291,21 @@ def test_a_call_held_for_its_opening_may_be_taken_early_but_one_handed_over_neve
     )
 
     assert call_waiting_for(agent=taker, at=at) == held
+
+
+@pytest.mark.parametrize(
+    ("task", "queue"),
+    [
+        ("calls.tasks.call_setup_task", "calls"),
+        ("calls.tasks.attempt_dial_task", "calls"),
+        ("calls.tasks.calls_hand_over_task", "calls"),
+        ("calls.tasks.simulator_event_task", "events"),
+        ("calls.tasks.calls_sweep_task", "default"),
+        ("leads.tasks.leads_sweep_task", "default"),
+    ],
+)
+def test_latency_critical_work_is_routed_apart_from_the_sweeps(task, queue):
+    """Celery's own router (what apply_async uses): dials never wait behind slow work."""
+    from config.celery import app
+
+    assert app.amqp.router.route({}, task)["queue"].name == queue
