@@ -7,7 +7,8 @@ from typing import Any
 from calls.events import call_event_emit, iso
 from scoring.models import CATEGORY_SLOTS, Score
 
-VEHICLE = ["make", "model", "year", "registration", "summary"]
+# A vehicle's members on a score, each prefixed "current_" or "called_on_".
+VEHICLE = ("make", "model", "year", "registration", "summary")
 
 
 def scored_call_object(score: Score) -> dict[str, Any]:

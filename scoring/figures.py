@@ -170,7 +170,7 @@ _SUMMED = (
     "scored",
     "appointments",
     "wow",
-    *(f"cat{slot}" for slot in range(1, CATEGORY_SLOTS + 1)),
+    *(f"cat{slot}" for slot in SLOTS),
 )
 
 
@@ -215,7 +215,7 @@ def dashboard_figures(
             wow=Count("id", filter=Q(score__wow=True)),
             **{
                 f"cat{slot}": Count("id", filter=Q(**{f"score__cat{slot}": True}))
-                for slot in range(1, CATEGORY_SLOTS + 1)
+                for slot in SLOTS
             },
         )
         .order_by()
@@ -364,5 +364,5 @@ def _categories(
             else f"Category {slot}",
             100.0 * totals[f"cat{slot}"] / scored if scored else None,
         )
-        for slot in range(1, CATEGORY_SLOTS + 1)
+        for slot in SLOTS
     ]

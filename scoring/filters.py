@@ -52,7 +52,9 @@ class CallFilter(django_filters.FilterSet):
         choices=YES_NO, method="_scored", label="Scored", empty_label=ANY
     )
     category = django_filters.ChoiceFilter(
-        choices=[(str(slot), f"Category {slot}") for slot in range(1, 11)],
+        choices=[
+            (str(slot), f"Category {slot}") for slot in range(1, CATEGORY_SLOTS + 1)
+        ],
         method="_later",
         label="Category",
         empty_label=ANY,

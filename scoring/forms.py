@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 
 from calls.models import Call
+from scoring.events import VEHICLE
 from scoring.models import (
     CATEGORY_SLOTS,
     ChoiceKind,
@@ -22,7 +23,6 @@ from scoring.services import TEXT_MEMBERS, score_values
 # Keys 1..9 then 0 toggle categories 1..10 (shown beside each).
 CATEGORY_KEYS = [str(slot % 10) for slot in range(1, CATEGORY_SLOTS + 1)]
 SHORT_TEXT = 255  # above this a member is a text area
-VEHICLE = ("make", "model", "year", "registration", "summary")
 LABELS = {
     "first_name": "First name",
     "last_name": "Last name",

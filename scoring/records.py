@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any, cast
 from zoneinfo import ZoneInfo
 
@@ -21,6 +21,7 @@ from django.db.models import F, QuerySet
 from accounts.models import Account
 from calls.models import Call
 from scoring.models import CATEGORY_SLOTS, Scorecard
+from scoring.selectors import day_start
 from scoring.services import scorecard_snapshot
 
 CHUNK = 2000
@@ -101,10 +102,7 @@ def local_day_bounds(
     """From the start of ``first`` to the start of the day after ``last``, in the account's
     timezone (daylight-saving days are 23 or 25 hours long)."""
     zone = ZoneInfo(account.timezone)
-    return (
-        datetime.combine(first, time.min, tzinfo=zone),
-        datetime.combine(last + timedelta(days=1), time.min, tzinfo=zone),
-    )
+    return day_start(first, zone), day_start(last + timedelta(days=1), zone)
 
 
 def rows(calls: QuerySet[Call]) -> Iterator[dict[str, Any]]:
@@ -369,7 +367,7 @@ def _element(name: str, value: Any) -> str:
 STREAM_PIECE = 64 * 1024
 
 
-def _pieces(parts: Iterable[bytes]) -> Iterator[bytes]:
+def pieces(parts: Iterable[bytes]) -> Iterator[bytes]:
     """``parts`` joined into pieces of at least ``STREAM_PIECE`` bytes (the last may be less)."""
     buffer: list[bytes] = []
     size = 0
@@ -396,7 +394,7 @@ def stream_json(
             separator = b","
         yield b"]"
 
-    return _pieces(parts())
+    return pieces(parts())
 
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -419,4 +417,4 @@ def stream_xml(
             yield builder.xml(row)
         yield "</calldrips>"
 
-    return _pieces(part.encode() for part in parts())
+    return pieces(part.encode() for part in parts())

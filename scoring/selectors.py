@@ -200,6 +200,11 @@ def call_get_scorable(*, user: User, call_id: int) -> Call | None:
     )
 
 
+def call_may_be_scored_by(*, user: User, call: Call) -> bool:
+    """Whether ``user`` may score the call (``call_get_scorable``'s rule, without loading it)."""
+    return accounts_scorable_by(user).filter(pk=call.account_id).exists()
+
+
 def call_may_be_coached_by(*, user: User, call: Call) -> bool:
     """Whether ``user`` coaches the call's account (the call page shows the coaching form)."""
     return accounts_coachable_by(user).filter(pk=call.account_id).exists()
@@ -213,6 +218,11 @@ def call_attempts(*, call: Call) -> QuerySet[CallAttempt]:
 def score_revisions(*, call: Call) -> QuerySet[ScoreRevision]:
     """Every change to a call's score and coaching, oldest first."""
     return ScoreRevision.objects.filter(score__call=call).order_by("changed_at", "id")
+
+
+def day_start(day: date, zone: ZoneInfo) -> datetime:
+    """Midnight starting ``day`` in ``zone``: where local days begin and end."""
+    return datetime.combine(day, time.min, tzinfo=zone)
 
 
 def received_on_local_days(
@@ -247,10 +257,10 @@ def local_days(
         tz = ZoneInfo(zone)
         bounds = Q(**{f"{prefix}account_id__in": ids})
         if first is not None:
-            start = datetime.combine(first, time.min, tzinfo=tz)
+            start = day_start(first, tz)
             bounds &= Q(**{f"{prefix}received_at__gte": start})
         if last is not None:
-            after = datetime.combine(last + timedelta(days=1), time.min, tzinfo=tz)
+            after = day_start(last + timedelta(days=1), tz)
             bounds &= Q(**{f"{prefix}received_at__lt": after})
         reach |= bounds
     return reach

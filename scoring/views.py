@@ -32,13 +32,13 @@ from scoring.figures import DashboardForm, dashboard_figures
 from scoring.filters import CallFilter
 from scoring.forms import ScoreForm, score_initial
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score
-from scoring.records import RecordBuilder, rows
+from scoring.records import RecordBuilder, pieces, rows
 from scoring.selectors import (
-    accounts_visible_to,
     call_attempts,
     call_get_scorable,
     call_get_visible,
     call_may_be_coached_by,
+    call_may_be_scored_by,
     calls_visible_to,
     roles_of,
     score_of,
@@ -153,7 +153,6 @@ class _Echo:
 def call_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
     """The filtered calls as CSV with the members of part 2.3, streamed in chunks."""
     filtered = _filtered(request)
-    user = _user(request)
     if not filtered.is_valid():
         return HttpResponseBadRequest(
             "Some filters are not valid: " + filtered.errors.as_text(),
@@ -164,27 +163,37 @@ def call_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
 
     def lines() -> Iterator[str]:
         header_written = False
-        for row in rows(filtered.qs.select_related(None)):
+        for row in rows(filtered.qs):
             builder = builders.get(row["account_id"])
             if builder is None:
-                account = accounts_visible_to(user).get(pk=row["account_id"])
+                account = filtered.accounts.get(pk=row["account_id"])
                 builder = builders[account.pk] = RecordBuilder(account)
             record = builder.json(row)
             if not header_written:
                 header_written = True
                 yield writer.writerow(record.keys())
-            yield writer.writerow(["" if v is None else v for v in record.values()])
+            yield writer.writerow(record.values())
         if not header_written:
             yield writer.writerow(["id"])
 
     stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
+    response = StreamingHttpResponse(
+        pieces(line.encode() for line in lines()),
+        content_type="text/csv; charset=utf-8",
+    )
     response["Content-Disposition"] = f'attachment; filename="calls-{stamp}.csv"'
     return response
 
 
 def _visible_call(request: HttpRequest, call_id: int) -> Call:
     call = call_get_visible(user=_user(request), call_id=call_id)
+    if call is None:
+        raise Http404("No such call.")
+    return call
+
+
+def _scorable_call(request: HttpRequest, call_id: int) -> Call:
+    call = call_get_scorable(user=_user(request), call_id=call_id)
     if call is None:
         raise Http404("No such call.")
     return call
@@ -214,7 +223,7 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         "revisions": _revision_lines(call) if score else [],
         "coachable": coachable,
         "is_agent": call.agent_id == user.pk,
-        "may_score": call_get_scorable(user=user, call_id=call.pk) is not None,
+        "may_score": call_may_be_scored_by(user=user, call=call),
         "recording": recording_src(call.recording_url),
     }
     return render(request, "scoring/call_detail.html", context)
@@ -311,9 +320,7 @@ def scoring_next(request: HttpRequest) -> HttpResponse:
 def scoring_skip(request: HttpRequest, call_id: int) -> HttpResponse:
     """Give the call back to the queue and take the next one."""
     scorer = _scorer(request)
-    call = call_get_scorable(user=scorer, call_id=call_id)
-    if call is None:
-        raise Http404("No such call.")
+    call = _scorable_call(request, call_id)
     scoring_claim_release(call=call, scorer=scorer)
     return redirect("scoring-home")
 
@@ -322,9 +329,7 @@ def scoring_skip(request: HttpRequest, call_id: int) -> HttpResponse:
 def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
     """Score one call: GET shows the workspace, POST saves (and with "next", opens the next)."""
     scorer = _scorer(request)
-    call = call_get_scorable(user=scorer, call_id=call_id)
-    if call is None:
-        raise Http404("No such call.")
+    call = _scorable_call(request, call_id)
     score: Score | None = getattr(call, "score", None)
     scorecard = scorecard_of(account=call.account)
     if scorecard is None:

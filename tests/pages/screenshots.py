@@ -17,7 +17,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from calls.models import Call, CallStatus
-from demo.pages import GLOBAL_MANAGER, PASSWORD, SCORER
+from demo.management.commands.seed_demo import ORGANIZATIONS
+from demo.pages import GLOBAL_MANAGER, PASSWORD
 from scoring.models import Score
 from scoring.services import coaching_save, score_save
 from users.models import User
@@ -62,7 +63,7 @@ def _score_some(scorer: User, manager: User) -> Call:
 
 def test_screenshots(open_as):
     call_command("seed_demo", stdout=StringIO(), stderr=StringIO())
-    scorer = User.objects.get(username=SCORER)
+    scorer = User.objects.get(username=ORGANIZATIONS[0].scorer.email)
     manager = User.objects.get(username="morgan.reyes@north.demo-motors.example")
     agent = User.objects.get(username="avery.lopez@north.demo-motors.example")
     coached = _score_some(scorer, manager)

@@ -8,12 +8,13 @@ import pytest
 from django.core.management import call_command
 from django.urls import reverse
 
-from demo.pages import GLOBAL_MANAGER, PASSWORD, SCORER
+from demo.management.commands.seed_demo import ORGANIZATIONS
+from demo.pages import GLOBAL_MANAGER, PASSWORD
 
 pytestmark = pytest.mark.django_db
 
 LOGINS = {
-    SCORER: "scoring-home",
+    ORGANIZATIONS[0].scorer.email: "scoring-home",
     GLOBAL_MANAGER: "dashboard",
     "morgan.reyes@north.demo-motors.example": "dashboard",
     "avery.lopez@north.demo-motors.example": "call-list",

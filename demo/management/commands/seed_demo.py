@@ -366,6 +366,8 @@ def _user(
     accounts: list[Account],
     person: PersonSpec,
     template: str,
+    *,
+    schedule_active: bool = True,
 ) -> User:
     """The user with this username as it is, or a new one made by the User API's service."""
     existing = User.objects.filter(username=person.email).first()
@@ -382,7 +384,7 @@ def _user(
             "permission_template": template,
             "timezone": accounts[0].timezone,
             "country": country_name(accounts[0]),
-            "schedule": {"active": True, "days": ALWAYS_OPEN},
+            "schedule": {"active": schedule_active, "days": ALWAYS_OPEN},
         },
     )
 
