@@ -10,10 +10,10 @@ PORT ?= 8000
 # make run's simulated calls play at a tenth of real time, so a demo call ends within seconds.
 SIMULATOR_TIME_SCALE ?= 0.1
 # make run's processes are the Procfile's, run by honcho (one Ctrl-C stops them all), with
-# these settings on top of the embedded default (a SQLite file and a filesystem broker under
-# var/ unless DATABASE_URL / CELERY_BROKER_URL are set): the simulator at
-# SIMULATOR_TIME_SCALE, gunicorn on localhost (2 workers of 4 threads, reloading on code
-# changes) and a Celery worker of 2 processes.
+# these settings on top of the embedded default (a SQLite file, a filesystem broker and a
+# diskcache cache under var/ unless DATABASE_URL / CELERY_BROKER_URL / REDIS_URL are set):
+# the simulator at SIMULATOR_TIME_SCALE, gunicorn on localhost (2 workers of 4 threads,
+# reloading on code changes) and a Celery worker of 2 processes.
 # exec: honcho takes the recipe shell's place, so a signal for make's child reaches honcho.
 SERVE := exec env PATH="$(CURDIR)/$(BIN):$$PATH" SIMULATOR_TIME_SCALE=$(SIMULATOR_TIME_SCALE) \
 	GUNICORN_BIND=127.0.0.1:$(PORT) GUNICORN_WORKERS=2 GUNICORN_THREADS=4 GUNICORN_RELOAD=1 \
@@ -49,7 +49,7 @@ serve: ## Only start make run's processes (Procfile), on a database already migr
 
 # One process for everything here, webhook deliveries included (the Procfile gives them a worker of their own).
 worker: install ## Run a Celery worker with the scheduler (for `make run`-style setups)
-	$(BIN)/celery -A config worker -Q calls,events,default,webhooks -B --schedule var/celerybeat-schedule --loglevel=INFO
+	$(BIN)/celery -A config worker -Q events,calls,default,webhooks -B --schedule var/celerybeat-schedule --loglevel=INFO
 
 test: install ## Run the whole suite against PostgreSQL and Redis (2 processes)
 	$(BIN)/pytest -n 2 --dist worksteal $(PYTEST_ARGS)

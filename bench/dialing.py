@@ -49,7 +49,7 @@ def worker_commands(app: str, venv_bin: str, schedule: str) -> dict[str, list[st
         "worker-calls": [
             *celery,
             "-Q",
-            "calls,events",  # dials first, then callbacks (the Procfile's `calls`)
+            "events,calls",  # callbacks first, then dials (the Procfile's `calls`)
             "-n",
             "calls@%h",
             "--loglevel=WARNING",

@@ -99,7 +99,7 @@ def _run(options: dict) -> dict:
         queue: start_worker(
             env, folder / f"{queue.replace(',', '-')}.log", queue, concurrency
         )
-        for queue, concurrency in (("webhooks", 1), ("calls,events,default", 4))
+        for queue, concurrency in (("webhooks", 1), ("events,calls,default", 4))
     }
     try:
         deadline = time.monotonic() + 60

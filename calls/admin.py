@@ -162,7 +162,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "account",
         "status",
         "origin",
-        "agent",
+        "agent_shown",
         "attempts",
         "duration",
         "response_time",
@@ -209,12 +209,15 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "agent",
                     "attempts",
                     "duration",
+                    "end_estimated",
                     "response_time",
                     "recording",
                     "rounds",
                     "unanswered_rounds",
                     "next_attempt",
                     "requested_agent",
+                    "vendor_agent_id",
+                    "agent_number",
                 ]
             },
         ),
@@ -341,6 +344,11 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="created")
     def created(self, obj: Call) -> str:
         return zoned(obj.created_at, obj.account.timezone)
+
+    @admin.display(description="agent", ordering="agent__last_name")
+    def agent_shown(self, obj: Call) -> str:
+        # As the scored record shows it: an agent who is not a user by their vendor id or number.
+        return obj.agent_shown or "—"
 
     @admin.display(description="lead", ordering="last_name")
     def lead_name(self, obj: Call) -> str:

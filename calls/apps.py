@@ -10,6 +10,14 @@ class CallsConfig(AppConfig):
         from accounts.signals import duty_changed
 
         duty_changed.connect(_on_duty_changed, dispatch_uid="calls.on_duty_changed")
+        # The workers' lifecycle (worker_ready, worker_shutdown, a broker lost and found
+        # again) tells the sweep when pending setups and dials may have been lost.
+        from calls import workers
+        from config.celery import broker_reconnected
+
+        broker_reconnected.connect(
+            workers._on_broker_reconnected, dispatch_uid="calls.broker_reconnected"
+        )
 
 
 def _on_duty_changed(

@@ -56,6 +56,8 @@ def call_object(call: Call) -> dict[str, Any]:
         "response_time": call.response_time,
         "duration": call.duration,
         "attempts": call.attempts,
+        # As the scored record's agent: a user's full name, or an agent who is not a user.
+        "agent": call.agent_shown or None,
         "department": call.department,
         "recording": call.recording_url or None,
     }

@@ -100,6 +100,16 @@ class Call(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
     )
+    # Click-to-call may name an agent the service does not know (of the vendor's system):
+    # such a call is rung at ``agent_number`` at once, never offered to users.
+    vendor_agent_id = models.CharField(
+        max_length=45, blank=True, help_text="The agent's id in the vendor's system."
+    )
+    agent_number = models.CharField(
+        max_length=16,
+        blank=True,
+        help_text="E.164. The number of an agent who is not a user, rung for every round.",
+    )
     rounds = models.PositiveSmallIntegerField(
         default=0, help_text="Rounds of offering the call to agents."
     )
@@ -119,6 +129,10 @@ class Call(models.Model):
         blank=True,
         help_text="Since when the call waits for an agent: every one on duty is on a call, or none is on duty until the next schedule opening.",
     )
+    end_estimated = models.BooleanField(
+        default=False,
+        help_text="The provider lost its record of this answered call: its end and duration are the last moment known.",
+    )
 
     class Meta:
         ordering = ["-received_at", "-id"]
@@ -137,6 +151,23 @@ class Call(models.Model):
 
     def __str__(self) -> str:
         return f"Call {self.pk} ({self.status})"
+
+    @property
+    def agent_shown(self) -> str:
+        """The record's ``agent``: see ``agent_label``."""
+        return agent_label(
+            full_name=self.agent.get_full_name() if self.agent else "",
+            vendor_agent_id=self.vendor_agent_id,
+            agent_number=self.agent_number,
+        )
+
+
+def agent_label(*, full_name: str, vendor_agent_id: str, agent_number: str) -> str:
+    """Who took the call, as records show it: the user's full name; for an agent who is not
+    a user (rung at ``agent_number``), the vendor's agent id, else that number."""
+    if full_name or not agent_number:
+        return full_name
+    return vendor_agent_id or agent_number
 
 
 class RingMode(models.TextChoices):
@@ -230,6 +261,11 @@ class CallAttempt(models.Model):
     provider_id = models.CharField(max_length=64, blank=True, db_index=True)
     created_at = models.DateTimeField(auto_now_add=True)
     dial_requested_at = models.DateTimeField(null=True, blank=True)
+    dial_dispatched_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a dial task for this leg was handed to the broker (null: none pending).",
+    )
     ringing_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
@@ -263,3 +299,38 @@ class CallAttempt(models.Model):
 
     def __str__(self) -> str:
         return f"{self.leg} {self.number} {self.outcome or 'in progress'}"
+
+
+class SimulatedLeg(models.Model):
+    """The simulator's own record of a leg it placed, as a real switch keeps one: when it
+    was answered, when and how it ended, how often it was dialed. In the database, so it
+    outlives a cache flush or a broker lost with its tasks, as a real provider's records do;
+    every change is a locked update, so concurrent callbacks never lose one."""
+
+    attempt_id = models.BigIntegerField(primary_key=True)
+    dials = models.PositiveIntegerField(default=0)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    ends_at = models.DateTimeField(null=True, blank=True)
+    ended_by = models.CharField(max_length=16, blank=True)
+    duration = models.PositiveIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"Simulated leg {self.attempt_id}"
+
+
+class WorkerBeat(models.Model):
+    """Who may hold the call pipeline's tasks: each worker consuming the ``calls`` queue
+    (``name`` its node name, ``token`` its process id) beats here every few seconds while it
+    runs, and the broker is a row of its own (``token`` its server's run id). A worker that
+    stops beating, or comes back as a new process without having said goodbye, or a broker
+    that comes back as a new server, may have lost the setups and dials it held: the row is
+    marked ``lost`` and the sweep sends every pending one again, once. Nothing else is ever
+    sent twice: a setup or dial merely waiting in a long queue is left to run."""
+
+    name = models.CharField(max_length=255, unique=True)
+    token = models.CharField(max_length=64)
+    beat_at = models.DateTimeField()
+    lost = models.BooleanField(default=False)
+
+    def __str__(self) -> str:
+        return self.name

@@ -132,6 +132,7 @@ def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
             )
         )
         .filter(Q(requested_agent__isnull=True) | Q(requested_agent=agent))
+        .filter(agent_number="")  # its agent is not a user: rung by its own setup
         .filter(Q(team__isnull=True) | Q(team__in=agent.teams.all()))
         .order_by("received_at", "pk")
         .first()

@@ -8,13 +8,14 @@ status (ANSWER, NOANSWER, BUSY, FAILED, CANCEL, NOAGENT) never changes again.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.db.models import DateTimeField, Q, QuerySet
+from django.db.models import DateTimeField, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
@@ -52,6 +53,7 @@ from calls.telephony.base import (
     LegStatus,
     TelephonyUnavailable,
 )
+from calls.workers import losses_take
 from config.celery import publish_or_leave_to_sweep
 from config.logging import log_event, mask_phone
 from users.models import User
@@ -88,10 +90,12 @@ BUSY_RECHECK = timedelta(seconds=5)
 BUSY_RECHECK_MAX = timedelta(seconds=60)
 # Retries due within this are handed to the broker with a countdown; later ones to the sweep.
 HELD_BY_BROKER = timedelta(minutes=2)
-# A setup handed to the broker that has not run after this was lost with its worker (the
-# broker would deliver it again only after its visibility timeout): the sweep sends another.
-SETUP_LOST_AFTER = timedelta(seconds=30)
-# Undialed agent legs older than this are dialed by the sweep (their worker died).
+# A setup or dial handed to the broker is sent again only when what held it was lost
+# (``calls.workers``: a worker died, the broker restarted), never because it waits long in
+# a queue; past this, it is sent again all the same (a loss nothing saw).
+PENDING_AT_MOST = timedelta(minutes=10)
+# An agent leg rung by its setup (not through the broker) and still not dialed after this
+# was left by a worker that died on it: the sweep dials it.
 UNDIALED_AFTER = timedelta(seconds=10)
 
 
@@ -103,9 +107,12 @@ def call_queue(
     origin: str = CallOrigin.LEAD,
     team: Team | None = None,
     requested_agent: User | None = None,
+    vendor_agent_id: str = "",
+    agent_number: str = "",
     **lead: Any,
 ) -> Call:
-    """Queue a call for the pipeline; it is dispatched once the caller's transaction commits."""
+    """Queue a call for the pipeline; it is dispatched once the caller's transaction commits.
+    With ``agent_number`` its agent is not a user: that number is rung for every round."""
     call = Call.objects.create(
         account=account,
         phone=phone,
@@ -113,6 +120,8 @@ def call_queue(
         origin=origin,
         team=team,
         requested_agent=requested_agent,
+        vendor_agent_id=vendor_agent_id,
+        agent_number=agent_number,
         is_test=account.is_test,
         setup_dispatched_at=timezone.now(),
         **lead,
@@ -152,8 +161,11 @@ def call_setup(*, call_id: int) -> None:
             return
         call.setup_dispatched_at = None
         config = dialing_settings(call.account)
-        agents: list[User]
-        if not call.waiting_since and calls_waiting_before(call=call):
+        agents: Sequence[User | None]
+        if call.agent_number:
+            # An agent who is not a user: rung at once, no schedule or busy check.
+            agents = [None]
+        elif not call.waiting_since and calls_waiting_before(call=call):
             agents = []  # older calls wait for the next free agent: this one queues behind
         elif config.ring_mode == RingMode.SEQUENTIAL:
             first = agent_first_available(call=call, at=now)
@@ -266,7 +278,7 @@ def call_cancel(*, call: Call) -> bool:
     followups: list[Any] = []
     with transaction.atomic():
         call = Call.objects.select_for_update(of=("self",)).get(pk=call.pk)
-        if call.status in FINAL or call.agent_id:
+        if call.status in FINAL or _agent_taken(call):
             return False
         for attempt in call.attempts_log.filter(ended_at__isnull=True):
             _end_attempt(attempt, AttemptOutcome.CANCELED, followups, hangup=True)
@@ -315,36 +327,46 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
     setup pending, dials never requested, legs the provider went silent on (settled from
     the provider's record), and free agents while calls wait. Returns how many of each."""
     now = now or timezone.now()
-    counts = {"queued": 0, "undialed": 0, "silent": 0, "handed_over": 0}
+    # Pending setups and dials whose holder may have been lost are all sent again, once.
+    lost = losses_take(now=now)
+    counts = {
+        "queued": 0,
+        "undialed": 0,
+        "silent": 0,
+        "handed_over": 0,
+        "answered_finished": 0,
+    }
     # Due now, or soon enough for the broker to hold it until then (a retry, a schedule
     # opening): it is dialed on time, not at the first sweep after.
-    due = (
-        Call.objects.filter(
-            status=CallStatus.QUEUED, created_at__lt=now - timedelta(seconds=5)
-        )
-        .filter(
-            Q(next_attempt_at__isnull=True)
-            | Q(next_attempt_at__lte=now + HELD_BY_BROKER)
-        )
-        .filter(
-            Q(setup_dispatched_at__isnull=True)
-            | Q(setup_dispatched_at__lt=now - SETUP_LOST_AFTER)
-        )
+    due = Call.objects.filter(
+        status=CallStatus.QUEUED, created_at__lt=now - timedelta(seconds=5)
+    ).filter(
+        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now + HELD_BY_BROKER)
     )
-    for call_id, due_at in due.values_list("pk", "next_attempt_at").iterator():
+    if not lost:
+        due = due.filter(
+            Q(setup_dispatched_at__isnull=True)
+            | Q(setup_dispatched_at__lt=now - PENDING_AT_MOST)
+        )
+    for call_id, due_at, pending in due.values_list(
+        "pk", "next_attempt_at", "setup_dispatched_at"
+    ).iterator():
         at = due_at if due_at and due_at > now else None
-        # Marked first: a hand-over or the next sweep leaves it alone while this one is pending.
-        if Call.objects.filter(pk=call_id, status=CallStatus.QUEUED).update(
-            setup_dispatched_at=at or now
-        ):
+        # Marked first, and only if no one else marked it since it was read: a hand-over or
+        # a sweep running beside this one leaves it alone while this one is pending.
+        if Call.objects.filter(
+            pk=call_id, status=CallStatus.QUEUED, setup_dispatched_at=pending
+        ).update(setup_dispatched_at=at or now):
             _dispatch(call_id, at=at)
             counts["queued"] += 1
     undialed = CallAttempt.objects.filter(
-        leg=Leg.AGENT,
-        dial_requested_at__isnull=True,
-        ended_at__isnull=True,
-        created_at__lt=now - UNDIALED_AFTER,
+        leg=Leg.AGENT, dial_requested_at__isnull=True, ended_at__isnull=True
     )
+    if not lost:
+        undialed = undialed.filter(
+            Q(dial_dispatched_at__isnull=True, created_at__lt=now - UNDIALED_AFTER)
+            | Q(dial_dispatched_at__lt=now - PENDING_AT_MOST)
+        )
     for attempt_id in undialed.values_list("pk", flat=True):
         _dial_later(attempt_id)
         counts["undialed"] += 1
@@ -362,6 +384,7 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
             )
         counts["silent"] += 1
     counts["handed_over"] = len(calls_hand_over(now=now))
+    counts["answered_finished"] = len(calls_answered_finish())
     return counts
 
 
@@ -480,6 +503,10 @@ def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
         provider.hangup(provider_id=attempt.provider_id, attempt_id=attempt.pk)
         if parent:
             provider.hangup(provider_id=parent, attempt_id=attempt.pk)
+        if attempt.leg == Leg.LEAD and attempt.answered_at:
+            # An answered lead is never settled as not answered: the call ended at the
+            # last moment we know it was up.
+            return _estimated_end(attempt)
         status = LegStatus(live=False, ended_by=EventKind.NO_ANSWER)
     assert status.ended_by is not None
     log_event(
@@ -493,6 +520,78 @@ def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
     )
     call_event(Event(attempt.pk, status.ended_by, duration=status.duration))
     return "ended"
+
+
+def _estimated_end(attempt: CallAttempt) -> str:
+    """End an answered lead leg the provider has no record of at the last moment we knew it
+    was up; its call is marked ``end_estimated``."""
+    answered_at = attempt.answered_at
+    assert answered_at is not None
+    duration = _seconds(answered_at, attempt.checked_at or answered_at)
+    Call.objects.filter(pk=attempt.call_id).update(end_estimated=True)
+    log_event(
+        log,
+        "call.end_estimated",
+        level=logging.WARNING,
+        call_id=attempt.call_id,
+        attempt_id=attempt.pk,
+        duration=duration,
+        then="ended at the last moment known, the provider having no record",
+    )
+    call_event(Event(attempt.pk, EventKind.COMPLETED, duration=duration))
+    return "ended"
+
+
+def calls_answered_finish() -> list[int]:
+    """Answered calls with no lead leg left up but no end (a leg ended behind the call's
+    back): each is finished from its answered leg, so every answered call gets its end,
+    duration and ``call_completed``. Returns the calls finished."""
+    lead_leg_up = CallAttempt.objects.filter(
+        call=OuterRef("pk"), leg=Leg.LEAD, ended_at__isnull=True
+    )
+    stuck = (
+        Call.objects.filter(status=CallStatus.ANSWER, ended_at__isnull=True)
+        .exclude(Exists(lead_leg_up))
+        .values_list("pk", flat=True)
+    )
+    finished = []
+    for call_id in stuck:
+        with transaction.atomic():
+            call = (
+                Call.objects.select_for_update(of=("self",))
+                .select_related("account")
+                .filter(pk=call_id, status=CallStatus.ANSWER, ended_at__isnull=True)
+                .first()
+            )
+            if call is None:
+                continue
+            leg = (
+                call.attempts_log.filter(leg=Leg.LEAD, answered_at__isnull=False)
+                .order_by("-answered_at")
+                .first()
+            )
+            if leg is None or leg.answered_at is None or leg.ended_at is None:
+                # Cannot be (ANSWER comes with a lead's answer): ended now, length unknown.
+                call.duration, call.end_estimated = call.duration or 0, True
+                _finish(
+                    call, CallStatus.ANSWER, save_also=["duration", "end_estimated"]
+                )
+            else:
+                measured = leg.duration is not None
+                call.duration = (
+                    leg.duration
+                    if measured
+                    else _seconds(leg.answered_at, leg.ended_at)
+                )
+                call.end_estimated = call.end_estimated or not measured
+                _finish(
+                    call,
+                    CallStatus.ANSWER,
+                    save_also=["duration", "end_estimated"],
+                    at=leg.ended_at,
+                )
+        finished.append(call_id)
+    return finished
 
 
 def _hand_over(agent_id: int) -> int | None:
@@ -535,26 +634,27 @@ def _agent_event(
         return Instruction.nothing()
     if event.kind == EventKind.ANSWERED:
         _mark(attempt, answered_at=attempt.answered_at or now)
-        if call.status != CallStatus.DIALING or call.agent_id:
+        if call.status != CallStatus.DIALING or _agent_taken(call):
             _end_attempt(attempt, AttemptOutcome.CANCELED, followups)
             return Instruction.end(TAKEN)
         if dialing_settings(call.account).press_one_required:
             return Instruction(say=f"{call.whisper} {PROMPT}".strip(), gather=True)
         return _accept(call, attempt, followups, say=call.whisper)
     if event.kind == EventKind.DIGITS:
+        taken = _agent_taken(call)
         if (
             event.digits.startswith("1")
             and call.status == CallStatus.DIALING
-            and not call.agent_id
+            and not taken
         ):
             return _accept(call, attempt, followups)
         _end_attempt(
             attempt,
-            AttemptOutcome.CANCELED if call.agent_id else AttemptOutcome.REFUSED,
+            AttemptOutcome.CANCELED if taken else AttemptOutcome.REFUSED,
             followups,
         )
         _after_agent_miss(call, followups)
-        return Instruction.end(TAKEN if call.agent_id else "")
+        return Instruction.end(TAKEN if taken else "")
     if event.kind in EVENT_OUTCOME or event.kind == EventKind.COMPLETED:
         accepted = attempt.outcome == AttemptOutcome.ACCEPTED
         outcome = attempt.outcome or EVENT_OUTCOME.get(
@@ -617,14 +717,14 @@ def _accept(
 
 def _after_agent_miss(call: Call, followups: list[Any]) -> None:
     """An agent did not take the call: offer it to the next agent, or end the round."""
-    if call.status != CallStatus.DIALING or call.agent_id:
+    if call.status != CallStatus.DIALING or _agent_taken(call):
         return
     if call.attempts_log.filter(
         leg=Leg.AGENT, round=call.rounds, ended_at__isnull=True
     ).exists():
         return  # simultaneous ringing: others may still press 1
     config = dialing_settings(call.account)
-    if config.ring_mode == RingMode.SEQUENTIAL:
+    if config.ring_mode == RingMode.SEQUENTIAL and not call.agent_number:
         offered = set(
             call.attempts_log.filter(leg=Leg.AGENT, round=call.rounds).values_list(
                 "agent_id", flat=True
@@ -695,7 +795,9 @@ def _lead_event(
         _mark(attempt, ringing_at=attempt.ringing_at or now)
     elif event.kind == EventKind.ANSWERED:
         _answered(call, attempt, now)
-    elif event.kind == EventKind.COMPLETED:
+    elif event.kind == EventKind.COMPLETED or (
+        event.kind in EVENT_OUTCOME and attempt.answered_at
+    ):  # an answered leg that ends, however it is reported, ends the answered call
         if event.duration and not attempt.answered_at:
             _answered(
                 call, attempt, now - timedelta(seconds=event.duration)
@@ -704,7 +806,7 @@ def _lead_event(
             duration = (
                 event.duration
                 if event.duration is not None
-                else int((now - attempt.answered_at).total_seconds())
+                else _seconds(attempt.answered_at, now)
             )
             _end_attempt(attempt, AttemptOutcome.ANSWERED, followups, duration=duration)
             call.duration = duration
@@ -722,7 +824,7 @@ def _answered(call: Call, attempt: CallAttempt, at: datetime) -> None:
     call.status = CallStatus.ANSWER
     call.next_attempt_at = None
     if call.response_time is None:
-        call.response_time = max(0, int((at - call.received_at).total_seconds()))
+        call.response_time = _seconds(call.received_at, at)
     call.save(update_fields=["status", "next_attempt_at", "response_time"])
     _log_on_commit(
         "call.lead_answered",
@@ -759,9 +861,7 @@ def _late_answer(
     ).first()
     call.agent_id = accepted.agent_id if accepted else call.agent_id
     if call.response_time is None:
-        call.response_time = max(
-            0, int((attempt.answered_at - call.received_at).total_seconds())
-        )
+        call.response_time = _seconds(call.received_at, attempt.answered_at)
     call.duration = attempt.duration
     _finish(call, CallStatus.ANSWER, save_also=["agent", "response_time", "duration"])
 
@@ -792,15 +892,36 @@ def _lead_missed(
 # --- shared steps ---------------------------------------------------------------------------------
 
 
-def _agent_attempt(call: Call, agent: User) -> CallAttempt:
+def _agent_attempt(call: Call, agent: User | None) -> CallAttempt:
+    """An agent leg: ``agent``'s phone, or with None the call's agent who is not a user."""
     return CallAttempt.objects.create(
         call=call,
         leg=Leg.AGENT,
         round=call.rounds,
         agent=agent,
-        number=agent.phone_number,
+        number=agent.phone_number if agent else call.agent_number,
         provider=provider_for(is_test=call.is_test).name,
     )
+
+
+def _agent_taken(call: Call) -> bool:
+    """Whether an agent took the call (pressed 1) and its lead is being dialed. A user who
+    did is the call's agent; an agent who is not a user (``agent_number``) leaves no agent
+    on the call, only their leg accepted in this round while the call is dialing."""
+    if call.agent_id:
+        return True
+    return (
+        bool(call.agent_number)
+        and call.status == CallStatus.DIALING
+        and call.attempts_log.filter(
+            leg=Leg.AGENT, round=call.rounds, outcome=AttemptOutcome.ACCEPTED
+        ).exists()
+    )
+
+
+def _seconds(since: datetime, until: datetime) -> int:
+    """Whole seconds from ``since`` to ``until``, never negative (clocks disagree)."""
+    return max(0, int((until - since).total_seconds()))
 
 
 def _phone_time(call: Call, wait: timedelta) -> timedelta:
@@ -872,9 +993,15 @@ def _requeue(
         transaction.on_commit(lambda: _dispatch(call.pk, at=when), robust=True)
 
 
-def _finish(call: Call, status: str, *, save_also: list[str] | None = None) -> None:
+def _finish(
+    call: Call,
+    status: str,
+    *,
+    save_also: list[str] | None = None,
+    at: datetime | None = None,
+) -> None:
     call.status = status
-    call.ended_at = timezone.now()
+    call.ended_at = at or timezone.now()
     call.next_attempt_at = None
     call.setup_dispatched_at = None
     call.waiting_since = None
@@ -938,11 +1065,16 @@ def _dispatch(call_id: int, at: datetime | None = None) -> None:
 
 
 def _dial_later(attempt_id: int) -> None:
+    """Hand an agent leg's dial to a worker, marked pending once sent; with the broker down
+    (or the mark not made) the sweep dials it later."""
     from calls.tasks import attempt_dial_task
 
-    publish_or_leave_to_sweep(
+    if publish_or_leave_to_sweep(
         attempt_dial_task,
         kwargs={"attempt_id": attempt_id},
         event="call.dial_dispatch_failed",
         log=log,
-    )
+    ):
+        CallAttempt.objects.filter(pk=attempt_id).update(
+            dial_dispatched_at=timezone.now()
+        )

@@ -1,6 +1,7 @@
 """Thin tasks: each takes ids, calls a service, and is safe to deliver twice."""
 
 import logging
+import time
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
@@ -52,11 +53,24 @@ def simulator_event_task(
     digits: str = "",
     duration: int | None = None,
     recording_url: str = "",
+    due: float | None = None,
 ) -> None:
-    """Deliver one simulated provider callback through the same handler as real webhooks."""
+    """Deliver one simulated provider callback through the same handler as real webhooks.
+    One handled later than a switch waits for its answer (``due``: when the switch sent
+    it) is logged: the pipeline fell behind its provider."""
     from calls.services import call_event
     from calls.telephony.base import Event, EventKind
-    from calls.telephony.simulator import SimulatorProvider
+    from calls.telephony.simulator import WEBHOOK_TIMEOUT, SimulatorProvider
+
+    if due is not None and (late := time.time() - due) > WEBHOOK_TIMEOUT:
+        log_event(
+            log,
+            "simulator.callback_late",
+            level=logging.WARNING,
+            attempt_id=attempt_id,
+            kind=kind,
+            seconds=round(late, 1),
+        )
 
     event = Event(
         attempt_id,

@@ -1,7 +1,9 @@
 """Click-to-call (interface D): ``POST /api/clicktocallv2`` connects an agent and a lead.
 
 The call goes through the same pipeline as a lead's: it is offered to the named agent
-first and, once the agent presses 1, the customer is dialed.
+first and, once the agent presses 1, the customer is dialed. The agent need not be a user:
+an agent of the vendor's system (a ``user_id`` that names no user, with
+``user_phone_number``, or a ``user_phone_number`` that is no user's) is rung at that number.
 """
 
 from __future__ import annotations
@@ -100,12 +102,15 @@ class ClickToCallInput(v.Serializer):
         20,
         TextOrNumber,
         help_text="The agent: the service's user id or, failing that, the user's code "
-        '("12" and "0012" both match code 0012). Required unless user_phone_number is sent.',
+        '("12" and "0012" both match code 0012); else the agent\'s id in the vendor\'s '
+        "system, kept on the call, when user_phone_number is sent too. Required unless "
+        "user_phone_number is sent.",
     )
     user_phone_number = _optional_text(
         32,
-        help_text="The agent's phone number, E.164 or national in the account's country. "
-        "Used when user_id is not sent.",
+        help_text="The agent's phone number, E.164 or national in the account's country: "
+        "the user with this number, else an agent who is not a user, rung at it. Used when "
+        "user_id names no user.",
     )
     customer_phone_number = v.CharField(
         max_length=32,
@@ -141,26 +146,23 @@ class ClickToCallInput(v.Serializer):
             raise serializers.ValidationError(SELECTED_INVALID)
         return self.account
 
-    def validate_user_id(self, value: str | None) -> User | None:
+    def validate_user_id(self, value: str | None) -> User | str | None:
+        """The user ``user_id`` names; else, beside a user phone number, the vendor's agent id."""
         if not value or self.account is None:
             return None
         agent = agent_by_id_or_code(account=self.account, user_id=value)
         if agent is None:
+            if _present(self.initial_data.get("user_phone_number")):
+                return value  # an agent of the vendor's system, rung at that number
             raise serializers.ValidationError(SELECTED_INVALID)
         if not agent.phone_number:
             raise serializers.ValidationError(NO_PHONE)
         return agent
 
-    def validate_user_phone_number(self, value: str | None) -> User | None:
+    def validate_user_phone_number(self, value: str | None) -> str | None:
         if not value or self.account is None:
             return None
-        phone = national_or_e164(value, account=self.account)
-        if _present(self.initial_data.get("user_id")):
-            return None  # user_id names the agent; the phone number only has to be one
-        agent = agent_by_phone(account=self.account, phone_number=phone)
-        if agent is None:
-            raise serializers.ValidationError(SELECTED_INVALID)
-        return agent
+        return national_or_e164(value, account=self.account)
 
     def validate_customer_phone_number(self, value: str) -> str:
         if self.account is None:
@@ -168,9 +170,20 @@ class ClickToCallInput(v.Serializer):
         return national_or_e164(value, account=self.account)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        account: Account = attrs["account_id"]
+        named = attrs.get("user_id")
+        agent, vendor_agent_id, agent_number = named, "", ""
+        if not isinstance(named, User):
+            # No user named: the user with this phone number, else an agent who is not one.
+            number: str = attrs["user_phone_number"]
+            vendor_agent_id = named or ""
+            agent = agent_by_phone(account=account, phone_number=number)
+            agent_number = "" if agent else number
         return {
-            "account": attrs["account_id"],
-            "agent": attrs.get("user_id") or attrs.get("user_phone_number"),
+            "account": account,
+            "agent": agent,
+            "vendor_agent_id": vendor_agent_id,
+            "agent_number": agent_number,
             "phone": attrs["customer_phone_number"],
             "first_name": attrs.get("customer_first_name") or "",
             "last_name": attrs.get("customer_last_name") or "",
@@ -262,6 +275,8 @@ class ClickToCallApi(APIView):
         call = click_to_call_queue(
             account=data["account"],
             agent=data["agent"],
+            vendor_agent_id=data["vendor_agent_id"],
+            agent_number=data["agent_number"],
             phone=data["phone"],
             first_name=data["first_name"],
             last_name=data["last_name"],

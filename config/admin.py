@@ -15,7 +15,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from config.throttling import login_failed, login_refused
+from config.throttling import login_attempt
 
 
 def zoned(at: datetime | None, zone: str | None = None) -> str:
@@ -262,28 +262,34 @@ class ReadOnlyAdminMixin:
 class ThrottledSignInMixin:
     """A sign-in form refused for the rest of the minute after too many failures from one
     address or against one username (``ADMIN_LOGIN_FAILURE_LIMIT``, config/throttling.py).
-    Mixed into the admin's sign-in and the pages' (users/views.py)."""
+    Each attempt counts as a failure from before it is tried until it succeeds, so a burst
+    of concurrent guesses gets no more tries than the limit. Mixed into the admin's sign-in
+    and the pages' (users/views.py)."""
 
     request: Any
     cleaned_data: dict[str, Any]
     throttled_message = "Too many failed sign-in attempts. Please wait %(seconds)s seconds and try again."
 
     def clean(self) -> dict[str, Any]:
+        if self.request is None:
+            return super().clean()  # type: ignore[misc]
         username = str(self.cleaned_data.get("username") or "")
-        if self.request is not None:
-            wait = login_refused(self.request, username)
-            if wait is not None:
-                raise ValidationError(
-                    self.throttled_message,
-                    code="throttled",
-                    params={"seconds": math.ceil(wait)},
-                )
+        attempt = login_attempt(self.request, username)
+        if attempt.refused_for is not None:
+            raise ValidationError(
+                self.throttled_message,
+                code="throttled",
+                params={"seconds": math.ceil(attempt.refused_for)},
+            )
+        failed = False
         try:
             return super().clean()  # type: ignore[misc]
         except ValidationError:
-            if self.request is not None:
-                login_failed(self.request, username)
+            failed = True  # stays counted
             raise
+        finally:
+            if not failed:
+                attempt.forget()
 
 
 class AdminLoginForm(ThrottledSignInMixin, AdminAuthenticationForm):

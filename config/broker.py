@@ -12,17 +12,26 @@ Redis still holds stays in its unacknowledged set and is delivered again after t
 visibility timeout, and every call's state is in the database, where the sweep
 (``calls.services.calls_sweep``) re-drives it within seconds.
 
-``config/celery.py`` registers this transport under the ``redis://`` scheme.
+``config/celery.py`` registers this transport under the ``redis://`` scheme, and makes the
+app's connections reconnect every second (``Connection``) instead of at kombu's growing
+intervals.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
+import celery.app.amqp
+import kombu
 from kombu.transport import redis
 
 log = logging.getLogger(__name__)
+
+
+# Set once this process gave up putting back tasks it held: they may be lost.
+unrestored = threading.Event()
 
 
 class QoS(redis.QoS):
@@ -37,6 +46,7 @@ class QoS(redis.QoS):
                 error,
             )
             self._delivered.clear()
+            unrestored.set()
 
 
 class Channel(redis.Channel):
@@ -52,3 +62,63 @@ def use_resilient_redis_transport() -> None:
     from kombu.transport import TRANSPORT_ALIASES
 
     TRANSPORT_ALIASES["redis"] = "config.broker:Transport"
+
+
+# A worker that lost the broker tries to reconnect after this many seconds at most
+# (kombu's own waits grow 2, 4, 6 ... up to 30 s): work waits on it the moment it is back.
+RECONNECT_EVERY_SECONDS = 1.0
+
+
+class Connection(kombu.Connection):
+    """kombu's connection, with reconnection waits capped at ``RECONNECT_EVERY_SECONDS``."""
+
+    def _ensure_connection(  # type: ignore[override]
+        self,
+        errback: Any = None,
+        max_retries: int | None = None,
+        interval_start: float = 2,
+        interval_step: float = 2,
+        interval_max: float = 30,
+        **kwargs: Any,
+    ) -> Any:
+        cap = RECONNECT_EVERY_SECONDS
+        return super()._ensure_connection(
+            errback,
+            max_retries,
+            min(interval_start, cap),
+            min(interval_step, cap),
+            min(interval_max, cap),
+            **kwargs,
+        )
+
+
+class AMQP(celery.app.amqp.AMQP):
+    Connection = Connection
+
+
+def fail_fast(app: Any, *, timeout: float) -> dict[str, Any]:
+    """Transport options for a connection that gives up on the first refused or timed-out
+    connect (no retry with kombu's waits of 2 s and more) and on a broker silent for
+    ``timeout`` seconds."""
+    return {
+        **app.conf.broker_transport_options,
+        "max_retries": 0,
+        "socket_connect_timeout": timeout,
+        "socket_timeout": timeout,
+    }
+
+
+def broker_identity(app: Any) -> str | None:
+    """Which broker server answers now: a Redis server's run id, new each time it starts (a
+    Redis that restarted has lost what it held unless it persists). None when the transport
+    has no such id (the filesystem broker) or the broker cannot be reached."""
+    if not str(app.conf.broker_url).startswith("redis"):
+        return None
+    try:
+        with app.connection_for_write(
+            transport_options=fail_fast(app, timeout=1.0)
+        ) as connection:
+            return str(connection.default_channel.client.info("server")["run_id"])
+    except Exception as error:  # unknown this time: the next sweep asks again
+        log.info("could not read the broker's run id: %r", error)
+        return None

@@ -1,19 +1,23 @@
-"""Rate limits counted in the shared cache (Redis in production): requests per credential,
-and failed authentication per client address.
+"""Rate limits counted in the shared cache (Redis in production, diskcache's SQLite under
+var/ in the embedded default): requests per credential, failed authentication per client
+address, and failed sign-ins per address and per username.
 
-A fixed one-window counter: one atomic INCR a request, so every process agrees. When the
-cache cannot be reached, every limit lets requests through and the log says so, once when
-it stops answering and once when it answers again: the limits protect the service, they
-must never be what takes it down.
+A fixed one-window counter: one atomic increment a request, so every process agrees. When
+the cache cannot be reached, every limit lets requests through and the log says so, once
+when it stops answering and once when it answers again: the limits protect the service,
+they must never be what takes it down.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import ipaddress
 import logging
+import sqlite3
 import threading
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
@@ -37,8 +41,13 @@ _PERIODS = {
     "day": 86400,
 }
 
-# What an unreachable or failing cache raises (redis-py's errors, sockets' OSError).
-CACHE_ERRORS = (RedisError, OSError)
+# What an unreachable or failing cache raises (redis-py's errors, sockets' OSError, and
+# SQLite's errors for the embedded default's diskcache: a full disk, an unwritable var/).
+CACHE_ERRORS = (RedisError, OSError, sqlite3.Error)
+
+# Takes one back from a counter, unless it has expired meanwhile (a plain DECR would leave a
+# -1 behind, for ever).
+_REDIS_UNHIT = "if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end return 0"
 
 
 def parse_rate(rate: str) -> tuple[int, int]:
@@ -49,7 +58,12 @@ def parse_rate(rate: str) -> tuple[int, int]:
 
 def hit(key: str, period: int) -> int:
     """Count one hit on ``key`` in the current window; returns the window's count.
-    Raises ``CACHE_ERRORS`` when the cache cannot be reached (see ``hit_or_none``)."""
+    Raises ``CACHE_ERRORS`` when the cache cannot be reached (see ``hit_or_none``).
+
+    Exact under any number of processes and threads: every count returned is the result of
+    one atomic increment of one live entry, and an entry lives longer than its window (keys
+    carry their window's number, and the entry expires ``period + 1`` seconds after its first
+    hit), so a window's hits return 1, 2, 3... each once."""
     backend: Any = caches["default"]
     if isinstance(backend, RedisCache):
         full_key = backend.make_and_validate_key(key)
@@ -58,13 +72,29 @@ def hit(key: str, period: int) -> int:
         if count == 1:
             client.expire(full_key, period + 1)
         return int(count)
-    if backend.add(key, 1, timeout=period + 1):
-        return 1
-    try:
-        return int(backend.incr(key))
-    except ValueError:  # expired between add and incr
-        backend.add(key, 1, timeout=period + 1)
-        return 1
+    # Any other backend whose add and incr are each atomic across processes: the embedded
+    # default's diskcache (each is one SQLite transaction). Only one concurrent add creates
+    # the entry; the others increment it.
+    while True:
+        if backend.add(key, 1, timeout=period + 1):
+            return 1
+        try:
+            return int(backend.incr(key))
+        except ValueError:  # it expired between add and incr: start it again
+            continue
+
+
+def unhit(key: str) -> None:
+    """Take back one hit counted by ``hit`` (nothing if the entry has expired meanwhile).
+    Raises ``CACHE_ERRORS`` when the cache cannot be reached."""
+    backend: Any = caches["default"]
+    if isinstance(backend, RedisCache):
+        full_key = backend.make_and_validate_key(key)
+        client = backend._cache.get_client(full_key, write=True)
+        client.eval(_REDIS_UNHIT, 1, full_key)
+        return
+    with contextlib.suppress(ValueError):  # expired: nothing left to take back
+        backend.decr(key)
 
 
 class _CacheOutage:
@@ -107,17 +137,6 @@ def hit_or_none(key: str, period: int) -> int | None:
         return None
     cache_outage.answered()
     return count
-
-
-def counts(*keys: str) -> list[int]:
-    """The current counts of ``keys`` (0 when unset, or when the cache cannot be reached)."""
-    try:
-        found = caches["default"].get_many(keys)
-    except CACHE_ERRORS as exc:
-        cache_outage.failed(exc)
-        return [0 for _ in keys]
-    cache_outage.answered()
-    return [int(found.get(key) or 0) for key in keys]
 
 
 def window(period: int) -> tuple[int, float]:
@@ -195,23 +214,54 @@ def _login_keys(request: Any, username: str, number: int) -> tuple[str, str]:
     )
 
 
-def login_refused(request: Any, username: str) -> float | None:
-    """Seconds until a sign-in may be tried again, when this one is refused untried, else None.
+@dataclass
+class LoginAttempt:
+    """One sign-in attempt, counted as a failure before it is tried (so concurrent attempts
+    cannot all pass a check made before any of them failed), and taken back out of the counts
+    if it is refused untried or succeeds (``forget``)."""
 
-    Refused: an address over ``ADMIN_LOGIN_FAILURE_LIMIT``; or a username over it, from an
-    address that has failed this window already. A username under attack thus stays open
-    to a first attempt from any other address, so its owner can still sign in."""
+    counted: list[str] = field(default_factory=list)  # taken back in this order
+    refused_for: float | None = None  # seconds until a sign-in may be tried again
+
+    def refuse(self, retry_after: float) -> LoginAttempt:
+        self.forget()
+        self.refused_for = retry_after
+        return self
+
+    def forget(self) -> None:
+        keys, self.counted = self.counted, []
+        for key in keys:
+            try:
+                unhit(key)
+            except CACHE_ERRORS as exc:
+                cache_outage.failed(exc)
+
+
+def login_attempt(request: Any, username: str) -> LoginAttempt:
+    """Count a sign-in attempt against the address and the username; refused untried
+    (``refused_for``) when, before it, the address was at ``ADMIN_LOGIN_FAILURE_LIMIT``, or
+    the username was, from an address that has failed this window already. A username under
+    attack thus stays open to a first attempt from any other address, so its owner can still
+    sign in. The attempts in flight count as failures until they end.
+
+    The username counts only attempts its address let through, and gives each back before
+    the address does: so from one address, exactly the limit's number of attempts are tried,
+    however many arrive at once."""
     limit, period = parse_rate(settings.ADMIN_LOGIN_FAILURE_LIMIT)
     number, retry_after = window(period)
-    by_address, by_username = counts(*_login_keys(request, username, number))
-    if by_address >= limit or (by_username >= limit and by_address > 0):
-        return retry_after
-    return None
-
-
-def login_failed(request: Any, username: str) -> None:
-    """Count one failed sign-in against the address and the username."""
-    _, period = parse_rate(settings.ADMIN_LOGIN_FAILURE_LIMIT)
-    number, _ = window(period)
-    for key in _login_keys(request, username, number):
-        hit_or_none(key, period)
+    address_key, username_key = _login_keys(request, username, number)
+    attempt = LoginAttempt()
+    # Counts with this attempt and those in flight; None: the cache is down (let it through).
+    by_address = hit_or_none(address_key, period)
+    if by_address is None:
+        return attempt
+    attempt.counted.append(address_key)
+    if by_address - 1 >= limit:
+        return attempt.refuse(retry_after)
+    by_username = hit_or_none(username_key, period)
+    if by_username is None:
+        return attempt
+    attempt.counted.insert(0, username_key)
+    if by_username - 1 >= limit and by_address - 1 > 0:
+        return attempt.refuse(retry_after)
+    return attempt

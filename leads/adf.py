@@ -40,6 +40,7 @@ __all__ = [
     "Provider",
     "Vehicle",
     "Vendor",
+    "document_text",
     "parse_adf",
 ]
 
@@ -48,11 +49,15 @@ MAX_DEPTH = 64
 
 
 class AdfError(ValueError):
-    """The document cannot be read as an ADF lead; `too_large` marks the size refusal."""
+    """The document cannot be read as an ADF lead; `too_large` marks the size refusal,
+    `not_adf` a well-formed document that is not an ADF lead (no adf root, no prospect)."""
 
-    def __init__(self, message: str, *, too_large: bool = False) -> None:
+    def __init__(
+        self, message: str, *, too_large: bool = False, not_adf: bool = False
+    ) -> None:
         super().__init__(message)
         self.too_large = too_large
+        self.not_adf = not_adf
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,19 +448,45 @@ def _transcode(body: bytes, encoding: str) -> bytes:
     if codec == "ascii" or codec.startswith("utf"):
         return body
     try:
-        if codec == "iso8859-1":
-            # Senders label Windows-1252 text (curly quotes, euro sign) as Latin-1, as
-            # browsers know; bytes Windows-1252 leaves undefined fall back to Latin-1.
-            try:
-                text = body.decode("cp1252")
-            except UnicodeDecodeError:
-                text = body.decode("iso8859-1")
-        else:
-            text = body.decode(codec)
-        return text.encode("utf-8")
+        return _decode(body, codec).encode("utf-8")
     except (UnicodeError, LookupError):
         # LookupError: the name is a codec, but not a text encoding (base64, rot13).
         raise AdfError(_BAD_ENCODING) from None
+
+
+def _decode(data: bytes, codec: str) -> str:
+    """``data`` decoded with a declared codec (a name `codecs.lookup` normalised)."""
+    if codec == "iso8859-1":
+        # Senders label Windows-1252 text (curly quotes, euro sign) as Latin-1, as
+        # browsers know; bytes Windows-1252 leaves undefined fall back to Latin-1.
+        try:
+            return data.decode("cp1252")
+        except UnicodeDecodeError:
+            return data.decode("iso8859-1")
+    return data.decode(codec)
+
+
+def document_text(data: bytes) -> str:
+    """The characters of a document received as bytes, read as `parse_adf` reads them:
+    after a byte-order mark in its encoding, else in the encoding the XML declaration
+    names, else in UTF-8.
+
+    For storing the document as text: the declaration is kept (parsing text ignores it),
+    a byte-order mark is not, and bytes that do not decode are kept as ``\\xNN`` escapes
+    rather than lost (`parse_adf` refuses such a document anyway)."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8) :].decode("utf-8", "backslashreplace")
+    if data.startswith(_UTF16_BOMS):
+        return data.decode("utf-16", "backslashreplace")
+    declared, body = _strip_prolog(data)
+    prolog = data[: len(data) - len(body)].decode("utf-8", "backslashreplace")
+    try:
+        codec = codecs.lookup(declared).name if declared else "utf-8"
+        if codec == "ascii" or codec.startswith("utf"):
+            codec = "utf-8"  # as `_transcode` reads it
+        return prolog + _decode(body, codec)
+    except (UnicodeError, LookupError):
+        return prolog + body.decode("utf-8", "backslashreplace")
 
 
 def _refuse_doctypes(body: bytes) -> None:
@@ -489,10 +520,10 @@ def parse_adf(data: bytes | str) -> list[ParsedLead]:
     if root_name == "prospect":
         return [_prospect(root)]
     if root_name != "adf":
-        raise AdfError(_NOT_ADF)
+        raise AdfError(_NOT_ADF, not_adf=True)
     leads = [_prospect(child) for name, child in _children(root) if name == "prospect"]
     if not leads:
-        raise AdfError(_NO_PROSPECT)
+        raise AdfError(_NO_PROSPECT, not_adf=True)
     return leads
 
 

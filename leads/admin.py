@@ -46,14 +46,13 @@ from leads.models import (
 from leads.rules import rules_evaluate
 from leads.services import (
     DO_NOT_PROCESS,
-    MALFORMED,
     MAX_PROSPECTS,
     NO_PROSPECT_ID,
     NO_RULE,
     NO_VENDOR,
     RECEIVED,
     RECEIVED_NO_PHONE,
-    TOO_LARGE,
+    adf_refusal,
     dedupe_key,
     lead_phone,
     leads_rerun,
@@ -302,7 +301,7 @@ def lead_trial(
         if len(prospects) > MAX_PROSPECTS:
             raise AdfError(f"The document holds more than {MAX_PROSPECTS} prospects.")
     except AdfError as error:
-        status, reason = (413, TOO_LARGE) if error.too_large else (400, MALFORMED)
+        _, status, reason = adf_refusal(error)
         return Trial(
             error=str(error),
             answer_status=status,

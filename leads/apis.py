@@ -1,20 +1,25 @@
-"""Lead intake (interface C): ``POST /api/nl`` with the ADF document in the form field ``xml``."""
+"""Lead intake (interface C): ``POST /api/nl`` with the ADF document in the form field
+``xml``, or as the request body itself (``Content-Type: application/xml`` or ``text/xml``)
+with the credentials as headers."""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers
-from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.authentication import LeadFormAuthentication, credential_of
 from accounts.keys import key_prefix
-from config.api import REASON, Forbidden, NotFound
+from config.api import REASON, Forbidden, NotFound, PayloadTooLarge
 from config.logging import log_context, log_event
 from config.throttling import CredentialRateThrottle
 from leads.services import lead_receive
@@ -25,12 +30,41 @@ XML_BLANK = "XML cannot be blank"
 log = logging.getLogger(__name__)
 
 
-def _form_xml(request: Request) -> str:
-    """The ``xml`` form field, also when a client uploads it as a file (``curl -F xml=@lead.xml``)."""
+class XmlBodyParser(BaseParser):
+    """The request body is the ADF document itself, as many lead senders post it; it
+    becomes the ``xml`` member, and the credentials come from the headers.
+
+    It is handed on as bytes: the ADF parser reads them in the encoding the document's
+    XML declaration names (or its byte-order mark), which a charset parameter of the
+    content type cannot overrule."""
+
+    media_type = "application/xml"
+
+    def parse(
+        self,
+        stream: Any,
+        media_type: str | None = None,
+        parser_context: Mapping[str, Any] | None = None,
+    ) -> dict[str, bytes]:
+        # The size limit (config.middleware) refused a longer Content-Length before the
+        # view ran; reading at most one byte past it keeps this bounded whatever came in.
+        body: bytes = stream.read(settings.API_MAX_BODY_BYTES + 1)
+        if len(body) > settings.API_MAX_BODY_BYTES:
+            raise PayloadTooLarge()
+        return {"xml": body}
+
+
+class TextXmlBodyParser(XmlBodyParser):
+    media_type = "text/xml"
+
+
+def _document(request: Request) -> str | bytes:
+    """The ADF document: the ``xml`` form field (text), or the request body or a file
+    uploaded as the field (``curl -F xml=@lead.xml``), both bytes."""
     value: Any = request.data.get("xml") if hasattr(request.data, "get") else None
     if hasattr(value, "read"):
-        value = value.read().decode("utf-8", errors="replace")
-    return value if isinstance(value, str) else ""
+        value = value.read()
+    return value if isinstance(value, str | bytes) else ""
 
 
 def _key_prefix(request: Request) -> str | None:
@@ -65,6 +99,15 @@ ACCEPTED = inline_serializer(
 )
 
 
+# The document as the request body; credentials in the apiuser and apikey headers. (No
+# `example` member: schemathesis, which fuzzes this schema, refuses schema examples.)
+ADF_BODY = {
+    "type": "string",
+    "description": "The ADF XML document, in the encoding its XML declaration names "
+    "(UTF-8 without one). Credentials: the `apiuser` and `apikey` headers.",
+}
+
+
 REASON_BODY = inline_serializer("Reason", {"reason": serializers.CharField()})
 
 
@@ -72,19 +115,39 @@ def _reason(text: str) -> OpenApiResponse:
     return OpenApiResponse(REASON_BODY, description=text)
 
 
+class LeadReceiveSchema(AutoSchema):
+    """drf-spectacular marks a body required only when every media type's schema says
+    so, and a plain string schema (the XML body) never does; a lead always needs one."""
+
+    def _get_request_body(self, direction: str = "request") -> dict[str, Any] | None:
+        body: dict[str, Any] | None = super()._get_request_body(direction)
+        if body is not None:
+            body["required"] = True
+        return body
+
+
 @extend_schema(tags=["Lead intake"])
 class LeadReceiveApi(APIView):
     authentication_classes: list[type] = []
     throttle_classes = [CredentialRateThrottle]
     throttle_scope = "leads"
-    parser_classes = [FormParser, MultiPartParser]
+    parser_classes = [FormParser, MultiPartParser, XmlBodyParser, TextXmlBodyParser]
     error_shape = REASON
+    schema = LeadReceiveSchema()
 
     @extend_schema(
         operation_id="lead_receive",
+        description=(
+            "The ADF document goes in the form field `xml` next to `apiuser` and "
+            "`apikey`, or is the request body itself (`Content-Type: application/xml` "
+            "or `text/xml`) with `apiuser` and `apikey` as request headers. The answers "
+            "are the same either way."
+        ),
         request={
             "application/x-www-form-urlencoded": LeadForm,
             "multipart/form-data": LeadForm,
+            "application/xml": ADF_BODY,
+            "text/xml": ADF_BODY,
         },
         responses={
             200: OpenApiResponse(
@@ -99,7 +162,7 @@ class LeadReceiveApi(APIView):
             ),
             413: _reason("The body or the XML document is larger than 1 MiB."),
             422: _reason(
-                "No active account found! / No parsing rule was found on the account for this lead. / The lead has no prospect id."
+                "No active account found! / No parsing rule was found on the account for this lead. / The lead has no prospect id. / The document is not an ADF lead: no adf/prospect element."
             ),
             429: _reason("Rate limit exceeded; see Retry-After."),
         },
@@ -108,7 +171,7 @@ class LeadReceiveApi(APIView):
         credential = credential_of(request)
         # Every line of this lead's intake names the credential and the key's public prefix.
         with log_context(api_user=credential.api_user, key_prefix=_key_prefix(request)):
-            xml = _form_xml(request)
+            xml = _document(request)
             if not xml.strip():
                 log_event(
                     log,

@@ -16,6 +16,7 @@ REFUSED = {
     Outcome.NO_RULE,
     Outcome.DO_NOT_PROCESS,
     Outcome.NO_PROSPECT_ID,
+    Outcome.NOT_ADF,
 }
 
 

@@ -129,6 +129,7 @@ class Outcome(models.TextChoices):
     NO_PHONE = "no_phone", "No phone"
     NO_PROSPECT_ID = "no_prospect_id", "No prospect id"
     MALFORMED = "malformed"
+    NOT_ADF = "not_adf", "Not ADF"
 
 
 class Lead(models.Model):

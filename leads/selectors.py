@@ -19,6 +19,7 @@ REFUSED = (
     Outcome.NO_PHONE,
     Outcome.NO_PROSPECT_ID,
     Outcome.MALFORMED,
+    Outcome.NOT_ADF,
 )
 
 

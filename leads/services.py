@@ -24,7 +24,7 @@ from calls.models import Call, CallOrigin
 from calls.services import call_queue
 from config.logging import log_event
 from config.phones import to_e164
-from leads.adf import AdfError, ParsedLead, parse_adf
+from leads.adf import AdfError, ParsedLead, document_text, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
 from leads.events import lead_outcome_emit
 from leads.models import (
@@ -40,6 +40,7 @@ from leads.rules import rules_evaluate
 MALFORMED = (
     "Unable to parse XML. Please check that the XML is well-formed and try again."
 )
+NOT_ADF = "The document is not an ADF lead: no adf/prospect element."
 NO_VENDOR = "No active account found!"
 NO_RULE = "No parsing rule was found on the account for this lead."
 DO_NOT_PROCESS = "Lead was successfully parsed as a Do Not Process lead."
@@ -92,25 +93,28 @@ class Answer:
     body: dict[str, Any]
 
 
-def lead_receive(*, credential: ApiCredential, raw_xml: str) -> Answer:
+def lead_receive(*, credential: ApiCredential, raw_xml: str | bytes) -> Answer:
     """Store the lead first, whatever happens next; a stored lead is never lost.
 
-    A document with several prospects becomes one lead each; the answer is the first
-    lead's, with the id every prospect was answered with in ``leadIds``.
+    ``raw_xml`` is the document as a form field carried it (text), or as a request body
+    or file carried it (bytes, in the encoding its XML declaration names). A document
+    with several prospects becomes one lead each; the answer is the first lead's, with
+    the id every prospect was answered with in ``leadIds``.
     """
+    text = raw_xml if isinstance(raw_xml, str) else document_text(raw_xml)
     lead = Lead.objects.create(
         organization_id=credential.organization_id,
         credential=credential,
         # PostgreSQL text cannot hold NUL; the stored copy shows where one was.
-        raw_xml=raw_xml.replace("\x00", "\ufffd"),
+        raw_xml=text.replace("\x00", "\ufffd"),
     )
     try:
+        # The bytes themselves, when the document came as bytes: the answer is the
+        # parser's reading of what was sent, not of the stored copy.
         prospects = _prospects(raw_xml)
     except AdfError as error:
-        status, reason = (413, TOO_LARGE) if error.too_large else (400, MALFORMED)
-        return _finish(
-            lead, Outcome.MALFORMED, status, {"reason": reason}, detail=str(error)
-        )
+        outcome, status, reason = adf_refusal(error)
+        return _finish(lead, outcome, status, {"reason": reason}, detail=str(error))
     leads = _document_leads(lead, len(prospects))
     answers = [
         lead_process(lead=each, parsed=parsed)
@@ -142,7 +146,10 @@ def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
     if parsed is None:
         try:
             parsed = _prospects(lead.raw_xml)[lead.prospect_index]
-        except (AdfError, IndexError) as error:
+        except AdfError as error:
+            outcome, status, reason = adf_refusal(error)
+            return _finish(lead, outcome, status, {"reason": reason}, detail=str(error))
+        except IndexError as error:
             return _finish(
                 lead, Outcome.MALFORMED, 400, {"reason": MALFORMED}, detail=str(error)
             )
@@ -199,6 +206,16 @@ def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
         started=started,
         call=lambda: _queue_call(lead, parsed, rule, account, phone),
     )
+
+
+def adf_refusal(error: AdfError) -> tuple[Outcome, int, str]:
+    """The outcome, status and reason of a document the parser refused: too large (413),
+    well-formed but not an ADF lead (422), else malformed or hostile (400)."""
+    if error.too_large:
+        return Outcome.MALFORMED, 413, TOO_LARGE
+    if error.not_adf:
+        return Outcome.NOT_ADF, 422, NOT_ADF
+    return Outcome.MALFORMED, 400, MALFORMED
 
 
 def vendor_account(*, credential: ApiCredential, parsed: ParsedLead) -> Account | None:
@@ -298,7 +315,7 @@ def dedupe_key(account: Account, parsed: ParsedLead) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
-def _prospects(raw_xml: str) -> list[ParsedLead]:
+def _prospects(raw_xml: str | bytes) -> list[ParsedLead]:
     prospects = parse_adf(raw_xml)
     if len(prospects) > MAX_PROSPECTS:
         raise AdfError(f"The document holds more than {MAX_PROSPECTS} prospects.")
@@ -400,7 +417,7 @@ def _log_outcome(lead: Lead, status: int) -> None:
     }
     if event == "lead.refused":
         fields["reason"] = "too_large" if status == 413 else lead.outcome
-        if lead.outcome == Outcome.MALFORMED:
+        if lead.outcome in (Outcome.MALFORMED, Outcome.NOT_ADF):
             fields["detail"] = lead.reason  # parse_adf's messages quote nothing
     elif lead.outcome == Outcome.DUPLICATE:
         fields["duplicate_of"] = lead.duplicate_of_id

@@ -16,6 +16,7 @@ from accounts.authentication import ScoredDataKeyAuthentication
 from accounts.models import Account
 from config.api import ENVELOPE, ApiError, NotFound
 from config.throttling import CredentialRateThrottle
+from scoring.dates import BETWEEN, day_accepted
 from scoring.records import (
     XML_DECLARATION,
     RecordBuilder,
@@ -49,11 +50,14 @@ def _date(request: Request, name: str) -> date:
     try:
         if not _ISO_DATE.fullmatch(value):
             raise ValueError(value)
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
         raise BadParameter(
             f"The {name} parameter must be a date in the format YYYY-MM-DD."
         ) from None
+    if not day_accepted(day):
+        raise BadParameter(f"The {name} parameter must be a date {BETWEEN}.")
+    return day
 
 
 def _call_id(value: str) -> int:
@@ -99,19 +103,27 @@ class ScoredDataApi(APIView):
             OpenApiParameter(
                 "fromDate",
                 OpenApiTypes.DATE,
-                description="First day (YYYY-MM-DD, the account's timezone), required without callId.",
+                description=(
+                    "First day (YYYY-MM-DD, the account's timezone), required "
+                    f"without callId; a date {BETWEEN}."
+                ),
             ),
             OpenApiParameter(
                 "toDate",
                 OpenApiTypes.DATE,
-                description="Last day, inclusive, required without callId.",
+                description=(
+                    f"Last day, inclusive, required without callId; a date {BETWEEN}."
+                ),
             ),
         ],
         responses={
             200: OpenApiResponse(
                 description="A record (callId) or an array of records (`<calldrips>` in XML)."
             ),
-            400: OpenApiResponse(description="A bad parameter, named in the message."),
+            400: OpenApiResponse(
+                description="A bad parameter (a date that is not YYYY-MM-DD, or not "
+                f"{BETWEEN}), named in the message."
+            ),
             401: OpenApiResponse(
                 description='{"success": false, "message": "Invalid API key"}'
             ),

@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from scoring.dates import DayField
 from scoring.models import CATEGORY_SLOTS, ScorecardCategory
 from scoring.selectors import accounts_coachable_by, local_days
 from users.models import User
@@ -77,12 +78,8 @@ def percentiles(
 class DashboardForm(forms.Form):
     """The dashboard's choices, from the URL: a date range and optionally one account."""
 
-    date_from = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    date_to = forms.DateField(
-        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date_from = DayField(required=False, label="From")
+    date_to = DayField(required=False, label="To")
     account = forms.ModelChoiceField(
         queryset=Account.objects.none(), required=False, empty_label="Every account"
     )

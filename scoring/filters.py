@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
-from django import forms
 from django.db.models import Q, QuerySet
 
 from accounts.models import Account, Team
 from calls.models import Call, CallStatus
+from scoring.dates import DayField
 from scoring.models import CATEGORY_SLOTS
 from scoring.selectors import (
     accounts_visible_to,
@@ -28,15 +28,17 @@ def _yes(value: str) -> bool:
     return value == "yes"
 
 
+class DayFilter(django_filters.DateFilter):
+    """A day of the range: only days the service accepts (scoring/dates.py)."""
+
+    field_class = DayField
+
+
 class CallFilter(django_filters.FilterSet):
     """Filters of the call browser and of its CSV export, for one signed-in user."""
 
-    date_from = django_filters.DateFilter(
-        label="From", method="_later", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    date_to = django_filters.DateFilter(
-        label="To", method="_later", widget=forms.DateInput(attrs={"type": "date"})
-    )
+    date_from = DayFilter(label="From", method="_later")
+    date_to = DayFilter(label="To", method="_later")
     account = django_filters.ModelChoiceFilter(
         queryset=Account.objects.none(), empty_label=ANY
     )

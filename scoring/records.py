@@ -19,7 +19,7 @@ import orjson
 from django.db.models import F, QuerySet
 
 from accounts.models import Account
-from calls.models import Call
+from calls.models import Call, agent_label
 from scoring.models import CATEGORY_SLOTS, Scorecard
 from scoring.selectors import day_start
 from scoring.services import scorecard_snapshot
@@ -48,6 +48,8 @@ _FIELDS = [
     "summary",
     "transcription",
     "inbound_tracking_number",
+    "vendor_agent_id",
+    "agent_number",
 ]
 _COLUMNS: dict[str, Any] = {
     "agent_first": F("agent__first_name"),
@@ -151,7 +153,11 @@ class RecordBuilder:
             "callAttempts": str(row["attempts"]),
             "callDuration": _digits(row["duration"]),
             "callRecording": row["recording_url"],
-            "agent": _name(row["agent_first"], row["agent_last"]),
+            "agent": agent_label(
+                full_name=_name(row["agent_first"], row["agent_last"]),
+                vendor_agent_id=row["vendor_agent_id"],
+                agent_number=row["agent_number"],
+            ),
             "responseTime": _digits(row["response_time"]),
         }
         score = _score_members(row) if scored else dict.fromkeys(_SCORE_JSON)

@@ -19,6 +19,17 @@ def _clear_cache():
 
 
 @pytest.fixture(autouse=True)
+def _broker_breaker_closed():
+    """A broker a test made fail opens this process's breaker (config/celery.py); the next
+    test starts with it closed."""
+    from config.celery import breaker
+
+    breaker.succeeded()
+    yield
+    breaker.succeeded()
+
+
+@pytest.fixture(autouse=True)
 def _permission_templates(request):
     """Transactional tests flush every table, the migration's permission templates too;
     put them back for whichever test comes next."""

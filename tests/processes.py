@@ -86,7 +86,7 @@ def start_worker(
     args += ["-n", f"{name}-{os.getpid()}@%h", "--loglevel=INFO"]
     if (
         queues
-    ):  # e.g. "calls,events,default,webhooks"; default: calls, events and default
+    ):  # e.g. "events,calls,default,webhooks"; default: events, calls and default
         args += ["-Q", queues]
     if beat:
         args += ["-B", "--schedule", str(tmp_path / f"{name}-beat")]
@@ -94,12 +94,18 @@ def start_worker(
 
 
 def start_gunicorn(
-    tmp_path: Path, *, env: dict[str, str], port: int, config: bool = True
+    tmp_path: Path,
+    *,
+    env: dict[str, str],
+    port: int,
+    config: bool = True,
+    workers: int = 1,
 ) -> Process:
     args = [str(BIN / "gunicorn")]
     if config:
         args += ["-c", "config/gunicorn.py"]
-    args += ["--bind", f"127.0.0.1:{port}", "--workers", "1", "config.wsgi:application"]
+    args += ["--bind", f"127.0.0.1:{port}", "--workers", str(workers)]
+    args += ["config.wsgi:application"]
     process = Process(
         args, {**env, "GUNICORN_ACCESSLOG": ""}, tmp_path / "gunicorn.log"
     )
@@ -229,3 +235,57 @@ def wait_for(
         time.sleep(every)
     log = process.log.read_text()[-3000:] if process else ""
     raise AssertionError(f"timed out waiting for {what}\n{log}")
+
+
+def procfile_commands() -> dict[str, str]:
+    """The Procfile's processes, name to command, as written."""
+    commands = {}
+    for line in (ROOT / "Procfile").read_text().splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            name, command = line.split(":", 1)
+            commands[name.strip()] = command.strip()
+    return commands
+
+
+class Procfile:
+    """The Procfile's processes started as a process manager starts them (each command by
+    ``sh -c``, in the project folder, with the venv first on PATH), at their default
+    concurrency and timeouts. ``web_port`` is gunicorn's."""
+
+    def __init__(self, tmp_path: Path, env: dict[str, str]) -> None:
+        self.web_port = free_port()
+        env = {
+            **env,
+            "PATH": f"{BIN}:{env.get('PATH', os.environ['PATH'])}",
+            "GUNICORN_BIND": f"127.0.0.1:{self.web_port}",
+            "GUNICORN_ACCESSLOG": "",
+            "CELERY_BEAT_SCHEDULE_FILE": str(tmp_path / "celerybeat-schedule"),
+        }
+        self.processes = {
+            name: Process(["sh", "-c", command], env, tmp_path / f"{name}.log")
+            for name, command in procfile_commands().items()
+        }
+        wait_for(
+            lambda: _listening(self.web_port),
+            timeout=30,
+            what="the Procfile's web process",
+            process=self.processes["web"],
+        )
+        for name, process in self.processes.items():
+            if name != "web":
+                wait_for(
+                    lambda process=process: " ready." in process.log.read_text(),
+                    timeout=60,
+                    what=f"the Procfile's {name} process",
+                    process=process,
+                )
+
+    def __getitem__(self, name: str) -> Process:
+        return self.processes[name]
+
+    def log(self) -> str:
+        return "".join(p.log.read_text() for p in self.processes.values())
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            process.stop()

@@ -80,6 +80,7 @@ def receive_leads(capture) -> None:
         adf(prospect_id="P-9", vendor_id=vendor, phone=""),  # no phone
         adf(prospect_id="", vendor_id=vendor),  # no prospect id
         "<adf><prospect>",  # malformed
+        "<adf><lead/></adf>",  # not ADF
         adf(prospect_id="OLD", vendor_id="UNKNOWN"),
     ]
     with capture():
@@ -101,17 +102,18 @@ def test_overview_counts_leads_received_and_refused_by_reason_with_links(
     rows = overview_rows(client.get(INDEX), "overview-leads")
 
     assert counts(rows) == {
-        "Received": 11,
+        "Received": 12,
         "Accepted (called)": 2,
         "Duplicate": 1,
         "Not processed yet": 1,
-        "Refused (not called)": 7,
+        "Refused (not called)": 8,
         "No vendor": 2,
         "No rule": 1,
         "Do not process": 1,
         "No phone": 1,
         "No prospect id": 1,
         "Malformed": 1,
+        "Not ADF": 1,
     }
     # Every link opens the leads list filtered to exactly what it counts.
     assert {label: listed(client, link) for label, _, link in rows} == counts(rows)
@@ -349,4 +351,4 @@ def test_overview_is_read_in_a_fixed_number_of_queries(
         response = client.get(INDEX)
 
     assert response.status_code == 200
-    assert counts(overview_rows(response, "overview-leads"))["Received"] == 33
+    assert counts(overview_rows(response, "overview-leads"))["Received"] == 36

@@ -7,8 +7,10 @@ Schemathesis generates bodies, query strings, path parameters and headers, schem
 always stop at the 401/403/404, so each example is also steered by Hypothesis draws: most
 carry valid credentials (some a narrowed, another tenant's, a wrong or no credential) and
 often name the tenant's real organization, accounts, users, agents, calls, and, for lead
-intake, a real ADF document with generated text in it. Validation, services and selectors
-are reached, not only the authentication in front of them.
+intake, a real ADF document with generated text in it; scored data gets ranges of days with
+the calendar's ends in them. Validation, services and selectors are reached, not only the
+authentication in front of them. A search that rarely lands on a rare input is backed by a
+narrower property test of its own (scored data's ranges of days, below).
 
 Bounded and derandomized: the same examples on every run, in a few seconds per operation.
 The profile-picture fetcher is replaced (nothing leaves the machine), calls are set up
@@ -18,24 +20,34 @@ on commit, which the test's transaction never reaches, so no task or provider ru
 from __future__ import annotations
 
 import json
+import re
+from datetime import date
 from types import SimpleNamespace
 from xml.sax.saxutils import escape
+from zoneinfo import ZoneInfo
 
 import pytest
 import schemathesis
 from django.core import signals
 from django.db import close_old_connections
 from django.urls import URLPattern, URLResolver, get_resolver
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lxml import etree
 from schemathesis.checks import not_a_server_error
 
 from calls.models import Call
 from config.wsgi import application
 from leads.models import Lead
-from tests.accounts.factories import issue_credential, issue_scored_data_key
+from scoring.dates import FIRST_DAY, LAST_DAY
+from tests.accounts.factories import (
+    AccountFactory,
+    issue_credential,
+    issue_scored_data_key,
+)
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.scoring.factories import CallFactory
+from tests.strategies import day_text
 from tests.users.factories import UserFactory
 from users.models import User
 from users.pictures import PictureError
@@ -168,18 +180,19 @@ def _steer_scored_data(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> N
         case.query["apikey"] = fuzzed.scored_data_key
     if _maybe(data, "names the call"):
         case.query["callId"] = str(fuzzed.call.pk)
+    elif _maybe(data, "a range with the calendar's ends in it"):
+        case.query["fromDate"] = data.draw(day_text, label="fromDate")
+        case.query["toDate"] = data.draw(day_text, label="toDate")
 
 
 def _steer_lead_intake(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
-    if not isinstance(case.body, dict):
-        return
     api_user, key = fuzzed.api_user_and_key(
         data.draw(st.sampled_from(CREDENTIALS), label="credentials")
     )
-    case.body.update({"apiuser": api_user, "apikey": key})
+    document = None
     if _maybe(data, "a real ADF document with generated text"):
         text = st.text(max_size=40).map(escape)
-        case.body["xml"] = adf(
+        document = adf(
             prospect_id=data.draw(text, label="prospect id"),
             vendor_id=fuzzed.vendor.vendor_id,
             vendor_name=fuzzed.vendor.vendor_name,
@@ -187,6 +200,20 @@ def _steer_lead_intake(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> N
             request_type=data.draw(text, label="request type"),
             provider_name=data.draw(text, label="provider name"),
         )
+    if isinstance(case.body, dict):
+        case.body.update({"apiuser": api_user, "apikey": key})
+        if document is not None:
+            case.body["xml"] = document
+    elif case.media_type in ("application/xml", "text/xml"):
+        # The document is the body, the credentials are headers; bytes go out as they are
+        # (a generated string is wrapped in an element by schemathesis: well-formed, not ADF).
+        headers.update({"apiuser": api_user or "", "apikey": key or ""})
+        if document is not None:
+            encoding = data.draw(
+                st.sampled_from(["utf-8", "utf-16", "windows-1252"]), label="encoding"
+            )
+            declared = document.replace('encoding="UTF-8"', f'encoding="{encoding}"')
+            case.body = declared.encode(encoding, errors="xmlcharrefreplace")
 
 
 STEERING = {
@@ -220,6 +247,103 @@ def test_no_request_makes_an_api_answer_a_server_error(
     response = case.call(headers=headers)
 
     case.validate_response(response, checks=[not_a_server_error])
+
+
+# --- scored data: any range of days, in any timezone -----------------------------------
+
+# Accounts 14 hours ahead of UTC, 12 behind, and on local mean time before 1900.
+ZONES = ["Pacific/Kiritimati", "Etc/GMT+12", "Asia/Manila", "America/Denver"]
+ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+RANGE_MESSAGES = {
+    f"The {name} parameter {problem}"
+    for name in ("fromDate", "toDate")
+    for problem in (
+        "is required.",
+        "must be a date in the format YYYY-MM-DD.",
+        f"must be a date between {FIRST_DAY} and {LAST_DAY}.",
+    )
+} | {"The fromDate parameter must not be after toDate."}
+
+
+@pytest.fixture
+def zoned_keys(db) -> dict[str, tuple[str, Call]]:
+    """For each zone of ``ZONES``: an account's scored-data key and its one call."""
+    keys = {}
+    for zone in ZONES:
+        account = AccountFactory(timezone=zone)
+        keys[zone] = (issue_scored_data_key(account), CallFactory(account=account))
+    return keys
+
+
+def _accepted_day(text: str) -> date | None:
+    text = text.strip()
+    if not ISO_DAY.fullmatch(text):
+        return None
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        return None
+    return day if FIRST_DAY <= day <= LAST_DAY else None
+
+
+@pytest.mark.django_db
+@given(
+    first=day_text,
+    last=day_text,
+    zone=st.sampled_from(ZONES),
+    return_type=st.sampled_from(["json", "xml"]),
+)
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+def test_any_range_of_days_is_answered_or_refused_as_a_bad_parameter(
+    client, settings, zoned_keys, first, last, zone, return_type
+):
+    """Whatever two days are asked for (the calendar's ends included), in whatever timezone:
+    a 200 with the calls of the range when both are accepted days in order, else a 400 in
+    the documented shape naming the parameter. Never a 5xx, never a cut stream."""
+    settings.API_RATE_LIMITS = {name: "100000/min" for name in settings.API_RATE_LIMITS}
+    key, call = zoned_keys[zone]
+
+    response = client.get(
+        "/api/scoreddata",
+        {"apikey": key, "fromDate": first, "toDate": last, "returnType": return_type},
+    )
+
+    first_day, last_day = _accepted_day(first), _accepted_day(last)
+    if first_day and last_day and first_day <= last_day:
+        assert response.status_code == 200
+        body = b"".join(response.streaming_content)  # streamed to its end
+        received_on = call.received_at.astimezone(ZoneInfo(zone)).date()
+        expected = [str(call.pk)] if first_day <= received_on <= last_day else []
+        if return_type == "json":
+            assert [record["id"] for record in json.loads(body)] == expected
+        else:
+            root = etree.fromstring(body, etree.XMLParser(resolve_entities=False))
+            assert root.tag == "calldrips"
+            assert root.xpath("calldrip/id/text()") == expected
+        return
+    assert response.status_code == 400, (first, last, response.status_code)
+    if return_type == "json":
+        found = response.json()
+        assert found["success"] is False
+        message = found["message"]
+    else:
+        root = etree.fromstring(response.content)
+        assert (root.tag, root.findtext("success")) == ("error", "false")
+        message = root.findtext("message")
+    assert message in RANGE_MESSAGES
+    # The first parameter at fault is the one named.
+    if first_day is None:
+        assert message.startswith("The fromDate parameter")
+    elif last_day is None:
+        assert message.startswith("The toDate parameter")
+    else:
+        assert message == "The fromDate parameter must not be after toDate."
 
 
 # --- what the search relies on ------------------------------------------------------------------

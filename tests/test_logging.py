@@ -437,8 +437,9 @@ def test_an_agent_who_does_not_answer_is_logged_before_the_next_one_is_offered(
         (adf(vendor_id="NOBODY"), "no_vendor", 422),
         (adf(vendor_id=VENDOR_ID, prospect_id=""), "no_prospect_id", 422),
         ("<adf><prospect>", "malformed", 400),
+        ("<adf><lead/></adf>", "not_adf", 422),
     ],
-    ids=["no-vendor", "no-prospect-id", "malformed"],
+    ids=["no-vendor", "no-prospect-id", "malformed", "not-adf"],
 )
 def test_a_refused_lead_is_logged_with_its_reason(dealer, events, xml, reason, status):
     response = post_lead(dealer, xml)

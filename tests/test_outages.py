@@ -157,6 +157,50 @@ def test_admin_sign_in_works_while_the_cache_is_down(
     assert right.status_code == 302
 
 
+def under_a_file(tmp_path) -> str:
+    """A directory that cannot be made (OSError)."""
+    (tmp_path / "a-file").write_text("")
+    return str(tmp_path / "a-file" / "cache")
+
+
+def not_a_database(tmp_path) -> str:
+    """A directory whose SQLite file is not a database (sqlite3.DatabaseError)."""
+    (tmp_path / "cache" / "000").mkdir(parents=True)
+    (tmp_path / "cache" / "000" / "cache.db").write_bytes(b"not a database" * 100)
+    return str(tmp_path / "cache")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("broken", [under_a_file, not_a_database])
+def test_limits_let_requests_through_when_the_embedded_cache_is_broken(
+    tenant, settings, tmp_path, monkeypatch, caplog, broken
+):
+    settings.CACHES = {
+        "default": {**settings.EMBEDDED_CACHE, "LOCATION": broken(tmp_path)}
+    }
+    settings.AUTH_FAILURE_LIMIT = "2/min"
+    monkeypatch.setattr(cache_outage, "down", False)
+
+    with caplog.at_level(logging.WARNING, logger="config.throttling"):
+        wrong = [
+            APIClient()
+            .get(
+                "/api/users/find/available-user-code", HTTP_APIUSER="x", HTTP_APIKEY="y"
+            )
+            .status_code
+            for _ in range(4)
+        ]
+        users = tenant.client().get(
+            f"/api/users/find/available-user-code?organizationId={tenant.organization.pk}"
+        )
+
+    assert wrong == [401] * 4
+    assert users.status_code == 200
+    messages = throttling_log(caplog)
+    assert len(messages) == 1
+    assert "cache cannot be reached" in messages[0]
+
+
 # --- the database, in-process -----------------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ ANSWERED_CALL = {
     "response_time": 9,
     "duration": 151,
     "attempts": 1,
+    "agent": "Alex Morgan",
     "department": "Sales",
     "recording": "https://leads.example.com/calls/recordings/abc.wav",
 }

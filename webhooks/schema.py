@@ -65,6 +65,7 @@ class CallOut(serializers.Serializer):
     response_time = serializers.IntegerField(allow_null=True)
     duration = serializers.IntegerField(allow_null=True)
     attempts = serializers.IntegerField()
+    agent = serializers.CharField(allow_null=True)
     department = serializers.CharField()
     recording = serializers.URLField(allow_null=True)
 
@@ -162,6 +163,7 @@ BODIES: dict[str, type[serializers.Serializer]] = {
                 "do_not_process",
                 "no_prospect_id",
                 "malformed",
+                "not_adf",
                 "too_large",
             ]
         ),

@@ -7,7 +7,8 @@ presses 1 or (lead) hangs up at once; anything else answers after about 2 s, the
 presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` scales every delay,
 and the pipeline's own waits on a simulated call (``Provider.time_scale``).
 
-Like a real switch it keeps its own record of every leg (in the cache): when it was
+Like a real switch it keeps its own record of every leg (``calls.models.SimulatedLeg``, in
+the database, so it outlives a cache flush and a broker lost with its tasks): when it was
 answered and when and how it ended. The sweep reads it (``leg_status``) when callbacks
 went missing, as it would read Twilio's call records. ``SIMULATOR_CALLBACK_DELAY``
 delivers the status callbacks that many (real) seconds late, as a slow provider would.
@@ -15,11 +16,14 @@ delivers the status callbacks that many (real) seconds late, as a slow provider 
 
 from __future__ import annotations
 
-import time
-from typing import Any
+import logging
+from datetime import datetime, timedelta
+from functools import partial
 
 from django.conf import settings
-from django.core.cache import cache
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
 
 from calls.recordings import recording_link
 from calls.telephony.base import (
@@ -30,16 +34,15 @@ from calls.telephony.base import (
     LegStatus,
     Provider,
 )
-from config.throttling import hit
+from config.celery import publish_or_leave_to_sweep
+
+log = logging.getLogger(__name__)
 
 ANSWER_AFTER = 2.0
 FAIL_AFTER = 0.5
 GATHER_TIMEOUT = 5.0
 LEAD_RING_SECONDS = 30.0
 SECONDS_PER_WHISPER_CHARACTER = 1 / 15
-_DIAL_LOG = "simulator:dials:{}"
-_RECORD = "simulator:leg:{}"
-RECORD_SECONDS = 7 * 86400
 # How long the switch waits for the answer to a webhook (an agent picking up, a key
 # pressed) before it hangs up the leg. A network timeout: real seconds, never scaled.
 WEBHOOK_TIMEOUT = 15.0
@@ -65,6 +68,7 @@ class SimulatorProvider(Provider):
     def time_scale(self) -> float:
         return time_scale()
 
+    @transaction.atomic  # the switch's record whole or not at all (``_at``)
     def dial_agent(self, dial: AgentDial) -> str:
         _log_dial(dial.attempt_id)
         self._ring(
@@ -81,19 +85,19 @@ class SimulatorProvider(Provider):
     def leg_status(
         self, *, provider_id: str, attempt_id: int, parent_provider_id: str = ""
     ) -> LegStatus | None:
-        record = cache.get(_RECORD.format(attempt_id))
-        if not record:
+        from calls.models import SimulatedLeg
+
+        record = SimulatedLeg.objects.filter(attempt_id=attempt_id).first()
+        if record is None:
             return None  # never placed
-        now = time.time()
-        answered = (
-            record.get("answered_at") is not None and record["answered_at"] <= now
-        )
-        if record.get("ends_at") is not None and record["ends_at"] <= now:
+        now = timezone.now()
+        answered = record.answered_at is not None and record.answered_at <= now
+        if record.ends_at is not None and record.ends_at <= now:
             return LegStatus(
                 live=False,
                 answered=answered,
-                ended_by=EventKind(record["ended_by"]),
-                duration=record.get("duration"),
+                ended_by=EventKind(record.ended_by),
+                duration=record.duration,
             )
         return LegStatus(live=True, answered=answered)
 
@@ -145,6 +149,7 @@ class SimulatorProvider(Provider):
                 # lead answering is a status callback.
                 _at(ANSWER_AFTER, Event(attempt_id, EventKind.ANSWERED), webhook=agent)
 
+    @transaction.atomic  # the switch's record whole or not at all (``_at``)
     def _connect(self, agent_attempt_id: int, instruction: Instruction) -> None:
         """Dial the lead into the agent's leg; the agent's leg ends when the lead's does."""
         lead_id = instruction.lead_attempt_id
@@ -178,11 +183,24 @@ class SimulatorProvider(Provider):
 
 def dials_of(attempt_id: int) -> int:
     """How many times the simulated switch dialed a leg (the fault tests' witness: never twice)."""
-    return int(cache.get(_DIAL_LOG.format(attempt_id)) or 0)
+    from calls.models import SimulatedLeg
+
+    record = SimulatedLeg.objects.filter(attempt_id=attempt_id).first()
+    return record.dials if record else 0
 
 
 def _log_dial(attempt_id: int) -> None:
-    hit(_DIAL_LOG.format(attempt_id), period=7 * 86400)
+    from calls.models import SimulatedLeg
+
+    _placed(attempt_id)
+    SimulatedLeg.objects.filter(attempt_id=attempt_id).update(dials=F("dials") + 1)
+
+
+def _placed(attempt_id: int) -> None:
+    """The switch's record of a leg exists from the moment it is dialed."""
+    from calls.models import SimulatedLeg
+
+    SimulatedLeg.objects.get_or_create(attempt_id=attempt_id)
 
 
 def _ended(attempt_id: int) -> bool:
@@ -190,45 +208,62 @@ def _ended(attempt_id: int) -> bool:
     return status is not None and not status.live
 
 
-def _record(event: Event, due: float, *, webhook: bool) -> None:
-    """Write what the switch will do on the leg to its record. A leg that ended stays ended;
-    a webhook not answered within ``WEBHOOK_TIMEOUT`` ends the leg, unless our answer
-    (which schedules what follows) moves its end later."""
-    key = _RECORD.format(event.attempt_id)
-    record: dict[str, Any] = cache.get(key) or {}
-    if record.get("ends_at") is not None and record["ends_at"] <= time.time():
-        return
-    if event.kind == EventKind.ANSWERED:
-        record["answered_at"] = due
-    if event.kind in ENDINGS:
-        record.update(ends_at=due, ended_by=event.kind.value, duration=event.duration)
-    elif webhook:
-        record.update(
-            ends_at=due + WEBHOOK_TIMEOUT,
-            ended_by=EventKind.COMPLETED.value,
-            duration=None,
+def _record(event: Event, due: datetime, *, webhook: bool) -> None:
+    """Write what the switch will do on the leg to its record, under a row lock (callbacks
+    of one leg run concurrently). A leg that ended stays ended; a webhook not answered
+    within ``WEBHOOK_TIMEOUT`` ends the leg, unless our answer (which schedules what
+    follows) moves its end later."""
+    from calls.models import SimulatedLeg
+
+    if not (event.kind == EventKind.ANSWERED or event.kind in ENDINGS or webhook):
+        return  # ringing, a recording: nothing the record keeps
+    with transaction.atomic():
+        record, _ = SimulatedLeg.objects.select_for_update().get_or_create(
+            attempt_id=event.attempt_id
         )
-    else:
-        record.setdefault("ends_at", None)
-    cache.set(key, record, RECORD_SECONDS)
+        if record.ends_at is not None and record.ends_at <= timezone.now():
+            return
+        if event.kind == EventKind.ANSWERED:
+            record.answered_at = due
+        if event.kind in ENDINGS:
+            record.ends_at, record.ended_by = due, event.kind.value
+            record.duration = event.duration
+        elif webhook:
+            record.ends_at = due + timedelta(seconds=WEBHOOK_TIMEOUT)
+            record.ended_by, record.duration = EventKind.COMPLETED.value, None
+        record.save()
 
 
 def _at(seconds: float, event: Event, *, webhook: bool = False) -> None:
     """Deliver ``event`` after ``seconds`` of simulated time, through a worker; a status
-    callback (not a ``webhook``) ``SIMULATOR_CALLBACK_DELAY`` real seconds later still."""
+    callback (not a ``webhook``) ``SIMULATOR_CALLBACK_DELAY`` real seconds later still.
+    The switch's record is written at once and the callback sent once the caller's
+    transaction commits: a dial or connect (one transaction) interrupted half-way (its
+    worker killed, or its task cancelled when the worker lost the broker) leaves no record
+    of a leg that rings for ever, only a leg never placed."""
     from calls.tasks import simulator_event_task
 
     countdown = max(0.0, seconds * time_scale())
-    _record(event, time.time() + countdown, webhook=webhook)
+    due = timezone.now() + timedelta(seconds=countdown)
+    _record(event, due, webhook=webhook)
     if not webhook:
         countdown += float(settings.SIMULATOR_CALLBACK_DELAY)
-    simulator_event_task.apply_async(
+    # A callback that cannot be sent (the broker is down) is lost, as a real provider's
+    # failed webhook is: the switch's record says what happened, and the sweep reads it.
+    send = partial(
+        publish_or_leave_to_sweep,
+        simulator_event_task,
         kwargs={
             "attempt_id": event.attempt_id,
             "kind": event.kind.value,
             "digits": event.digits,
             "duration": event.duration,
             "recording_url": event.recording_url,
+            "due": due.timestamp(),
         },
+        event="simulator.callback_lost",
+        log=log,
+        then="the sweep settles the leg from the switch's record",
         countdown=countdown or None,
     )
+    transaction.on_commit(send, robust=True)

@@ -1,7 +1,7 @@
 """Settings shared by every runtime; each value can be set from the environment.
 
-The embedded default (no environment at all) is a SQLite file and a filesystem
-Celery broker under ``var/``, so a fresh clone runs without any server.
+The embedded default (no environment at all) is a SQLite file, a filesystem Celery
+broker and a diskcache cache under ``var/``, so a fresh clone runs without any server.
 """
 
 from datetime import timedelta
@@ -105,6 +105,16 @@ REDIS_CACHE_OPTIONS = {
     "socket_connect_timeout": env.float("REDIS_CONNECT_TIMEOUT", default=0.25),
     "socket_timeout": env.float("REDIS_SOCKET_TIMEOUT", default=0.5),
 }
+# The embedded default (`make run`): diskcache's Django backend, SQLite databases under
+# var/cache, shared by every process of `make run` (gunicorn's workers and Celery's) as
+# Redis would be. Its add and incr are each one SQLite transaction, so the rate-limit
+# counters stay exact under concurrency (a file per key, Django's file cache, loses counts:
+# its incr is a read and a write). An in-process cache would hide the simulator's leg
+# records from the worker that runs the sweep, which then ends live calls as never placed.
+EMBEDDED_CACHE = {
+    "BACKEND": "diskcache.DjangoCache",
+    "LOCATION": str(env.path("EMBEDDED_CACHE_DIR", default=VAR_DIR / "cache")),
+}
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -114,15 +124,7 @@ if REDIS_URL:
         }
     }
 else:
-    # The embedded default (`make run`): files under var/, shared by its processes as Redis
-    # would be. An in-process cache would hide the simulator's leg records from the worker
-    # that runs the sweep, which then ends live calls as never placed.
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
-            "LOCATION": str(VAR_DIR / "cache"),
-        }
-    }
+    CACHES = {"default": EMBEDDED_CACHE}
 
 PASSWORD_HASHERS = [
     "django.contrib.auth.hashers.PBKDF2PasswordHasher",
@@ -271,6 +273,14 @@ else:
         "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
         "queue_order_strategy": "priority",
     }
+# Publishing (intake, click-to-call, the pipeline) never waits long on a broker that is down:
+# a connection is given up after this many seconds, with no retry, and the process then
+# leaves the broker alone for BROKER_BREAK_SECONDS (config/celery.py, ``Breaker``); the
+# sweeps hand the work over once it answers again.
+BROKER_PUBLISH_TIMEOUT_SECONDS = env.float(
+    "BROKER_PUBLISH_TIMEOUT_SECONDS", default=1.0
+)
+BROKER_BREAK_SECONDS = env.float("BROKER_BREAK_SECONDS", default=3.0)
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -291,14 +301,15 @@ CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = True
 CELERY_TIMEZONE = "UTC"
 # Queues: `calls` for what a waiting lead waits on (call setup, dials), `events` for the
 # simulator's provider callbacks, `default` for the rest (sweeps, housekeeping). The
-# Procfile's `calls` worker consumes `calls` before `events` (Redis "priority" order, the
-# order of -Q), so a burst of callbacks never delays a dial; the `worker` process takes
-# `default`, so a backlog of slow work never does either. A worker started without -Q
-# consumes all three, in that order.
+# Procfile's `calls` worker consumes `events` before `calls` (Redis "priority" order, the
+# order of -Q): a switch hangs up on a callback left unanswered, and callbacks, bounded by
+# the calls under way, are what frees agents; the `worker` process takes `default`, so a
+# backlog of slow work never delays either. A worker started without -Q consumes all
+# three, in the order listed here.
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_QUEUES = [
     Queue(name, Exchange(name), routing_key=name)
-    for name in ("calls", "events", "default")
+    for name in ("events", "calls", "default")
 ]
 CELERY_TASK_ROUTES = {
     "calls.tasks.call_setup_task": {"queue": "calls"},
@@ -336,6 +347,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(hours=1),
     },
 }
+
+# Sent by every worker each time it (re)connects to the broker (config/celery.py), so work
+# left to the sweeps during a broker outage is handed over the moment it is back.
+SWEEPS_ON_CONNECT = ["calls-sweep", "leads-sweep", "webhooks-sweep"]
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".
 TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")

@@ -32,6 +32,10 @@ CACHES = {
         "OPTIONS": REDIS_CACHE_OPTIONS,  # noqa: F405
     }
 }
+if env("EMBEDDED_CACHE_DIR", default=""):
+    # A server started by a test on the embedded default's cache, in a directory of its own
+    # (tests/test_rate_limits_under_load.py); the database stays PostgreSQL.
+    CACHES = {"default": EMBEDDED_CACHE}  # noqa: F405
 CELERY_BROKER_URL = env(
     "CELERY_BROKER_URL", default=f"redis://127.0.0.1:6379/{_redis_db}"
 )

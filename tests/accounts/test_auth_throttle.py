@@ -306,3 +306,32 @@ def test_admin_sign_in_within_the_limit_works(client, admin_user, limit):
 
     assert response.status_code == 302
     assert client.get(reverse("admin:index")).status_code == 200
+
+
+def test_successful_admin_sign_ins_are_not_counted(client, admin_user, limit):
+    for _ in range(limit + 2):
+        assert (
+            sign_in(client.__class__(), "admin", "password", ATTACKER).status_code
+            == 302
+        )
+
+    wrong = [sign_in(client, "admin", "wrong", ATTACKER) for _ in range(limit + 1)]
+
+    assert ["Please enter the correct username" in errors(r)[0] for r in wrong] == [
+        True
+    ] * limit + [False]
+    assert errors(wrong[-1]) == [THROTTLED_LOGIN]
+
+
+def test_sign_ins_refused_untried_do_not_count_against_the_username(
+    client, admin_user, limit
+):
+    for _ in range(limit):
+        sign_in(client, "someone", "wrong", ATTACKER)
+    refused = [sign_in(client, "admin", "guess", ATTACKER) for _ in range(limit + 2)]
+    sign_in(client, "admin", "typo", BYSTANDER)  # the owner's one failure
+
+    owner = sign_in(client.__class__(), "admin", "password", BYSTANDER)
+
+    assert all(errors(r) == [THROTTLED_LOGIN] for r in refused)
+    assert owner.status_code == 302

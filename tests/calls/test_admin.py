@@ -624,3 +624,36 @@ def readonly_field(response, name: str) -> str:
     page = lxml.html.fromstring(response.content.decode())
     row = page.find_class(f"field-{name}")[0]
     return " ".join(row.find_class("readonly")[0].text_content().split())
+
+
+def test_a_vendor_agents_call_shows_their_id_as_the_agent(admin_client):
+    account = AccountFactory()
+    by_id = make_call(
+        account,
+        status=CallStatus.NOAGENT,
+        origin=CallOrigin.CLICK_TO_CALL,
+        vendor_agent_id="crm-417",
+        agent_number="+13035550142",
+    )
+    make_call(
+        account,
+        status=CallStatus.NOAGENT,
+        origin=CallOrigin.CLICK_TO_CALL,
+        agent_number="+13035550143",
+        minutes_ago=1,
+    )
+
+    listed = admin_client.get(
+        url("call", "changelist"), {"account__id__exact": account.pk}
+    )
+    detail = admin_client.get(url("call", "change", by_id.pk)).content.decode()
+
+    shown = [
+        cell.text_content().strip()
+        for cell in lxml.html.fromstring(listed.content).xpath(
+            "//table[@id='result_list']//td[contains(@class, 'field-agent_shown')]"
+        )
+    ]
+    # Newest first: the call without a vendor id is shown by the number it rang.
+    assert shown == ["+13035550143", "crm-417"]
+    assert "crm-417" in detail and "+13035550142" in detail

@@ -21,12 +21,11 @@ import urllib.parse
 
 import pytest
 from django.conf import settings
-from django.core.cache import cache
 from django.utils import timezone
 
-from calls.models import Call, CallAttempt, CallStatus, Leg
+from calls.models import Call, CallAttempt, CallStatus, Leg, SimulatedLeg
 from calls.routing import agents_available
-from calls.telephony.simulator import _RECORD, dials_of
+from calls.telephony.simulator import dials_of
 from config.celery import app
 from leads.models import Lead
 from tests.leads.factories import ParsingRuleFactory, VendorRegistrationFactory, adf
@@ -122,15 +121,35 @@ def assert_a_lead_is_never_rung_twice_at_once(call_ids):
             CallAttempt.objects.filter(call_id=call_id, leg=Leg.LEAD).order_by("pk")
         )
         for before, after in itertools.pairwise(legs):
-            record = cache.get(_RECORD.format(before.pk))
-            if record is None:
-                assert dials_of(before.pk) == 0  # never placed: nothing rang
-                continue
-            assert record["ends_at"] is not None, (call_id, before.pk)
-            assert after.dial_requested_at.timestamp() >= record["ends_at"], (
-                call_id,
-                before.pk,
-            )
+            record = SimulatedLeg.objects.filter(attempt_id=before.pk).first()
+            if record is None or not record.dials:
+                continue  # never placed: nothing rang
+            assert record.ends_at is not None, (call_id, before.pk)
+            assert after.dial_requested_at >= record.ends_at, (call_id, before.pk)
+
+
+def unsettled(call_ids):
+    """The calls not settled, each with its legs and the switch's record of each leg."""
+    calls = [
+        call
+        for call in Call.objects.filter(pk__in=call_ids)
+        if call.status not in FINAL
+        or call.ended_at is None
+        or call.attempts_log.filter(ended_at__isnull=True).exists()
+    ]
+    return [
+        (
+            {k: v for k, v in call.__dict__.items() if not k.startswith("_")},
+            [
+                (
+                    {k: v for k, v in leg.__dict__.items() if not k.startswith("_")},
+                    SimulatedLeg.objects.filter(attempt_id=leg.pk).values().first(),
+                )
+                for leg in call.attempts_log.all()
+            ],
+        )
+        for call in calls
+    ]
 
 
 def settle_after_fault(call_ids, process, fault, timeout=SETTLE_TIMEOUT):
@@ -138,12 +157,15 @@ def settle_after_fault(call_ids, process, fault, timeout=SETTLE_TIMEOUT):
     ended: ``make bench`` part 9 reports it (``FAULT_RECOVERY_LOG``). Only the generous
     deadline is asserted; a timing asserted here would fail at random on a busy machine."""
     ended = time.monotonic()
-    wait_for(
-        lambda: everything_settled(call_ids),
-        timeout=timeout,
-        what="every call to settle",
-        process=process,
-    )
+    try:
+        wait_for(
+            lambda: everything_settled(call_ids),
+            timeout=timeout,
+            what="every call to settle",
+            process=process,
+        )
+    except AssertionError as error:
+        raise AssertionError(f"{unsettled(call_ids)}\n{error}") from None
     seconds = time.monotonic() - ended
     if log := os.environ.get("FAULT_RECOVERY_LOG"):
         with open(log, "a") as out:
@@ -280,8 +302,9 @@ def test_a_publish_to_a_dead_broker_gives_up_within_its_connection_timeout():
     assert "event=call.dispatch_failed call_id=4242 " in result.stderr
 
 
-def post(port, form):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+def post(port, form, timeout=30):
+    """POST ``form`` to /api/nl on ``port``; returns the status and the body."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         body = urllib.parse.urlencode(form)
         conn.request(

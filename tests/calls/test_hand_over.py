@@ -10,8 +10,8 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from calls import services
-from calls.models import Call, CallAttempt, CallStatus, Leg
+from calls import services, workers
+from calls.models import Call, CallAttempt, CallStatus, Leg, WorkerBeat
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World
@@ -174,11 +174,18 @@ def test_the_sweep_sends_one_setup_per_call_and_another_only_once_it_was_lost(
     assert sent == [call.pk]
     now = timezone.now()
 
+    # Waiting long in a queue is not lost: no second setup feeds the backlog.
     assert services.calls_sweep(now=now + timedelta(seconds=20))["queued"] == 0
-    lost = now + services.SETUP_LOST_AFTER + timedelta(seconds=1)
-    assert services.calls_sweep(now=lost)["queued"] == 1
-    assert services.calls_sweep(now=lost)["queued"] == 0  # the new one is pending
-    assert sent == [call.pk, call.pk]
+    assert services.calls_sweep(now=now + timedelta(minutes=5))["queued"] == 0
+    # A worker holding the calls queue's tasks died: every pending setup is sent again, once.
+    WorkerBeat.objects.create(name="calls@dead", token="1", beat_at=now)
+    later = now + workers.LOST_AFTER + timedelta(seconds=1)
+    assert services.calls_sweep(now=later)["queued"] == 1
+    assert services.calls_sweep(now=later)["queued"] == 0  # the new one is pending
+    # Pending past PENDING_AT_MOST, lost without anyone seeing it: sent again.
+    much_later = later + services.PENDING_AT_MOST + timedelta(seconds=1)
+    assert services.calls_sweep(now=much_later)["queued"] == 1
+    assert sent == [call.pk, call.pk, call.pk]
 
 
 def test_the_lead_legs_of_a_busy_account_are_dialed_in_the_order_received(

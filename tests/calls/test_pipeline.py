@@ -15,6 +15,8 @@ from calls.models import (
     Leg,
     NoAgentPolicy,
     RingMode,
+    SimulatedLeg,
+    WorkerBeat,
 )
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory, TeamFactory
@@ -376,7 +378,10 @@ def test_a_final_status_never_changes(world, account):
 def test_sweep_redispatches_due_calls_and_redials_lost_dials(world, account):
     agent(account, phone="+13035550140")
     stuck = queue(world, account)
-    world.queue.clear()  # the broker lost the dispatch
+    world.queue.clear()  # the broker lost the dispatch: it came back as a new server
+    WorkerBeat.objects.create(
+        name="broker", token="an earlier run", beat_at=timezone.now()
+    )
     later = timezone.now() + timedelta(minutes=5)
 
     counts = services.calls_sweep(now=later)
@@ -412,7 +417,8 @@ def test_sweep_times_out_legs_the_provider_went_silent_on(world, account):
     agent(account, phone="+13035550141")
     call = queue(world, account)
     world.step()
-    world.queue.clear()  # every provider callback lost
+    world.queue.clear()  # every provider callback lost,
+    SimulatedLeg.objects.all().delete()  # and the switch has no record to tell
 
     counts = services.calls_sweep(now=timezone.now() + timedelta(minutes=5))
 

@@ -6,9 +6,15 @@ import pytest
 from django.utils import timezone
 
 from accounts.services import api_credential_revoke, api_key_rotate
-from calls.models import Call, CallOrigin, CallStatus
-from tests.accounts.factories import AccountFactory, issue_credential
+from calls.models import AttemptOutcome, Call, CallAttempt, CallOrigin, CallStatus, Leg
+from tests.accounts.factories import (
+    AccountFactory,
+    issue_credential,
+    issue_scored_data_key,
+)
+from tests.calls.harness import World
 from tests.users.factories import UserFactory
+from tests.users.factories import agent as scheduled_agent
 
 pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.clicktocall.urls")]
 
@@ -379,34 +385,47 @@ def test_scope_is_checked_before_the_other_members(api_client, tenant, other_ten
 # --- the agent --------------------------------------------------------------------------------
 
 
-def test_a_user_of_another_account_of_the_organization_is_invalid(api_client, tenant):
+def test_a_user_of_another_account_of_the_organization_is_not_this_accounts_agent(
+    api_client, tenant
+):
     elsewhere = agent(tenant.other_account, code="0007", phone_number="+13035557777")
 
-    by_id = post(api_client, tenant, body(tenant, user_id=str(elsewhere.pk)))
-    by_code = post(api_client, tenant, body(tenant, user_id="7"))
+    invalid(
+        post(api_client, tenant, body(tenant, user_id=str(elsewhere.pk))),
+        {"user_id": ["The selected user id is invalid."]},
+    )
+    invalid(
+        post(api_client, tenant, body(tenant, user_id="7")),
+        {"user_id": ["The selected user id is invalid."]},
+    )
+    # Their phone number is only a number here: rung as an agent who is not a user.
     by_phone = post(
         api_client, tenant, body(tenant, user_phone_number=elsewhere.phone_number)
     )
 
-    invalid(by_id, {"user_id": ["The selected user id is invalid."]})
-    invalid(by_code, {"user_id": ["The selected user id is invalid."]})
-    invalid(
-        by_phone, {"user_phone_number": ["The selected user phone number is invalid."]}
-    )
+    call = initiated(by_phone)
+    assert call.requested_agent is None
+    assert (call.vendor_agent_id, call.agent_number) == ("", "+13035557777")
 
 
-def test_a_user_of_another_tenant_is_invalid(api_client, tenant, other_tenant):
+def test_a_user_of_another_tenant_is_not_this_accounts_agent(
+    api_client, tenant, other_tenant
+):
     theirs = agent(other_tenant.account, code="0005", phone_number="+13035555555")
 
-    by_id = post(api_client, tenant, body(tenant, user_id=str(theirs.pk)))
-    by_code = post(api_client, tenant, body(tenant, user_id="0005"))
+    invalid(
+        post(api_client, tenant, body(tenant, user_id=str(theirs.pk))),
+        {"user_id": ["The selected user id is invalid."]},
+    )
+    invalid(
+        post(api_client, tenant, body(tenant, user_id="0005")),
+        {"user_id": ["The selected user id is invalid."]},
+    )
     by_phone = post(api_client, tenant, body(tenant, user_phone_number="3035555555"))
 
-    invalid(by_id, {"user_id": ["The selected user id is invalid."]})
-    invalid(by_code, {"user_id": ["The selected user id is invalid."]})
-    invalid(
-        by_phone, {"user_phone_number": ["The selected user phone number is invalid."]}
-    )
+    call = initiated(by_phone)
+    assert call.requested_agent is None
+    assert (call.vendor_agent_id, call.agent_number) == ("", "+13035555555")
 
 
 def test_a_code_of_another_organization_does_not_match_even_for_a_shared_user(
@@ -695,3 +714,128 @@ def test_two_tenants_with_the_same_codes_each_reach_only_their_own_agent(
         calls[yours.json()["callId"]].requested_agent,
         calls[yours.json()["callId"]].account,
     ) == (theirs, other_tenant.account)
+
+
+# --- an agent of the vendor's system -----------------------------------------------------------
+
+
+@pytest.fixture
+def world(monkeypatch, django_capture_on_commit_callbacks):
+    """The call pipeline on the simulator, in virtual time (tests/calls/harness.py)."""
+    return World(monkeypatch, django_capture_on_commit_callbacks)
+
+
+def post_and_run(world, api_client, tenant, data):
+    """POST the request, then play its call to its end; returns the call."""
+    with world.capture(execute=True):
+        response = post(api_client, tenant, data)
+    call = initiated(response)
+    world.run()
+    call.refresh_from_db()
+    return call
+
+
+def agent_legs(call):
+    return [
+        (leg.agent, leg.number, leg.outcome)
+        for leg in CallAttempt.objects.filter(call=call, leg=Leg.AGENT).order_by("id")
+    ]
+
+
+def record(api_client, tenant, call, **params):
+    key = issue_scored_data_key(tenant.account)
+    return api_client.get(
+        "/api/scoreddata", {"apikey": key, "callId": call.pk, **params}
+    )
+
+
+def test_a_vendor_agent_id_with_a_phone_number_rings_that_phone_and_is_the_records_agent(
+    world, api_client, tenant
+):
+    # A user of the account on duty: never offered a call meant for the vendor's agent.
+    scheduled_agent(tenant.account, phone="+13035550140")
+
+    call = post_and_run(
+        world,
+        api_client,
+        tenant,
+        body(tenant, user_id="crm-417", user_phone_number="(303) 555-0142"),
+    )
+
+    assert (call.vendor_agent_id, call.agent_number) == ("crm-417", "+13035550142")
+    assert call.requested_agent is None and call.agent is None
+    assert call.status == CallStatus.ANSWER
+    assert agent_legs(call) == [(None, "+13035550142", AttemptOutcome.ACCEPTED)]
+    json_record = record(api_client, tenant, call)
+    assert json_record.status_code == 200
+    assert (json_record.json()["agent"], json_record.json()["status"]) == (
+        "crm-417",
+        "ANSWER",
+    )
+    xml_record = record(api_client, tenant, call, returnType="xml").content.decode()
+    assert "<agent>crm-417</agent>" in xml_record
+
+
+@pytest.mark.parametrize("user_phone_number", ["303-555-0143", "+13035550143"])
+def test_a_phone_number_alone_that_is_no_users_is_rung_and_shown_as_the_agent(
+    world, api_client, tenant, user_phone_number
+):
+    agent(tenant.account, phone_number="+13035559876")
+
+    call = post_and_run(
+        world, api_client, tenant, body(tenant, user_phone_number=user_phone_number)
+    )
+
+    assert (call.vendor_agent_id, call.agent_number) == ("", "+13035550143")
+    assert call.requested_agent is None
+    assert call.status == CallStatus.ANSWER
+    assert agent_legs(call) == [(None, "+13035550143", AttemptOutcome.ACCEPTED)]
+    assert record(api_client, tenant, call).json()["agent"] == "+13035550143"
+
+
+def test_a_phone_number_alone_that_is_a_users_makes_that_user_the_agent(
+    world, api_client, tenant
+):
+    user = scheduled_agent(
+        tenant.account, phone="+13035550144", first_name="Lee", last_name="Park"
+    )
+
+    call = post_and_run(
+        world, api_client, tenant, body(tenant, user_phone_number="(303) 555-0144")
+    )
+
+    assert call.requested_agent == call.agent == user
+    assert (call.vendor_agent_id, call.agent_number) == ("", "")
+    assert agent_legs(call) == [(user, "+13035550144", AttemptOutcome.ACCEPTED)]
+    assert record(api_client, tenant, call).json()["agent"] == "Lee Park"
+
+
+def test_a_vendor_agent_id_with_the_phone_of_a_user_makes_that_user_the_agent(
+    api_client, tenant
+):
+    user = agent(tenant.account, phone_number="+13035550145")
+
+    response = post(
+        api_client,
+        tenant,
+        body(tenant, user_id="crm-9", user_phone_number="+13035550145"),
+    )
+
+    call = initiated(response)
+    assert call.requested_agent == user
+    assert (call.vendor_agent_id, call.agent_number) == ("crm-9", "")
+
+
+@pytest.mark.parametrize("user_id", ["crm-417", "4242424242"])
+def test_a_user_id_that_names_no_user_needs_a_phone_number(api_client, tenant, user_id):
+    response = post(api_client, tenant, body(tenant, user_id=user_id))
+
+    invalid(response, {"user_id": ["The selected user id is invalid."]})
+
+
+def test_a_vendor_agents_phone_number_must_be_a_phone_number(api_client, tenant):
+    response = post(
+        api_client, tenant, body(tenant, user_id="crm-417", user_phone_number="12")
+    )
+
+    invalid(response, {"user_phone_number": [BAD_PHONE.format("user phone number")]})

@@ -1,4 +1,5 @@
 import html
+import json
 from datetime import UTC, datetime, timedelta
 
 import lxml.html
@@ -752,7 +753,6 @@ def test_tester_says_when_the_lead_has_no_phone(admin_client, north):
             '<?xml version="1.0"?><!DOCTYPE adf [<!ENTITY x SYSTEM "file:///etc/passwd">]><adf>&x;</adf>',
             "The document declares a DTD, entities or an external reference; these are refused.",
         ),
-        ("<order><id>1</id></order>", "The document is not an ADF lead."),
     ],
 )
 def test_tester_shows_the_parsers_error_for_malformed_or_hostile_documents(
@@ -764,6 +764,26 @@ def test_tester_shows_the_parsers_error_for_malformed_or_hostile_documents(
     assert (trial.error, trial.answer_status, trial.prospects) == (message, 400, [])
     assert html.escape(message) in response.content.decode()
     assert "root:" not in response.content.decode()
+    assert not Lead.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ("<order><id>1</id></order>", "The document is not an ADF lead."),
+        ("<adf><vendor/></adf>", "The document holds no prospect."),
+    ],
+)
+def test_tester_answers_a_document_that_is_not_adf_with_the_422_intake_gives(
+    admin_client, north, document, message
+):
+    response = run_tester(admin_client, document, organization=north.organization)
+
+    trial = response.context["trial"]
+    assert (trial.error, trial.answer_status, trial.prospects) == (message, 422, [])
+    assert json.loads(trial.answer_body) == {
+        "reason": "The document is not an ADF lead: no adf/prospect element."
+    }
     assert not Lead.objects.exists()
 
 

@@ -45,6 +45,8 @@ NO_VENDOR = "No active account found!"
 NO_RULE = "No parsing rule was found on the account for this lead."
 DO_NOT_PROCESS = "Lead was successfully parsed as a Do Not Process lead."
 NO_PROSPECT_ID = "The lead has no prospect id."
+NOT_ADF = "The document is not an ADF lead: no adf/prospect element."
+TOO_LARGE = "The request body is larger than 1 MiB."
 
 WHISPER = "Sales lead. New 2025 Toyota Camry. Call after 5."
 CALL_NOTES = "\n".join(
@@ -75,6 +77,11 @@ def document(**overrides):
 def post_lead(tenant, xml, **fields):
     """Post a lead the documented way: xml, apiuser and apikey as multipart form fields."""
     return APIClient().post(URL, {"xml": xml, **tenant.headers, **fields})
+
+
+def post_raw(tenant, body, content_type="application/xml"):
+    """Post the document as the request body, apiuser and apikey as headers."""
+    return tenant.client().post(URL, body, content_type=content_type)
 
 
 def accepted(lead_id, message=SUCCESS):
@@ -694,8 +701,8 @@ def test_urlencoded_body_over_one_mib_is_refused_with_413(intake):
     [
         "<adf><prospect><id>1</id></prospect>",
         "this is not xml",
-        "<adf></adf>",
-        "<html><body>lead</body></html>",
+        "<adf><prospect></adf>",
+        "<html><body>lead</html>",
         '{"prospect": {"id": 1}}',
     ],
 )
@@ -739,29 +746,36 @@ EXTERNAL_DTD = """<?xml version="1.0"?>
 <adf><prospect><id>P-1</id><vendor><id>DLR-42</id></vendor></prospect></adf>"""
 
 
-@pytest.mark.parametrize(
-    "xml",
-    [BILLION_LAUGHS, XXE, EXTERNAL_DTD],
-    ids=["billion-laughs", "xxe", "external-dtd"],
-)
-def test_hostile_document_is_refused_and_stored_as_malformed(intake, xml, monkeypatch):
-    # Refused by the DOCTYPE check, before lxml reads a byte: no entity is expanded.
+@pytest.fixture
+def handed_to_lxml(monkeypatch):
+    """Every document the parser hands to lxml (a hostile one must never be)."""
     from lxml import etree
 
     from leads import adf as adf_module
 
-    handed_to_lxml = []
+    handed: list[bytes | str] = []
 
     class Lxml:
         def __getattr__(self, name):
             return getattr(etree, name)
 
         def fromstring(self, body, parser=None):
-            handed_to_lxml.append(body)
+            handed.append(body)
             return etree.fromstring(body, parser)
 
     monkeypatch.setattr(adf_module, "etree", Lxml())
+    return handed
 
+
+@pytest.mark.parametrize(
+    "xml",
+    [BILLION_LAUGHS, XXE, EXTERNAL_DTD],
+    ids=["billion-laughs", "xxe", "external-dtd"],
+)
+def test_hostile_document_is_refused_and_stored_as_malformed(
+    intake, xml, handed_to_lxml
+):
+    # Refused by the DOCTYPE check, before lxml reads a byte: no entity is expanded.
     response = post_lead(intake, xml)
 
     assert handed_to_lxml == []
@@ -779,6 +793,19 @@ def test_hostile_document_is_refused_and_stored_as_malformed(intake, xml, monkey
 # --- stored first -----------------------------------------------------------------------------
 
 
+def dnp_then_sales(account):
+    """The account registered for VENDOR_ID, with a Do Not Process rule for provider DNP
+    first and a rule for sales leads after it."""
+    VendorRegistrationFactory(account=account, vendor_id=VENDOR_ID)
+    rule_with(
+        account,
+        ("provider/name", Operator.EQUALS, "DNP"),
+        priority=1,
+        action=RuleAction.DO_NOT_PROCESS,
+    )
+    rule_with(account, ("prospect/requesttype", Operator.EQUALS, "sales"), priority=2)
+
+
 @pytest.mark.parametrize(
     ("xml", "status", "outcome"),
     [
@@ -794,16 +821,7 @@ def test_hostile_document_is_refused_and_stored_as_malformed(intake, xml, monkey
 def test_every_authenticated_lead_is_stored_with_its_raw_xml(
     tenant, xml, status, outcome
 ):
-    VendorRegistrationFactory(account=tenant.account, vendor_id=VENDOR_ID)
-    rule_with(
-        tenant.account,
-        ("provider/name", Operator.EQUALS, "DNP"),
-        priority=1,
-        action=RuleAction.DO_NOT_PROCESS,
-    )
-    rule_with(
-        tenant.account, ("prospect/requesttype", Operator.EQUALS, "sales"), priority=2
-    )
+    dnp_then_sales(tenant.account)
 
     response = post_lead(tenant, xml)
 
@@ -1459,3 +1477,518 @@ def test_a_document_with_too_many_prospects_is_refused_and_stored_as_malformed(i
     assert lead.outcome == Outcome.MALFORMED
     assert lead.reason == "The document holds more than 50 prospects."
     assert not Call.objects.exists()
+
+
+# --- well-formed, but not ADF ------------------------------------------------------------------
+
+NOT_ADF_DOCUMENTS = {
+    "empty-adf": ("<adf></adf>", "The document holds no prospect."),
+    "self-closed-adf": (
+        '<?xml version="1.0"?>\n<adf/>',
+        "The document holds no prospect.",
+    ),
+    "adf-without-prospect": (
+        "<adf><vendor><id>DLR-42</id></vendor></adf>",
+        "The document holds no prospect.",
+    ),
+    "html": ("<html><body>lead</body></html>", "The document is not an ADF lead."),
+    "other-root": (
+        '<?xml version="1.0"?><order><prospect><id>P-1</id></prospect></order>',
+        "The document is not an ADF lead.",
+    ),
+}
+
+
+@pytest.mark.parametrize("path", ["form", "body"])
+@pytest.mark.parametrize("name", list(NOT_ADF_DOCUMENTS))
+def test_well_formed_document_that_is_not_adf_is_stored_and_answered_422(
+    intake, path, name, django_capture_on_commit_callbacks
+):
+    xml, detail = NOT_ADF_DOCUMENTS[name]
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = post_lead(intake, xml) if path == "form" else post_raw(intake, xml)
+
+    assert response.status_code == 422
+    assert response.json() == reason(NOT_ADF)
+    lead = only_lead()
+    assert lead.outcome == Outcome.NOT_ADF
+    assert lead.raw_xml == xml
+    assert lead.reason == detail
+    assert (lead.response_status, lead.response_body) == (422, reason(NOT_ADF))
+    assert lead.credential == intake.credential
+    assert lead.account is None
+    assert lead.parsed is None
+    assert not Call.objects.exists()
+    assert callbacks == []
+
+
+def test_not_adf_lead_is_not_remembered_as_processed(intake):
+    post_raw(intake, "<adf/>")
+
+    again = post_raw(intake, "<adf/>")
+
+    assert again.json() == reason(NOT_ADF)
+    assert [lead.outcome for lead in Lead.objects.all()] == [Outcome.NOT_ADF] * 2
+    assert Lead.objects.filter(dedupe_key__isnull=False).count() == 0
+
+
+def test_not_adf_lead_is_reported_to_webhooks_as_refused_with_its_reason(
+    intake, settings, django_capture_on_commit_callbacks
+):
+    import json
+
+    from webhooks.models import WebhookEvent
+    from webhooks.services import webhook_endpoint_create
+
+    settings.WEBHOOK_ALLOWED_ADDRESSES = ["127.0.0.1"]
+    webhook_endpoint_create(
+        organization=intake.organization, url="https://127.0.0.1:9/hook"
+    )
+
+    with django_capture_on_commit_callbacks():  # not run: nothing is delivered
+        post_raw(intake, "<adf/>")
+
+    event = WebhookEvent.objects.get()
+    body = json.loads(event.body)
+    assert (event.type, body["reason"], body["message"]) == (
+        "lead_refused",
+        "not_adf",
+        NOT_ADF,
+    )
+    assert body["lead_id"] == only_lead().pk
+
+
+# --- the document as the request body ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/xml",
+        "text/xml",
+        "application/xml; charset=utf-8",
+        "text/xml; charset=UTF-8",
+    ],
+)
+def test_document_as_the_body_is_accepted(
+    intake, content_type, django_capture_on_commit_callbacks
+):
+    xml = document(extra_customer="<whisper>Call after 5</whisper>")
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = post_raw(intake, xml.encode(), content_type)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    lead = only_lead()
+    assert response.json() == accepted(lead.pk)
+    assert len(callbacks) == 1
+    assert lead.outcome == Outcome.ACCEPTED
+    assert lead.raw_xml == xml
+    assert lead.credential == intake.credential
+    assert lead.account == intake.account
+    assert (lead.prospect_id, lead.prospect_source) == ("P-1", "CRM")
+    assert lead.whisper == WHISPER
+    assert lead.call_notes == CALL_NOTES
+    call = Call.objects.get()
+    assert lead.call == call
+    assert (call.first_name, call.last_name, call.phone) == (
+        "Maria",
+        "Lopez",
+        "+13035550123",
+    )
+
+
+@pytest.mark.parametrize(
+    ("xml", "status", "outcome"),
+    [
+        (document(), 200, Outcome.ACCEPTED),
+        (document(phone=""), 200, Outcome.NO_PHONE),
+        (document(vendor_id="DLR-0"), 422, Outcome.NO_VENDOR),
+        (document(request_type="service"), 422, Outcome.NO_RULE),
+        (document(provider_name="DNP"), 200, Outcome.DO_NOT_PROCESS),
+        (document(prospect_id=""), 422, Outcome.NO_PROSPECT_ID),
+        ("<adf><prospect>", 400, Outcome.MALFORMED),
+        ("<adf><lead/></adf>", 422, Outcome.NOT_ADF),
+        (adf_many(document(prospect_id="P-1"), document(prospect_id="P-2")), 200, None),
+    ],
+    ids=[
+        "accepted",
+        "no-phone",
+        "no-vendor",
+        "no-rule",
+        "do-not-process",
+        "no-prospect-id",
+        "malformed",
+        "not-adf",
+        "two-prospects",
+    ],
+)
+def test_document_as_the_body_is_answered_and_stored_like_the_form_field(
+    tenant, other_tenant, xml, status, outcome
+):
+    """The same document, posted the form way by one tenant and as the body by another,
+    set up alike: the same answer (but for the lead ids) and the same leads stored."""
+    for each in (tenant, other_tenant):
+        dnp_then_sales(each.account)
+
+    form = post_lead(tenant, xml)
+    body = post_raw(other_tenant, xml.encode())
+
+    def stored(each):
+        leads = Lead.objects.filter(credential=each.credential).order_by("pk")
+        ids = {lead.pk: f"lead{n}" for n, lead in enumerate(leads)}
+        rows = [
+            (lead.outcome, lead.raw_xml, lead.reason, lead.response_status)
+            for lead in leads
+        ]
+        return ids, rows
+
+    (form_ids, form_leads), (body_ids, body_leads) = (
+        stored(tenant),
+        stored(other_tenant),
+    )
+
+    def answer(response, ids):
+        answered = response.json()
+        if "leadId" in answered:
+            answered["leadId"] = ids[answered["leadId"]]
+        if "leadIds" in answered:
+            answered["leadIds"] = [ids[n] for n in answered["leadIds"]]
+        return answered
+
+    assert (body.status_code, form.status_code) == (status, status)
+    assert answer(body, body_ids) == answer(form, form_ids)
+    assert body_leads == form_leads
+    assert all(raw_xml == xml for _, raw_xml, _, _ in body_leads)
+    if outcome is not None:
+        assert [row[0] for row in body_leads] == [outcome]
+    assert Call.objects.filter(account=other_tenant.account).count() == (
+        Call.objects.filter(account=tenant.account).count()
+    )
+
+
+def test_document_as_the_body_sent_again_is_a_duplicate(
+    intake, django_capture_on_commit_callbacks
+):
+    xml = document().encode()
+    first = post_raw(intake, xml)
+    first_lead = only_lead()
+
+    with django_capture_on_commit_callbacks() as callbacks:
+        again = post_raw(intake, xml, "text/xml")
+        form = post_lead(intake, xml.decode())
+
+    assert first.json() == accepted(first_lead.pk)
+    assert again.status_code == form.status_code == 200
+    assert again.json() == form.json() == {**accepted(first_lead.pk), "duplicate": True}
+    assert callbacks == []
+    assert Call.objects.count() == 1
+    assert [lead.outcome for lead in Lead.objects.exclude(pk=first_lead.pk)] == [
+        Outcome.DUPLICATE,
+        Outcome.DUPLICATE,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({}, USER_BLANK),
+        ({"HTTP_APIUSER": "  "}, USER_BLANK),
+        ({"HTTP_APIKEY": "KEY"}, USER_BLANK),
+        ({"HTTP_APIUSER": "USER"}, KEY_BLANK),
+        ({"HTTP_APIUSER": "USER", "HTTP_APIKEY": ""}, KEY_BLANK),
+        ({"HTTP_APIUSER": "USER", "HTTP_APIKEY": "nope"}, NO_ACCOUNT),
+        ({"HTTP_APIUSER": "nobody", "HTTP_APIKEY": "KEY"}, NO_ACCOUNT),
+    ],
+)
+@pytest.mark.parametrize("blank_body", [False, True])
+def test_document_as_the_body_needs_the_credentials_as_headers(
+    intake, headers, expected, blank_body
+):
+    """Credentials are checked first, in the documented order, whatever the body holds."""
+    real = {"USER": intake.credential.api_user, "KEY": intake.key}
+    client = APIClient()
+    client.credentials(**{name: real.get(v, v) for name, v in headers.items()})
+
+    response = client.post(
+        URL, " \n" if blank_body else document(), content_type="application/xml"
+    )
+
+    assert response.status_code == 403
+    assert response.json() == reason(expected)
+    assert not Lead.objects.exists()
+
+
+def test_credentials_in_the_query_string_do_not_count_for_a_body_document(intake):
+    query = urllib.parse.urlencode(intake.headers)
+
+    response = APIClient().post(
+        f"{URL}?{query}", document(), content_type="application/xml"
+    )
+
+    assert response.status_code == 403
+    assert response.json() == reason(USER_BLANK)
+    assert not Lead.objects.exists()
+
+
+@pytest.mark.parametrize("body", ["", " ", "\r\n\t  \n"])
+@pytest.mark.parametrize("content_type", ["application/xml", "text/xml"])
+def test_blank_body_is_refused_as_blank_xml(intake, body, content_type):
+    response = post_raw(intake, body, content_type)
+
+    assert response.status_code == 403
+    assert response.json() == reason(XML_BLANK)
+    assert not Lead.objects.exists()
+
+
+def test_blank_body_with_wrong_credentials_is_refused_for_the_credentials(intake):
+    client = APIClient()
+    client.credentials(HTTP_APIUSER=intake.credential.api_user, HTTP_APIKEY="nope")
+
+    response = client.post(URL, "\n", content_type="text/xml")
+
+    assert response.status_code == 403
+    assert response.json() == reason(NO_ACCOUNT)
+
+
+CP1252_LEAD = """<?xml version="1.0" encoding="{encoding}"?>
+<adf><prospect>
+  <id source="CRM">W-1</id><requesttype>sales</requesttype>
+  <customer><contact><name part="first">Zoë</name><name part="last">Müller</name>
+    <phone>303-555-0123</phone></contact>
+    <comments>“Best price” for the Škoda? Budget 20 000 €</comments></customer>
+  <vendor><id>DLR-42</id><vendorname>Front Range Toyota</vendorname></vendor>
+</prospect></adf>"""
+
+
+@pytest.mark.parametrize("encoding", ["windows-1252", "cp1252", "ISO-8859-1"])
+def test_body_in_the_declared_windows_1252_encoding_is_read_and_stored_as_text(
+    intake, encoding
+):
+    """Senders label Windows-1252 as Latin-1; the euro sign and curly quotes say which."""
+    xml = CP1252_LEAD.format(encoding=encoding)
+    body = xml.encode("cp1252")
+    assert "€".encode() not in body
+
+    response = post_raw(intake, body, "text/xml; charset=ISO-8859-1")
+
+    assert response.status_code == 200
+    lead = only_lead()
+    assert response.json() == accepted(lead.pk)
+    assert lead.raw_xml == xml
+    assert lead.parsed["customer"]["comments"] == (
+        "“Best price” for the Škoda? Budget 20 000 €"
+    )
+    call = lead.call
+    assert (call.first_name, call.last_name) == ("Zoë", "Müller")
+    assert "“Best price” for the Škoda? Budget 20 000 €" in call.call_notes
+
+
+@pytest.mark.parametrize(
+    ("codec", "bom"),
+    [
+        ("utf-8", b"\xef\xbb\xbf"),
+        ("utf-16-le", b"\xff\xfe"),
+        ("utf-16-be", b"\xfe\xff"),
+    ],
+)
+def test_body_with_a_byte_order_mark_is_read_and_stored_without_it(intake, codec, bom):
+    xml = CP1252_LEAD.format(encoding="UTF-8" if codec == "utf-8" else "UTF-16")
+
+    response = post_raw(intake, bom + xml.encode(codec))
+
+    assert response.status_code == 200
+    lead = only_lead()
+    assert response.json() == accepted(lead.pk)
+    assert lead.raw_xml == xml
+    assert lead.call.first_name == "Zoë"
+
+
+def test_body_in_iso_8859_15_is_read_in_it(intake):
+    xml = CP1252_LEAD.format(encoding="ISO-8859-15").replace("“", '"').replace("”", '"')
+
+    response = post_raw(intake, xml.encode("iso8859-15"))
+
+    assert response.status_code == 200
+    assert only_lead().raw_xml == xml
+    assert only_lead().parsed["customer"]["comments"].endswith("Budget 20 000 €")
+
+
+def test_xml_file_part_in_windows_1252_is_read_in_its_declared_encoding(intake):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    xml = CP1252_LEAD.format(encoding="windows-1252")
+    upload = SimpleUploadedFile("lead.xml", xml.encode("cp1252"), "text/xml")
+
+    response = APIClient().post(URL, {"xml": upload, **intake.headers})
+
+    assert response.status_code == 200
+    lead = only_lead()
+    assert lead.raw_xml == xml
+    assert (lead.call.first_name, lead.call.last_name) == ("Zoë", "Müller")
+
+
+@pytest.mark.parametrize(
+    ("body", "stored"),
+    [
+        (
+            b"<adf><prospect><id>1</id></prospect>",
+            "<adf><prospect><id>1</id></prospect>",
+        ),
+        (b"this is not xml", "this is not xml"),
+        (b'{"prospect": {"id": 1}}', '{"prospect": {"id": 1}}'),
+        (
+            b'<?xml version="1.0" encoding="no-such-encoding"?><adf/>',
+            '<?xml version="1.0" encoding="no-such-encoding"?><adf/>',
+        ),
+        (
+            b'<?xml version="1.0" encoding="base64"?><adf/>',
+            '<?xml version="1.0" encoding="base64"?><adf/>',
+        ),
+        # Latin-1 bytes in a document that declares UTF-8: stored with the byte escaped.
+        (
+            document(prospect_id="Zoë").encode("latin-1"),
+            document(prospect_id="Zo\\xeb"),
+        ),
+        (document().replace("Blue please", "Blue\x00please").encode(), None),
+    ],
+    ids=[
+        "unclosed",
+        "text",
+        "json",
+        "unknown-encoding",
+        "not-a-text-encoding",
+        "undeclared-latin-1",
+        "nul",
+    ],
+)
+def test_malformed_body_is_stored_and_answered_400(intake, body, stored):
+    response = post_raw(intake, body)
+
+    assert response.status_code == 400
+    assert response.json() == reason(MALFORMED)
+    lead = only_lead()
+    assert lead.outcome == Outcome.MALFORMED
+    assert lead.response_status == 400
+    if stored is not None:
+        assert lead.raw_xml == stored
+    assert lead.reason != ""
+    assert not Call.objects.exists()
+
+
+UTF16_XXE = ('<?xml version="1.0" encoding="UTF-16"?>' + XXE.split("?>", 1)[1]).encode(
+    "utf-16"
+)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        BILLION_LAUGHS.encode(),
+        XXE.encode(),
+        EXTERNAL_DTD.encode(),
+        UTF16_XXE,
+        b"\xef\xbb\xbf" + XXE.encode(),
+        XXE.replace('version="1.0"', 'version="1.0" encoding="ISO-8859-1"').encode(),
+    ],
+    ids=[
+        "billion-laughs",
+        "xxe",
+        "external-dtd",
+        "xxe-in-utf16",
+        "xxe-after-bom",
+        "xxe-in-latin-1",
+    ],
+)
+def test_hostile_body_is_refused_before_lxml_and_stored(intake, body, handed_to_lxml):
+    response = post_raw(intake, body)
+
+    assert handed_to_lxml == []
+    assert response.status_code == 400
+    assert response.json() == reason(MALFORMED)
+    assert b"root:" not in response.content
+    lead = only_lead()
+    assert lead.outcome == Outcome.MALFORMED
+    assert "<!DOCTYPE" in lead.raw_xml
+    assert "root:" not in lead.reason + lead.raw_xml
+    assert lead.parsed is None
+    assert not Call.objects.exists()
+
+
+def test_deeply_nested_body_is_refused_without_a_500(intake):
+    body = b"<adf>" + b"<a>" * 100_000 + b"</a>" * 100_000 + b"</adf>"
+
+    response = post_raw(intake, body)
+
+    assert response.status_code == 400
+    assert response.json() == reason(MALFORMED)
+    assert only_lead().outcome == Outcome.MALFORMED
+
+
+@pytest.mark.parametrize("content_type", ["application/xml", "text/xml"])
+def test_body_over_one_mib_is_refused_with_413_before_it_is_read(intake, content_type):
+    padding = "x" * (1024 * 1024)
+    body = document(extra_customer=f"<whisper>{padding}</whisper>").encode()
+
+    response = post_raw(intake, body, content_type)
+
+    assert response.status_code == 413
+    assert response.json() == reason(TOO_LARGE)
+    assert not Lead.objects.exists()
+    assert not Call.objects.exists()
+
+
+def test_body_of_exactly_one_mib_is_read(intake):
+    xml = document(extra_customer="<whisper></whisper>")
+    padding = 1024 * 1024 - len(xml.encode())
+    body = xml.replace("<whisper>", "<whisper>" + "x" * padding).encode()
+    assert len(body) == 1024 * 1024
+
+    response = post_raw(intake, body)
+
+    assert response.status_code == 200
+    assert response.json() == accepted(only_lead().pk)
+
+
+def test_xml_body_parser_refuses_a_stream_longer_than_the_limit(settings):
+    """A body whose length was not declared (so the size middleware could not see it) is
+    still read no further than the limit."""
+    import io
+
+    from config.api import PayloadTooLarge
+    from leads.apis import XmlBodyParser
+
+    settings.API_MAX_BODY_BYTES = 10
+    parser = XmlBodyParser()
+
+    assert parser.parse(io.BytesIO(b"<adf/>")) == {"xml": b"<adf/>"}
+    with pytest.raises(PayloadTooLarge):
+        parser.parse(io.BytesIO(b"<adf>" + b" " * 10 + b"</adf>"))
+
+
+@pytest.mark.parametrize(
+    "content_type", ["text/plain", "application/json", "application/octet-stream"]
+)
+def test_document_in_another_content_type_is_refused_with_415(intake, content_type):
+    response = post_raw(intake, document(), content_type)
+
+    assert response.status_code == 415
+    assert response.json() == reason(f'Unsupported content type "{content_type}".')
+    assert not Lead.objects.exists()
+
+
+def test_the_schema_offers_the_document_as_an_xml_body(client):
+    schema = client.get("/api/schema/?format=json").json()
+
+    body = schema["paths"]["/api/nl"]["post"]["requestBody"]
+
+    assert body["required"] is True
+    assert list(body["content"]) == [
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+        "application/xml",
+        "text/xml",
+    ]
+    assert body["content"]["text/xml"]["schema"]["type"] == "string"

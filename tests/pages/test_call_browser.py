@@ -108,6 +108,47 @@ def test_a_bad_date_is_shown_as_an_error(manager, world):
     assert "Some filters are not valid" in response.content.decode()
 
 
+@pytest.mark.parametrize(
+    ("params", "refused", "shown"),
+    [
+        ({"date_to": "9999-12-31"}, ["date_to"], ["South", "Other", "Buyer"]),
+        (
+            {"date_from": "9999-12-31", "date_to": "9999-12-31"},
+            ["date_from", "date_to"],
+            ["South", "Other", "Buyer"],
+        ),
+        ({"date_from": "0001-01-01"}, ["date_from"], ["South", "Other", "Buyer"]),
+        ({"date_from": "1899-12-31", "q": "buyer"}, ["date_from"], ["Buyer"]),
+    ],
+)
+def test_a_date_at_the_end_of_the_calendar_is_a_filter_error(
+    manager, world, params, refused, shown
+):
+    response = manager.get(URL, params)
+    assert response.status_code == 200
+    assert response.context["filter"].errors == {
+        name: ["Enter a date between 1900-01-01 and 9998-12-31."] for name in refused
+    }
+    page = response.content.decode()
+    assert "Some filters are not valid" in page
+    for name in refused:  # beside its field, too
+        assert (
+            f'<p class="error" id="id_{name}-error">'
+            "Enter a date between 1900-01-01 and 9998-12-31.</p>"
+        ) in page
+    # The refused day is left out, not guessed at; the other filters still apply.
+    assert [call.last_name for call in response.context["calls"]] == shown
+
+
+def test_the_date_inputs_stop_at_the_days_the_service_accepts(manager, world):
+    page = manager.get(URL).content.decode()
+    for name in ("date_from", "date_to"):
+        assert (
+            f'<input type="date" name="{name}" min="1900-01-01" max="9998-12-31" '
+            f'id="id_{name}">' in page
+        )
+
+
 def test_columns_sort_both_ways_and_the_heading_links_keep_the_filters(world, manager):
     assert listed(manager, sort="lead") == ["Buyer", "Other", "South"]
     assert listed(manager, sort="-lead") == ["South", "Other", "Buyer"]
@@ -215,6 +256,26 @@ def test_the_export_of_several_accounts_writes_each_in_its_own_timezone(world, m
 def test_an_empty_export_is_a_header_only_and_a_bad_filter_is_a_400(world, manager):
     assert exported(manager, q="nobody") == []
     assert manager.get(reverse("call-export"), {"date_to": "soon"}).status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("params", "name"),
+    [
+        ({"date_to": "9999-12-31"}, "date_to"),
+        ({"date_from": "0001-01-01"}, "date_from"),
+    ],
+)
+def test_an_export_past_the_end_of_the_calendar_is_a_400_before_any_row(
+    world, manager, params, name
+):
+    response = manager.get(reverse("call-export"), params)
+    assert response.status_code == 400
+    assert not response.streaming
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    assert response.content.decode() == (
+        f"Some filters are not valid: * {name}\n"
+        "  * Enter a date between 1900-01-01 and 9998-12-31."
+    )
 
 
 @pytest.mark.parametrize("extra_calls", [0, 40])

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.db.models import QuerySet
 from django.urls import reverse
+from django.utils import timezone
 
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from scoring.figures import percentiles
@@ -153,6 +154,33 @@ def test_the_range_and_the_account_narrow_the_figures(world, calls, signed_in):
 def test_an_empty_range_shows_dashes_not_errors(world, signed_in):
     f = figures(signed_in(world.manager))
     assert (f.received, f.median, f.p90, f.answer_rate) == (0, None, None, None)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"date_to": "9999-12-31"},
+        {"date_from": "9999-12-31", "date_to": "9999-12-31"},
+        {"date_to": "0001-01-01"},
+        {"date_from": "0001-01-01", "date_to": "0001-01-07"},
+    ],
+)
+def test_a_date_at_the_end_of_the_calendar_is_a_form_error(world, signed_in, params):
+    """The refused days are shown as errors and left out: the last seven days are shown."""
+    response = signed_in(world.manager).get(reverse("dashboard"), params)
+    assert response.status_code == 200
+    form = response.context["form"]
+    refused = {name for name, value in params.items() if value[:4] in ("0001", "9999")}
+    assert form.errors == {
+        name: ["Enter a date between 1900-01-01 and 9998-12-31."] for name in refused
+    }
+    assert 'id="id_date_to-error">Enter a date between 1900-01-01 and 9998-12-31.<' in (
+        response.content.decode()
+    )
+    f = response.context["f"]
+    today = timezone.localdate()
+    assert (f.first, f.last) == (today - timedelta(days=6), today)
+    assert f.received == 2  # North's two calls of the last few hours
 
 
 def test_percentiles_interpolate_like_percentile_cont_on_any_database(

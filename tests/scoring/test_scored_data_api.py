@@ -541,6 +541,26 @@ def test_markup_and_control_characters_in_every_text_member_stay_well_formed(
             400,
             "The fromDate parameter must not be after toDate.",
         ),
+        (
+            {"KEY": 1, "fromDate": "2026-11-01", "toDate": "9999-12-31"},
+            400,
+            "The toDate parameter must be a date between 1900-01-01 and 9998-12-31.",
+        ),
+        (
+            {"KEY": 1, "fromDate": "0001-01-01", "toDate": "2026-11-02"},
+            400,
+            "The fromDate parameter must be a date between 1900-01-01 and 9998-12-31.",
+        ),
+        (
+            {"KEY": 1, "fromDate": "1899-12-31", "toDate": "9999-12-31"},
+            400,
+            "The fromDate parameter must be a date between 1900-01-01 and 9998-12-31.",
+        ),
+        (
+            {"KEY": 1, "fromDate": "9999-01-01", "toDate": "9999-01-01"},
+            400,
+            "The fromDate parameter must be a date between 1900-01-01 and 9998-12-31.",
+        ),
     ],
 )
 def test_every_error_in_the_format_asked_for(
@@ -638,6 +658,33 @@ def test_the_range_follows_daylight_saving_changes(client, key, account):
         ("2026-11-01", "00:30:00"),
         ("2026-11-01", "23:30:00"),
     ]
+
+
+@pytest.mark.parametrize(
+    "zone", ["Pacific/Kiritimati", "Etc/GMT+12", "Asia/Manila", "America/Denver"]
+)
+def test_the_widest_range_accepted_answers_in_any_timezone(client, zone):
+    """1900-01-01 to 9998-12-31 stays inside the calendar at both ends, whether the account
+    is 14 hours ahead of UTC, 12 behind, or was on a local mean time in 1900."""
+    account = AccountFactory(timezone=zone)
+    call = CallFactory(account=account)
+    key = issue_scored_data_key(account)
+    import json
+
+    for return_type in ("json", "xml"):
+        response = get(
+            client,
+            apikey=key,
+            fromDate="1900-01-01",
+            toDate="9998-12-31",
+            returnType=return_type,
+        )
+        assert response.status_code == 200
+        body = b"".join(response.streaming_content)
+        if return_type == "json":
+            assert [record["id"] for record in json.loads(body)] == [str(call.pk)]
+        else:
+            assert strict(body).findtext("calldrip/id") == str(call.pk)
 
 
 @pytest.mark.parametrize("return_type", ["json", "xml"])

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
+from config.celery import breaker
 from tests.accounts.factories import AccountFactory
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.webhooks.conftest import guide_verifier
@@ -254,6 +255,7 @@ def test_an_event_written_while_the_broker_is_down_is_handed_over_by_the_sweep(
     assert broker.sent == []
     assert "webhook.dispatch_failed" in caplog.text
     broker.down = False
+    breaker.succeeded()  # its pause is over: the next publish tries the broker again
     delivery = only_delivery()
 
     assert webhook_deliveries_sweep(now=delivery.created_at) == 0  # the task's grace

@@ -88,7 +88,7 @@ def test_events_reach_the_receiver_through_a_real_worker_also_when_the_broker_wa
     web_port = free_port()
     web = start_gunicorn(tmp_path, env=env, port=web_port)
     worker = start_worker(
-        tmp_path, env=env, beat=True, queues="calls,events,default,webhooks"
+        tmp_path, env=env, beat=True, queues="events,calls,default,webhooks"
     )
     try:
         status, _ = post(web_port, {"xml": adf(prospect_id="B-0"), **dealer.headers})
