@@ -338,10 +338,18 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
     }
     # Due now, or soon enough for the broker to hold it until then (a retry, a schedule
     # opening): it is dialed on time, not at the first sweep after.
-    due = Call.objects.filter(
-        status=CallStatus.QUEUED, created_at__lt=now - timedelta(seconds=5)
-    ).filter(
-        Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now + HELD_BY_BROKER)
+    # A call created moments ago with no setup pending is still being handed over by the
+    # intake. A pending setup is sent again after a loss however young its call: the loss
+    # is answered once, so a setup left out now would wait for PENDING_AT_MOST.
+    due = (
+        Call.objects.filter(status=CallStatus.QUEUED)
+        .filter(
+            Q(next_attempt_at__isnull=True)
+            | Q(next_attempt_at__lte=now + HELD_BY_BROKER)
+        )
+        .exclude(
+            setup_dispatched_at__isnull=True, created_at__gte=now - timedelta(seconds=5)
+        )
     )
     if not lost:
         due = due.filter(

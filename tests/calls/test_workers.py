@@ -141,3 +141,32 @@ def test_a_dial_whose_publish_failed_is_left_to_the_sweep(undialed_leg, monkeypa
     services._dial_later(undialed_leg.pk)
     undialed_leg.refresh_from_db()
     assert undialed_leg.dial_dispatched_at is None
+
+
+def test_a_lost_setup_is_sent_again_however_young_its_call(monkeypatch):
+    """The loss is answered once: a setup pending for a call created a moment before the
+    sweep (CI saw it: the broker came back and swept within 5 s of the lead) is sent again
+    with the rest, not left for PENDING_AT_MOST."""
+    sent: list[int] = []
+    monkeypatch.setattr(
+        "calls.tasks.call_setup_task.apply_async",
+        lambda *, kwargs, **options: sent.append(kwargs["call_id"]),
+    )
+    from calls.models import Call
+
+    now = timezone.now()
+    call = Call.objects.create(
+        account=AccountFactory(),
+        phone="+13035550123",
+        received_at=now,
+        setup_dispatched_at=now,
+    )
+    fresh = Call.objects.create(
+        account=call.account, phone="+13035550124", received_at=now
+    )
+    WorkerBeat.objects.create(name="calls@dead", token="1", beat_at=now)
+    WorkerBeat.objects.filter(name="calls@dead").update(lost=True)
+
+    assert services.calls_sweep(now=now + timedelta(seconds=1))["queued"] == 1
+    assert sent == [call.pk]  # the one the intake is still handing over is left to it
+    assert Call.objects.get(pk=fresh.pk).setup_dispatched_at is None
