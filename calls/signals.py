@@ -1,0 +1,10 @@
+"""What the calls app tells the apps above it (DESIGN.md: lower apps never import higher
+ones). Each is sent inside the transaction that made the change; a receiver that starts
+work elsewhere does so on commit."""
+
+from django.dispatch import Signal
+
+# A call's recording is stored and may be read (``call_id``): speech-to-text starts.
+recording_stored = Signal()
+# A call's transcription was saved (``call_id``): suggestions for the scorer follow.
+transcription_saved = Signal()

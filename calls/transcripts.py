@@ -1,0 +1,37 @@
+"""A call's transcript in the interface's line format (part 2.3, CONTRACT.md):
+``{speaker} ({startTime}-{endTime}): {text}``, one line per turn in time order, times
+``mm:ss`` from the start of the recording (``h:mm:ss`` past an hour), the agent's full name
+for the agent's side and the lead's full name (or ``Lead``) for the lead's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+SIDES = ("agent", "lead")
+
+
+def clock(seconds: float) -> str:
+    """``mm:ss``, or ``h:mm:ss`` from an hour on."""
+    whole = max(int(seconds), 0)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes:02d}:{secs:02d}"
+
+
+def speaker_names(call: Any) -> dict[str, str]:
+    """Who each side is, as the transcript names them."""
+    agent = call.agent.get_full_name().strip() if call.agent_id else ""
+    lead = f"{call.first_name} {call.last_name}".strip()
+    return {"agent": agent or call.agent_shown or "Agent", "lead": lead or "Lead"}
+
+
+def render(turns: Iterable[Mapping[str, Any]], names: Mapping[str, str]) -> str:
+    """The transcript's text: turns ordered by their start."""
+    ordered = sorted(turns, key=lambda turn: (turn["start"], turn["end"]))
+    return "\n".join(
+        f"{names[turn['side']]} ({clock(turn['start'])}-{clock(turn['end'])}): "
+        f"{' '.join(str(turn['text']).split())}"
+        for turn in ordered
+        if str(turn["text"]).strip()
+    )
