@@ -21,7 +21,15 @@ from django.utils.html import format_html
 
 import accounts.admin  # noqa: F401  (registers the account admin this module extends)
 from accounts.models import Account
-from calls.models import Call, CallAttempt, DialingSettings, default_retry_cadence
+from calls.models import (
+    Call,
+    CallAttempt,
+    DialingSettings,
+    Recording,
+    RecordingStatus,
+    default_retry_cadence,
+)
+from calls.recordings import attempt_for_token
 from calls.selectors import dialing_silent, queued_overdue, stuck
 from calls.services import call_cancel, call_recording_reissue
 from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned
@@ -154,6 +162,46 @@ class CallAttemptInline(admin.TabularInline):
         return False
 
 
+class RecordingInline(admin.StackedInline):
+    """The call's stored recording (``calls.media``), read-only: whether it is stored, what
+    it holds, why not, and a link that plays it."""
+
+    model = Recording
+    fields = readonly_fields = (
+        "status",
+        "seconds",
+        "channels",
+        "sample_rate",
+        "tries",
+        "reason",
+        "listen",
+    )
+    extra = 0
+    can_delete = False
+    verbose_name = verbose_name_plural = "recording"
+
+    @admin.display(description="audio")
+    def listen(self, obj: Recording) -> str:
+        if obj.status != RecordingStatus.STORED or not obj.audio:
+            return "—"
+        # The service's own signed link plays the stored file; a Twilio call's link is
+        # Twilio's (behind its credentials), so the storage's URL is shown instead.
+        link = obj.call.recording_url
+        token = link.removesuffix(".wav").rsplit("/", 1)[-1]
+        if not (link.endswith(".wav") and attempt_for_token(token)):
+            link = obj.audio.url
+        return format_html('<a href="{}">{}</a>', link, obj.audio.name)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Call)
 class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
@@ -186,7 +234,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     search_help_text = "Lead's phone (E.164, e.g. +13035550123), first or last name, email, or prospect ID (altid)."
     show_full_result_count = False
     actions = ["cancel_calls", "reissue_recording_links"]
-    inlines = [CallAttemptInline]
+    inlines = [CallAttemptInline, RecordingInline]
     fieldsets = [
         (
             None,
@@ -211,7 +259,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "duration",
                     "end_estimated",
                     "response_time",
-                    "recording",
+                    "recording_player",
                     "rounds",
                     "unanswered_rounds",
                     "next_attempt",
@@ -271,7 +319,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         ),
     ]
     readonly_fields = [
-        "recording",
+        "recording_player",
         "lead_link",
         "received",
         "ended",
@@ -354,8 +402,10 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def lead_name(self, obj: Call) -> str:
         return f"{obj.first_name} {obj.last_name}".strip() or "—"
 
+    # Not named ``recording``: that is the call's stored Recording (the admin would look
+    # the model's relation up before this method).
     @admin.display(description="recording")
-    def recording(self, obj: Call) -> str:
+    def recording_player(self, obj: Call) -> str:
         url = obj.recording_url
         # Only web addresses are ever played or linked; anything else is shown as text.
         if not url.startswith(("https://", "http://")):

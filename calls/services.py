@@ -20,7 +20,7 @@ from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
 
 from accounts.models import Account, Team
-from calls import signals, transcripts
+from calls import media, signals, transcripts
 from calls.events import call_event_emit
 from calls.models import (
     AttemptOutcome,
@@ -337,7 +337,8 @@ def call_transcription_save(
 def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Re-drive from the database whatever no task is driving: due queued calls with no
     setup pending, dials never requested, legs the provider went silent on (settled from
-    the provider's record), and free agents while calls wait. Returns how many of each."""
+    the provider's record), free agents while calls wait, and recordings not stored.
+    Returns how many of each."""
     now = now or timezone.now()
     # Pending setups and dials whose holder may have been lost are all sent again, once.
     lost = losses_take(now=now)
@@ -347,6 +348,7 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
         "silent": 0,
         "handed_over": 0,
         "answered_finished": 0,
+        "recordings": 0,
     }
     # Due now, or soon enough for the broker to hold it until then (a retry, a schedule
     # opening): it is dialed on time, not at the first sweep after.
@@ -405,6 +407,7 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
         counts["silent"] += 1
     counts["handed_over"] = len(calls_hand_over(now=now))
     counts["answered_finished"] = len(calls_answered_finish())
+    counts["recordings"] = media.recordings_sweep(now=now)
     return counts
 
 
@@ -831,6 +834,7 @@ def _lead_event(
             _end_attempt(attempt, AttemptOutcome.ANSWERED, followups, duration=duration)
             call.duration = duration
             _finish(call, CallStatus.ANSWER, save_also=["duration"])
+            media.recording_make(attempt_id=attempt.pk)  # the simulator's, when spoken
         else:
             _lead_missed(call, attempt, AttemptOutcome.NOANSWER, followups)
     elif event.kind in EVENT_OUTCOME:

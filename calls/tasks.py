@@ -6,6 +6,7 @@ import time
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from calls.media import RecordingNotYetStored
 from calls.telephony.base import TelephonyUnavailable
 from config.logging import log_event
 
@@ -102,3 +103,19 @@ def calls_hand_over_task() -> int:
     if handed:
         log_event(log, "calls.handed_over_at_opening", calls=len(handed))
     return len(handed)
+
+
+@shared_task(
+    **{
+        **RETRY_WHILE_DATABASE_IS_DOWN,
+        "autoretry_for": (RecordingNotYetStored, OperationalError, InterfaceError),
+        "retry_backoff": 5,
+        "retry_backoff_max": 120,
+    }
+)
+def recording_store_task(*, call_id: int) -> None:
+    """Speak or fetch a call's recording and store it, once; the service counts failed
+    tries and gives up after its own maximum, so a retry here never loops forever."""
+    from calls.media import recording_store
+
+    recording_store(call_id=call_id)

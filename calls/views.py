@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
+from django.core.files.storage import default_storage
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.views.decorators.http import require_safe
 
-from calls.models import CallAttempt
-from calls.recordings import SHORTEST_SECONDS, attempt_for_token, audio_range, wav_size
+from calls.models import CallAttempt, Recording, RecordingStatus
+from calls.recordings import (
+    CHUNK,
+    SHORTEST_SECONDS,
+    attempt_for_token,
+    audio_range,
+    wav_size,
+)
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
 
 @require_safe
 def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpResponse:
-    """A simulated call's recording behind its signed link, as long as the call, streamed;
-    answers HTTP Range requests so a player can seek. A revoked link is not found."""
+    """A call's recording behind its signed link, streamed: the stored audio once there is
+    one (``calls.media``), else a tone as long as the call. Answers HTTP Range requests so
+    a player can seek. A revoked link is not found."""
     attempt_id = attempt_for_token(token)
     attempt = (
         CallAttempt.objects.select_related("call")
@@ -28,23 +37,24 @@ def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpR
     )
     if attempt is None or not attempt.call.recording_url.endswith(f"/{token}.wav"):
         raise Http404("No such recording.")
+    stored = (
+        Recording.objects.filter(call_id=attempt.call_id, status=RecordingStatus.STORED)
+        .exclude(audio="")
+        .values_list("audio", flat=True)
+        .first()
+    )
     seconds = max(attempt.duration or 0, SHORTEST_SECONDS)
-    total = wav_size(seconds)
-    start, end, partial = 0, total - 1, False
-    asked = _RANGE.fullmatch(request.headers.get("Range", "").strip())
-    if asked:
-        first, last = asked.groups()
-        if first:
-            start, end = int(first), min(int(last), total - 1) if last else total - 1
-        elif last:
-            start = max(0, total - int(last))
-        if not (first or last) or start >= total or start > end:
-            refused = HttpResponse(status=416)
-            refused["Content-Range"] = f"bytes */{total}"
-            return refused
-        partial = True
+    total = default_storage.size(stored) if stored else wav_size(seconds)
+    asked = _byte_range(request, total)
+    if asked is None:
+        refused = HttpResponse(status=416)
+        refused["Content-Range"] = f"bytes */{total}"
+        return refused
+    start, end, partial = asked
     response = StreamingHttpResponse(
-        audio_range(seconds, start, end),
+        _stored_range(stored, start, end)
+        if stored
+        else audio_range(seconds, start, end),
         status=206 if partial else 200,
         content_type="audio/wav",
     )
@@ -53,3 +63,34 @@ def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpR
     if partial:
         response["Content-Range"] = f"bytes {start}-{end}/{total}"
     return response
+
+
+def _byte_range(request: HttpRequest, total: int) -> tuple[int, int, bool] | None:
+    """The bytes asked for (first, last, whether a Range was asked), or None when the
+    Range cannot be satisfied."""
+    asked = _RANGE.fullmatch(request.headers.get("Range", "").strip())
+    if not asked:
+        return 0, total - 1, False
+    first, last = asked.groups()
+    start, end = 0, total - 1
+    if first:
+        start, end = int(first), min(int(last), total - 1) if last else total - 1
+    elif last:
+        start = max(0, total - int(last))
+    if not (first or last) or start >= total or start > end:
+        return None
+    return start, end, True
+
+
+def _stored_range(name: str, start: int, end: int) -> Iterator[bytes]:
+    """Bytes ``start`` to ``end`` (inclusive) of a stored file, read in chunks as they are
+    sent (a long call's WAV is never held whole); the file is closed when the response is."""
+    with default_storage.open(name, "rb") as file:
+        file.seek(start)
+        left = end - start + 1
+        while left > 0:
+            piece = file.read(min(CHUNK, left))
+            if not piece:
+                return
+            left -= len(piece)
+            yield piece

@@ -23,6 +23,7 @@ from django.views.decorators.http import require_POST
 from twilio.request_validator import RequestValidator
 from twilio.twiml.voice_response import VoiceResponse
 
+from calls.media import recording_source_set
 from calls.models import CallAttempt, Leg
 from calls.services import call_event
 from calls.telephony.base import Event, EventKind, Instruction
@@ -152,10 +153,12 @@ def lead_status(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
 @twilio_webhook(Leg.LEAD)
 def lead_recording(request: HttpRequest, attempt_id: int) -> HttpResponse:
-    """The recording of the bridged call is ready."""
+    """The recording of the bridged call is ready: its link is Twilio's, and its
+    dual-channel audio is fetched into the service's storage for speech-to-text."""
     url = request.POST.get("RecordingUrl", "")
     if request.POST.get("RecordingStatus") == "completed" and url:
         call_event(Event(attempt_id, EventKind.RECORDING, recording_url=f"{url}.mp3"))
+        recording_source_set(attempt_id=attempt_id, url=url)
     return HttpResponse(status=204)
 
 

@@ -3,7 +3,8 @@
 It listens on 127.0.0.1 on a free port, checks HTTP basic auth against the account it was
 made for, answers in Twilio's JSON shapes (call resources, and error bodies with Twilio's
 codes), and records every request it receives so tests can assert exactly what the
-official library sent.
+official library sent. It also serves recording media (``Recordings/<sid>.wav``), as
+Twilio does to a download authenticated with the account's SID and auth token.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from urllib.parse import parse_qs
 CALLS = re.compile(r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Calls\.json$")
 CALL = re.compile(
     r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Calls/(?P<sid>[^/]+)\.json$"
+)
+RECORDING_MEDIA = re.compile(
+    r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Recordings/(?P<sid>[^/]+)\.wav$"
 )
 E164 = re.compile(r"^\+[1-9]\d{1,14}$")
 ENDED = {"completed", "canceled", "busy", "no-answer", "failed"}
@@ -47,6 +51,8 @@ class FakeTwilio:
     auth_token: str
     requests: list[Recorded] = field(default_factory=list)
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Recording media by sid, served (behind the same basic auth) as ``<sid>.wav``.
+    recordings: dict[str, bytes] = field(default_factory=dict)
     # (status, body) answered instead of the next requests, in order: outages on purpose.
     failures: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
@@ -108,18 +114,28 @@ class FakeTwilio:
         with self._lock:
             self.requests.append(recorded)
             status, payload = self._answer(recorded)
-        data = json.dumps(payload).encode()
+        if isinstance(payload, bytes):
+            data, content_type = payload, "audio/x-wav"
+        else:
+            data = json.dumps(payload).encode()
+            content_type = "application/json; charset=utf-8"
         handler.send_response(status)
-        handler.send_header("Content-Type", "application/json; charset=utf-8")
+        handler.send_header("Content-Type", content_type)
         handler.send_header("Content-Length", str(len(data)))
         handler.end_headers()
         handler.wfile.write(data)
 
-    def _answer(self, request: Recorded) -> tuple[int, dict[str, Any]]:
+    def _answer(self, request: Recorded) -> tuple[int, dict[str, Any] | bytes]:
         if self.failures:
             return self.failures.pop(0)
         if request.auth != (self.account_sid, self.auth_token):
             return 401, _error(401, 20003, "Authenticate")
+        if request.method == "GET" and (match := RECORDING_MEDIA.match(request.path)):
+            if match["account"] == self.account_sid and match["sid"] in self.recordings:
+                return 200, self.recordings[match["sid"]]
+            return 404, _error(
+                404, 20404, f"The requested resource {request.path} was not found"
+            )
         if request.method == "GET":
             path, _, query = request.path.partition("?")
             if (match := CALLS.match(path)) and match["account"] == self.account_sid:
