@@ -50,7 +50,7 @@ serve: ## Only start make run's processes (Procfile), on a database already migr
 
 # One process for everything here, webhook deliveries included (the Procfile gives them a worker of their own).
 worker: install ## Run a Celery worker with the scheduler (for `make run`-style setups)
-	$(BIN)/celery -A config worker -Q events,calls,default,webhooks -B --schedule var/celerybeat-schedule --loglevel=INFO
+	$(BIN)/celery -A config worker -Q events,calls,default,webhooks,transcription -B --schedule var/celerybeat-schedule --loglevel=INFO
 
 test: install ## Run the whole suite against PostgreSQL and Redis (2 processes)
 	$(BIN)/pytest -n 2 --dist worksteal $(PYTEST_ARGS)

@@ -76,7 +76,8 @@ RECENT_KEYS = 10
 
 def support_overview(request: HttpRequest) -> dict[str, Any]:
     """What support checks first, each part for those who may see its rows: leads received
-    and refused, calls queued, dialing and stuck, calls ended badly, keys used lately."""
+    and refused, calls queued, dialing and stuck, calls ended badly, transcriptions waiting
+    and failed, keys used lately."""
     # Imported here: config sits under every app; this page alone reads across them.
     from accounts.models import ApiKey, ScoredDataKey
     from calls.selectors import (
@@ -164,6 +165,8 @@ def support_overview(request: HttpRequest) -> dict[str, Any]:
         "webhooks.view_webhookdelivery"
     ):
         overview["webhooks"] = _webhook_rows(now)
+    if user.has_perm("insights.view_transcription"):
+        overview["transcriptions"] = _transcription_rows(now)
     if user.has_perm("accounts.view_apicredential") and user.has_perm(
         "accounts.view_account"
     ):
@@ -231,6 +234,28 @@ def _webhook_rows(now: datetime) -> list[OverviewRow]:
         ),
         OverviewRow(
             "Deliveries waiting", summary.waiting, f"{deliveries}?status__exact=pending"
+        ),
+    ]
+
+
+def _transcription_rows(now: datetime) -> list[OverviewRow]:
+    """The transcription backlog (how many wait, the oldest's age) and the day's failures."""
+    from insights.selectors import transcriptions_summary
+
+    summary = transcriptions_summary(now=now)
+    changelist = reverse("admin:insights_transcription_changelist")
+    return [
+        OverviewRow("Waiting", summary.pending, f"{changelist}?status__exact=pending"),
+        OverviewRow(
+            "Oldest waiting, minutes",
+            summary.oldest_pending_minutes,
+            f"{changelist}?status__exact=pending&o=8",
+            detail=True,
+        ),
+        OverviewRow(
+            "Failed, last 24 hours",
+            summary.failed,
+            f"{changelist}?status__exact=failed",
         ),
     ]
 

@@ -71,6 +71,7 @@ def sign_in_support(client, *, tz: str = "America/Chicago"):
                 "leads",
                 "calls",
                 "webhooks",
+                "insights",
             ]
         )
     )

