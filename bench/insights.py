@@ -100,7 +100,10 @@ def precision_recall(pairs: list[tuple[set[str], set[str]]]) -> tuple[float, flo
     hits = sum(len(expected & suggested) for expected, suggested in pairs)
     suggested = sum(len(s) for _, s in pairs)
     expected = sum(len(e) for e, _ in pairs)
-    return (hits / suggested if suggested else 1.0, hits / expected if expected else 1.0)
+    return (
+        hits / suggested if suggested else 1.0,
+        hits / expected if expected else 1.0,
+    )
 
 
 def busy() -> None:
@@ -110,36 +113,41 @@ def busy() -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     django.setup()
-    from insights.engines import engine_for_settings, read_channels
+    from insights.engines import engine_for_settings, read_wav
 
     conversation = conversations(1)[0]
     engine = engine_for_settings()
-    channels = read_channels(conversation.recording.wav)
+    assert engine is not None
+    channels = read_wav(conversation.recording.wav)
     while True:
-        for channel in channels:
+        for channel in (channels.agent, channels.lead):
             engine.transcribe(channel)
 
 
 def measure() -> dict[str, Any]:
     """Part 10's figures."""
-    from calls.transcripts import SIDES
-    from insights.engines import engine_for_settings, merge, read_channels
+    from insights.engines import engine_for_settings, read_wav, turns_from
     from scoring.defaults import DEFAULT_CATEGORIES
     from scoring.suggestions import suggest_turns
 
     made = conversations()
     engine = engine_for_settings()
-    engine.transcribe(read_channels(made[0].recording.wav)[0])  # the model loaded
+    assert engine is not None
+    engine.transcribe(read_wav(made[0].recording.wav).lead)  # the model loaded
     engine_seconds = audio_seconds = 0.0
     errors = reference_words = 0
     pairs = []
     for conversation in made:
-        channels = read_channels(conversation.recording.wav)
+        channels = read_wav(conversation.recording.wav)
+        assert channels.agent is not None
         started = time.perf_counter()
-        segments = [engine.transcribe(channel) for channel in channels]
+        agent, lead = (
+            engine.transcribe(channels.agent),
+            engine.transcribe(channels.lead),
+        )
         engine_seconds += time.perf_counter() - started
         audio_seconds += conversation.recording.seconds
-        turns = merge(dict(zip(SIDES, segments, strict=False)))
+        turns = turns_from(agent, lead)
         said = [s for s in conversation.recording.spoken if s.speaker != "whisper"]
         reference = words(" ".join(s.text for s in said))
         heard = words(
@@ -153,7 +161,9 @@ def measure() -> dict[str, Any]:
         errors += word_errors(reference, heard)
         reference_words += len(reference)
         expected = {
-            BEHAVIOUR_CATEGORY[b] for b in conversation.script.met if b in BEHAVIOUR_CATEGORY
+            BEHAVIOUR_CATEGORY[b]
+            for b in conversation.script.met
+            if b in BEHAVIOUR_CATEGORY
         }
         suggested = set(
             suggest_turns(

@@ -73,7 +73,9 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
                 f"/api/scoreddata?apikey={key}&callId={call_id}&returnType=xml",
             )
         )
-        audio = get(processes.web_port, urllib.parse.urlsplit(record["callRecording"]).path)
+        audio = get(
+            processes.web_port, urllib.parse.urlsplit(record["callRecording"]).path
+        )
     finally:
         processes.stop()
 
