@@ -270,3 +270,29 @@ def test_an_account_s_own_phrases_and_a_new_transcription_replace_the_suggestion
     assert members["alert"]["value"] == "Hot lead"
     assert members["alert"]["line"] == 1
     assert "cat4" not in members
+
+
+def test_the_migration_gives_default_rules_only_to_default_names_without_phrases(db):
+    import importlib
+
+    from django.apps import apps
+
+    from tests.accounts.factories import AccountFactory
+
+    migration = importlib.import_module(
+        "scoring.migrations.0004_default_suggestion_phrases"
+    )
+    account = AccountFactory()
+    categories = ScorecardCategory.objects.filter(scorecard__account=account)
+    categories.update(phrases="", side="either", within_seconds=None)
+    categories.filter(slot=2).update(phrases="my own")
+    categories.filter(slot=3).update(name="Named the car")
+    ScorecardChoice.objects.filter(scorecard__account=account).update(phrases="")
+    migration.forward(apps, None)
+    rules = {c.slot: (c.phrases, c.side, c.within_seconds) for c in categories.all()}
+    assert rules[1] == ("{first_name}", "agent", 20)
+    assert rules[2] == ("my own", "either", None)
+    assert rules[3] == ("", "either", None)
+    assert ScorecardChoice.objects.get(
+        scorecard__account=account, name="Callback requested"
+    ).phrases == ("call me back")
