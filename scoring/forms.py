@@ -117,14 +117,12 @@ class ScoreForm(forms.Form):
             value = suggestion.get("value")
             if isinstance(field, forms.BooleanField):
                 value = bool(value)
-            elif isinstance(field, forms.MultipleChoiceField):
-                if value not in dict(field.choices):
+            elif isinstance(field, forms.ChoiceField):
+                # An entry renamed or removed since the suggestion was made: not offered.
+                if not field.valid_value(value):
                     continue
-                value = [*self.initial.get(member, []), value]
-            elif isinstance(field, forms.ChoiceField) and value not in dict(
-                field.choices
-            ):
-                continue
+                if isinstance(field, forms.MultipleChoiceField):
+                    value = [*self.initial.get(member, []), value]
             field.suggestion = suggestion  # type: ignore[attr-defined]
             self.initial[member] = value
 
