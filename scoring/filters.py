@@ -167,9 +167,9 @@ class CallFilter(django_filters.FilterSet):
             return queryset
         if connection.vendor == "postgresql":
             # Every word (stemmed: "trading" finds "trade"), as PostgreSQL's plain search.
-            return queryset.annotate(
-                said_vector=EnglishVector(F("transcription"))
-            ).filter(said_vector=SearchQuery(text, config="english"))
+            return queryset.alias(said_vector=EnglishVector(F("transcription"))).filter(
+                said_vector=SearchQuery(text, config="english")
+            )
         found = Q()
         for word in text.split():
             found &= Q(transcription__icontains=word)

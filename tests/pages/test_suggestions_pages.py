@@ -178,3 +178,18 @@ def test_suggested_but_not_confirmed_lists_unscored_calls_with_suggestions(
     assert _listed(signed_in(world.foreign_manager), suggested="unconfirmed") == [
         "Foreign"
     ]
+
+
+def test_the_said_search_reads_the_full_text_index(world):
+    from django.db import connection
+
+    from calls.models import Call
+    from scoring.filters import CallFilter
+
+    said = CallFilter(
+        {"said": "honda civic"}, queryset=Call.objects.all(), user=world.staff
+    ).qs
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a handful of rows otherwise
+        plan = said.explain()
+    assert "calls_call_transcription_fts" in plan
