@@ -25,7 +25,7 @@ from scoring.models import (
 
 class CategoryInline(admin.TabularInline):
     model = ScorecardCategory
-    fields = ["slot", "name", "guidance", "points"]
+    fields = ["slot", "name", "guidance", "points", "phrases", "side", "within_seconds"]
     readonly_fields = ["slot"]
     extra = 0
     max_num = CATEGORY_SLOTS
@@ -38,7 +38,7 @@ class CategoryInline(admin.TabularInline):
 
 class ChoiceInline(admin.TabularInline):
     model = ScorecardChoice
-    fields = ["kind", "name", "position"]
+    fields = ["kind", "name", "position", "phrases", "side", "within_seconds"]
     extra = 2
     verbose_name_plural = "call-end reasons, alert tags and departments"
 

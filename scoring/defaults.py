@@ -38,3 +38,33 @@ DEFAULT_CHOICES = {
     "alert": ["Hot lead", "Unhappy customer", "Manager follow-up", "Poor audio"],
     "department": ["Sales", "Service", "Parts", "Finance"],
 }
+
+# What suggests each default category or list entry to the scorer (scoring/suggestions.py):
+# phrases one per line, the side that says them, and a limit in seconds from the start.
+DEFAULT_CATEGORY_RULES: dict[str, tuple[str, str, int | None]] = {
+    "Greeted the customer by name": ("{first_name}", "agent", 20),
+    "Introduced self and dealership": ("this is\nfrom", "agent", None),
+    "Confirmed the vehicle of interest": ("looking at\ninterested in", "agent", None),
+    "Asked about a trade-in": ("trade in\ntrading in\ntrade-in", "agent", None),
+    "Asked for the appointment": (
+        "come in\nappointment\n{weekday}\ntest drive",
+        "agent",
+        None,
+    ),
+    "Set a date and time": (
+        r"re:\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b.*\b(at|around)\b",
+        "either",
+        None,
+    ),
+}
+DEFAULT_CHOICE_RULES: dict[tuple[str, str], tuple[str, str, int | None]] = {
+    ("call_end", "Appointment set"): (
+        "I have you down for\nsee you then",
+        "agent",
+        None,
+    ),
+    ("call_end", "Callback requested"): ("call me back", "lead", None),
+    ("call_end", "Not interested"): ("not interested", "lead", None),
+    ("alert", "Manager follow-up"): ("manager", "lead", None),
+    ("alert", "Unhappy customer"): ("too expensive\ncancel\nunhappy", "lead", None),
+}

@@ -6,7 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
-from django.db.models import Q, QuerySet
+from django.contrib.postgres.search import SearchQuery, SearchVectorField
+from django.db import connection
+from django.db.models import F, Func, Q, QuerySet
 
 from accounts.models import Account, Team
 from calls.models import Call, CallStatus
@@ -26,6 +28,15 @@ ANY = "Any"
 
 def _yes(value: str) -> bool:
     return value == "yes"
+
+
+class EnglishVector(Func):
+    """``to_tsvector('english', transcription)`` exactly as the GIN index of
+    calls/migrations/0010 is built, so PostgreSQL searches through the index."""
+
+    function = "to_tsvector"
+    template = "%(function)s('english'::regconfig, %(expressions)s)"
+    output_field = SearchVectorField()
 
 
 class DayFilter(django_filters.DateFilter):
@@ -77,6 +88,13 @@ class CallFilter(django_filters.FilterSet):
         choices=YES_NO, method="_appointment", label="Appointment set", empty_label=ANY
     )
     q = django_filters.CharFilter(method="_search", label="Lead name, phone or email")
+    said = django_filters.CharFilter(method="_said", label="Said on the call")
+    suggested = django_filters.ChoiceFilter(
+        choices=[("unconfirmed", "Suggested but not confirmed")],
+        method="_suggested",
+        label="Suggestions",
+        empty_label=ANY,
+    )
     sort = django_filters.OrderingFilter(
         fields=(
             ("received_at", "received"),
@@ -142,6 +160,26 @@ class CallFilter(django_filters.FilterSet):
                 either |= Q(phone__contains=digits)
             found &= either
         return queryset.filter(found)
+
+    def _said(self, queryset: QuerySet[Call], name: str, value: str) -> QuerySet[Call]:
+        text = value.strip()
+        if not text:
+            return queryset
+        if connection.vendor == "postgresql":
+            # Every word (stemmed: "trading" finds "trade"), as PostgreSQL's plain search.
+            return queryset.alias(said_vector=EnglishVector(F("transcription"))).filter(
+                said_vector=SearchQuery(text, config="english")
+            )
+        found = Q()
+        for word in text.split():
+            found &= Q(transcription__icontains=word)
+        return queryset.filter(found)
+
+    def _suggested(
+        self, queryset: QuerySet[Call], name: str, value: str
+    ) -> QuerySet[Call]:
+        # Suggestions wait for a person: a call with suggestions and no score yet.
+        return queryset.filter(suggestions__isnull=False, score__isnull=True)
 
     def filter_queryset(self, queryset: QuerySet[Call]) -> QuerySet[Call]:
         queryset = super().filter_queryset(queryset)

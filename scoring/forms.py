@@ -4,6 +4,7 @@ everything again; its errors come back inline, keyed by member."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
@@ -48,13 +49,16 @@ def _text(member: str) -> forms.CharField:
 
 
 class ScoreForm(forms.Form):
-    """Built for one call's scorecard: its category names, guidance and lists."""
+    """Built for one call's scorecard: its category names, guidance and lists. Given
+    ``suggested`` (a call's suggestions, for a call not scored yet), the suggested values
+    start the form and each field keeps its suggestion (``field.suggestion``) to show."""
 
     def __init__(
         self,
         *args: Any,
         scorecard: Scorecard,
         category_names: list[str | None],
+        suggested: Mapping[str, Mapping[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -103,6 +107,24 @@ class ScoreForm(forms.Form):
             for part in VEHICLE:
                 self.fields[f"{which}_{part}"] = _text(f"{which}_{part}")
         self.fields["notes"] = _text("notes")
+        self._suggest(suggested or {})
+
+    def _suggest(self, suggested: Mapping[str, Mapping[str, Any]]) -> None:
+        for member, suggestion in suggested.items():
+            field = self.fields.get(member)
+            if field is None:
+                continue
+            value = suggestion.get("value")
+            if isinstance(field, forms.BooleanField):
+                value = bool(value)
+            elif isinstance(field, forms.ChoiceField):
+                # An entry renamed or removed since the suggestion was made: not offered.
+                if not field.valid_value(value):
+                    continue
+                if isinstance(field, forms.MultipleChoiceField):
+                    value = [*self.initial.get(member, []), value]
+            field.suggestion = suggestion  # type: ignore[attr-defined]
+            self.initial[member] = value
 
     @staticmethod
     def _listed(names: list[str], label: str) -> forms.ChoiceField:

@@ -7,6 +7,7 @@ A score keeps the category names and points it was scored under (``category_name
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -65,6 +66,15 @@ class SuggestionRule(models.Model):
 
     class Meta:
         abstract = True
+
+    def clean(self) -> None:
+        from scoring.suggestions import phrase_errors
+
+        errors = phrase_errors(self.phrases)
+        if errors:
+            raise ValidationError(
+                {"phrases": [f"Not a valid regular expression: {e}" for e in errors]}
+            )
 
 
 class ScorecardCategory(SuggestionRule):

@@ -22,7 +22,13 @@ from django.utils import timezone
 
 from accounts.models import Account, Team
 from calls.models import Call, CallAttempt, CallStatus
-from scoring.models import Score, Scorecard, ScoreRevision, ScoringClaim
+from scoring.models import (
+    CallSuggestions,
+    Score,
+    Scorecard,
+    ScoreRevision,
+    ScoringClaim,
+)
 from users.models import Membership, User
 
 SCORER = "Scorer"
@@ -189,6 +195,17 @@ def teams_visible_to(user: User) -> QuerySet[Team]:
 def score_of(*, call: Call) -> Score | None:
     """The score of a call already found visible, or None."""
     return Score.objects.filter(call=call).first()
+
+
+def suggestions_of(*, call: Call) -> dict[str, Any]:
+    """What the transcript of a call already found visible suggests, by member ({} if
+    nothing)."""
+    members = (
+        CallSuggestions.objects.filter(call=call)
+        .values_list("members", flat=True)
+        .first()
+    )
+    return dict(members or {})
 
 
 def call_get_scorable(*, user: User, call_id: int) -> Call | None:

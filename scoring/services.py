@@ -7,6 +7,7 @@ import datetime as dt
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -15,13 +16,21 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallStatus
-from scoring.defaults import DEFAULT_CATEGORIES, DEFAULT_CHOICES
+from calls.transcripts import speaker_names
+from scoring import suggestions
+from scoring.defaults import (
+    DEFAULT_CATEGORIES,
+    DEFAULT_CATEGORY_RULES,
+    DEFAULT_CHOICE_RULES,
+    DEFAULT_CHOICES,
+)
 from scoring.events import coaching_event_emit, score_event_emit
 from scoring.models import (
     CATEGORY_SLOTS,
     MEDIUMTEXT,
     SHORT,
     TEXT,
+    CallSuggestions,
     ChoiceKind,
     LeadType,
     RevisionKind,
@@ -91,15 +100,34 @@ def scorecard_create_default(*, account: Account) -> Scorecard:
     scorecard, created = Scorecard.objects.get_or_create(account=account)
     if created:
         ScorecardCategory.objects.bulk_create(
-            ScorecardCategory(scorecard=scorecard, slot=slot, name=name, guidance=guide)
+            ScorecardCategory(
+                scorecard=scorecard,
+                slot=slot,
+                name=name,
+                guidance=guide,
+                **_rule(DEFAULT_CATEGORY_RULES.get(name)),
+            )
             for slot, (name, guide) in enumerate(DEFAULT_CATEGORIES, start=1)
         )
         ScorecardChoice.objects.bulk_create(
-            ScorecardChoice(scorecard=scorecard, kind=kind, name=name, position=index)
+            ScorecardChoice(
+                scorecard=scorecard,
+                kind=kind,
+                name=name,
+                position=index,
+                **_rule(DEFAULT_CHOICE_RULES.get((kind, name))),
+            )
             for kind, names in DEFAULT_CHOICES.items()
             for index, name in enumerate(names)
         )
     return scorecard
+
+
+def _rule(rule: tuple[str, str, int | None] | None) -> dict[str, Any]:
+    if rule is None:
+        return {}
+    phrases, side, within_seconds = rule
+    return {"phrases": phrases, "side": side, "within_seconds": within_seconds}
 
 
 def scorecard_snapshot(scorecard: Scorecard) -> tuple[list[str | None], list[int]]:
@@ -160,8 +188,9 @@ def score_save(*, call: Call, scorer: User, values: Mapping[str, Any]) -> Score:
         setattr(score, member, value)
     score.scorer = scorer
     score.scorer_name = scorer.get_full_name()[:SHORT] or scorer.username[:SHORT]
-    score.save()
     after = score_values(score)
+    score.accepted_suggestions = _accepted(call, after)
+    score.save()
     changes = {
         m: [before[m], after[m]] for m in SCORED_MEMBERS if before[m] != after[m]
     }
@@ -170,6 +199,82 @@ def score_save(*, call: Call, scorer: User, values: Mapping[str, Any]) -> Score:
         score_event_emit(score=score)
     ScoringClaim.objects.filter(call=call).delete()
     return score
+
+
+def _accepted(call: Call, values: Mapping[str, Any]) -> list[str]:
+    """The suggested members the score holds as they were suggested (an alert tag: among
+    the score's tags)."""
+    members = (
+        CallSuggestions.objects.filter(call=call)
+        .values_list("members", flat=True)
+        .first()
+    ) or {}
+    kept = []
+    for member, suggestion in members.items():
+        value, saved = suggestion.get("value"), values.get(member)
+        if member in FLAG_MEMBERS:
+            same = bool(saved) == bool(value)
+        elif member == "alert":
+            same = str(value) in [tag.strip() for tag in (saved or "").split(",")]
+        else:
+            same = (
+                saved is not None and str(saved).strip().lower() == str(value).lower()
+            )
+        if same:
+            kept.append(member)
+    return sorted(kept, key=lambda member: SCORED_MEMBERS.index(member))
+
+
+def call_suggestions_make(*, call_id: int) -> CallSuggestions | None:
+    """Work out what the call's transcript suggests to its scorer and store it (replacing
+    what was suggested before); never touches a score. None for a call without turns."""
+    call = Call.objects.select_related("account", "agent").filter(pk=call_id).first()
+    if call is None or not call.transcript_turns:
+        CallSuggestions.objects.filter(call_id=call_id).delete()
+        return None
+    scorecard = scorecard_create_default(account=call.account)
+    rules = [
+        suggestions.Rule(
+            member=f"cat{category.slot}",
+            value=1,
+            phrases=category.phrases,
+            side=category.side,
+            within_seconds=category.within_seconds,
+        )
+        for category in scorecard.categories.all()
+        if category.name and category.phrases.strip()
+    ]
+    rules += [
+        suggestions.Rule(
+            member=choice.kind,
+            value=choice.name,
+            phrases=choice.phrases,
+            side=choice.side,
+            within_seconds=choice.within_seconds,
+        )
+        for kind in (ChoiceKind.CALL_END, ChoiceKind.ALERT)
+        for choice in scorecard.choices.all()
+        if choice.kind == kind and choice.phrases.strip()
+    ]
+    received_on = call.received_at.astimezone(ZoneInfo(call.account.timezone)).date()
+    members = suggestions.suggest(
+        turns=call.transcript_turns,
+        rules=rules,
+        names=speaker_names(call),
+        first_name=call.first_name,
+        received_on=received_on,
+        called_on={
+            part: getattr(call, f"called_on_{part}")
+            for part in suggestions.VEHICLE_PARTS
+        },
+        current={
+            part: getattr(call, f"current_{part}") for part in suggestions.VEHICLE_PARTS
+        },
+    )
+    made, _ = CallSuggestions.objects.update_or_create(
+        call=call, defaults={"members": members}
+    )
+    return made
 
 
 def _clean(

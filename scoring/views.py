@@ -28,6 +28,7 @@ from django.utils.functional import cached_property
 from django.views.decorators.http import require_POST, require_safe
 
 from calls.models import Call
+from calls.transcripts import speaker_names
 from scoring.figures import DashboardForm, dashboard_figures
 from scoring.filters import CallFilter
 from scoring.forms import ScoreForm, score_initial
@@ -47,6 +48,7 @@ from scoring.selectors import (
     scores_by,
     scores_per_hour,
     scoring_queue,
+    suggestions_of,
 )
 from scoring.services import (
     coaching_mark_read,
@@ -57,6 +59,7 @@ from scoring.services import (
     scoring_claim_next,
     scoring_claim_release,
 )
+from scoring.suggestions import transcript_lines
 from users.models import User
 
 CALLS_PER_PAGE = 50
@@ -225,8 +228,14 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         "is_agent": call.agent_id == user.pk,
         "may_score": call_may_be_scored_by(user=user, call=call),
         "recording": recording_src(call.recording_url),
+        "transcript": _transcript(call),
     }
     return render(request, "scoring/call_detail.html", context)
+
+
+def _transcript(call: Call) -> list[dict[str, Any]]:
+    """The transcript line by line, for the list the player seeks from."""
+    return transcript_lines(call.transcript_turns or [], speaker_names(call))
 
 
 def _revision_lines(call: Call) -> list[tuple[Any, str]]:
@@ -337,11 +346,14 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
         scorecard = scorecard_of(account=call.account)
     assert scorecard is not None
     names = score.category_names if score else scorecard_snapshot(scorecard)[0]
+    # Suggestions start a new score only: a saved score is what a person decided.
+    suggested = None if score else suggestions_of(call=call)
     form = ScoreForm(
         request.POST if request.method == "POST" else None,
         initial=score_initial(call=call, score=score),
         scorecard=scorecard,
         category_names=names,
+        suggested=suggested,
     )
     if request.method == "POST":
         if form.is_valid():
@@ -366,6 +378,7 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
         "form": form,
         "attempts": call_attempts(call=call),
         "recording": recording_src(call.recording_url),
+        "transcript": _transcript(call),
     }
     return render(request, "scoring/score.html", context, status=status)
 

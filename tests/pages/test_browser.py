@@ -149,3 +149,35 @@ def test_a_user_of_one_organization_cannot_open_anothers_call(world, open_as):
     assert "Pat" not in page.content()
     listing = page.goto("/calls/")
     assert listing.status == 200 and "Buyer" not in page.content()
+
+
+def test_clicking_a_transcript_line_plays_the_recording_from_that_line(world, open_as):
+    from calls.models import AttemptOutcome, Leg
+    from calls.recordings import recording_link
+    from calls.services import call_transcription_save
+
+    call = world.agent_call
+    answered = call.attempts_log.get(leg=Leg.LEAD, outcome=AttemptOutcome.ANSWERED)
+    call.recording_url = recording_link(answered.pk)  # the simulator's tone, 95 s
+    call.save(update_fields=["recording_url"])
+    call_transcription_save(
+        call=call,
+        turns=[
+            {"side": "agent", "start": 0.5, "end": 4, "text": "Hi Pat."},
+            {"side": "lead", "start": 4.5, "end": 9, "text": "Hello."},
+            {"side": "agent", "start": 31.5, "end": 36, "text": "Thursday at two?"},
+            {"side": "lead", "start": 40, "end": 44, "text": "Works for me."},
+        ],
+    )
+    page = open_as(world.manager)
+    page.goto(reverse("call-detail", args=[call.pk]))
+    third = page.locator(".transcript-line").nth(2)
+    assert third.get_attribute("data-start") == "31.5"
+    third.click()
+    page.wait_for_function(
+        "document.querySelectorAll('.transcript-line')[2].getAttribute('aria-current') === 'true'"
+    )
+    position = page.eval_on_selector("#recording", "a => a.currentTime")
+    assert abs(position - 31.5) < 0.5
+    assert "current" in (third.get_attribute("class") or "")
+    assert page.locator(".transcript-line[aria-current]").count() == 1

@@ -1,0 +1,195 @@
+"""Suggestions through the pages: the workspace pre-ticks what the transcript suggests on an
+unscored call (marked, with its line), saving keeps which suggestions the scorer accepted;
+the call page lists the transcript line by line; the call browser searches what was said
+and lists the calls whose suggestions wait for a scorer, each tenant its own."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from calls.services import call_transcription_save
+from scoring.models import CallSuggestions, Score
+from tests.scoring.factories import CallFactory
+
+pytestmark = pytest.mark.django_db
+
+TURNS = [
+    {
+        "side": "agent",
+        "start": 0.5,
+        "end": 4,
+        "text": "Hi Lee, this is Avery from North Motors.",
+    },
+    {
+        "side": "lead",
+        "start": 4.5,
+        "end": 9,
+        "text": "Hello. Please call me back after lunch.",
+    },
+    {
+        "side": "agent",
+        "start": 12,
+        "end": 16,
+        "text": "Sure. Are you trading in your current car?",
+    },
+    {"side": "lead", "start": 17, "end": 20, "text": "Maybe, a 2016 Honda Civic."},
+]
+
+
+@pytest.fixture
+def transcribed(world):
+    call = world.other_agent_call
+    call_transcription_save(call=call, turns=TURNS, summary="Lee wants a callback.")
+    call.refresh_from_db()
+    return call
+
+
+def _data(form) -> dict:
+    """What the browser posts for the form as shown."""
+    data = {}
+    for name in form.fields:
+        value = form[name].value()
+        if isinstance(value, bool) or name.startswith("cat") or name == "wow":
+            if value:
+                data[name] = "on"
+        elif value:
+            data[name] = value
+    return data
+
+
+def test_the_workspace_pre_ticks_suggestions_marked_with_their_line(
+    world, signed_in, transcribed
+):
+    response = signed_in(world.scorer).get(
+        reverse("scoring-call", args=[transcribed.pk])
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    form = response.context["form"]
+    assert (form["cat1"].value(), form["cat2"].value(), form["cat4"].value()) == (
+        True,
+        True,
+        True,
+    )
+    assert form["cat3"].value() is None
+    assert form["call_end"].value() == "Callback requested"
+    assert (form["current_make"].value(), form["current_year"].value()) == (
+        "Honda",
+        "2016",
+    )
+    greeted = re.search(r'name="cat1"[^>]*>.*?</li>', body, re.S).group(0)
+    assert "checked" in greeted
+    assert '<span class="badge suggested"' in greeted
+    assert (
+        "Jordan Kim (00:00-00:04): Hi Lee, this is Avery from North Motors." in greeted
+    )
+    assert 'class="badge suggested"' not in re.search(
+        r'name="cat3"[^>]*>.*?</li>', body, re.S
+    ).group(0)
+    assert "Lee Other (00:04-00:09): Hello. Please call me back after lunch." in body
+
+
+def test_saving_records_the_suggestions_kept_and_not_those_changed(
+    world, signed_in, transcribed
+):
+    client = signed_in(world.scorer)
+    url = reverse("scoring-call", args=[transcribed.pk])
+    data = _data(client.get(url).context["form"])
+    del data["cat2"]  # the scorer disagrees with one suggestion
+    data["current_year"] = "2017"  # and corrects another
+    data["save"] = "1"
+    response = client.post(url, data)
+    assert response.status_code == 302, response.context["form"].errors
+    score = Score.objects.get(call=transcribed)
+    assert (score.cat1, score.cat2, score.call_end) == (
+        True,
+        False,
+        "Callback requested",
+    )
+    assert score.accepted_suggestions == [
+        "call_end",
+        "current_make",
+        "current_model",
+        "cat1",
+        "cat4",
+    ]
+
+
+def test_a_scored_call_starts_from_its_score_not_from_suggestions(world, signed_in):
+    call = world.agent_call  # scored with cat1, cat2 and "Appointment set"
+    call_transcription_save(call=call, turns=TURNS)
+    assert CallSuggestions.objects.get(call=call).members["call_end"]["value"] == (
+        "Callback requested"
+    )
+    response = signed_in(world.scorer).get(reverse("scoring-call", args=[call.pk]))
+    assert response.context["form"]["call_end"].value() == "Appointment set"
+    assert 'class="badge suggested"' not in response.content.decode()
+
+
+def test_the_call_page_lists_the_transcript_lines_with_their_start(
+    world, signed_in, transcribed
+):
+    response = signed_in(world.manager).get(
+        reverse("call-detail", args=[transcribed.pk])
+    )
+    body = response.content.decode()
+    starts = re.findall(
+        r'<button type="button" class="transcript-line[^"]*" data-start="([^"]+)"', body
+    )
+    assert starts == ["0.5", "4.5", "12", "17"]
+    assert "<strong>Summary:</strong> Lee wants a callback." in body
+    assert '<span class="said">Maybe, a 2016 Honda Civic.</span>' in body
+    assert "js/transcript.js" in body
+
+
+@pytest.fixture
+def foreign_transcribed(world):
+    call_transcription_save(call=world.foreign_call, turns=TURNS)
+
+
+def _listed(client, **params) -> list[str]:
+    response = client.get(reverse("call-list"), params)
+    assert response.status_code == 200
+    return [call.last_name for call in response.context["calls"]]
+
+
+def test_the_call_browser_finds_a_call_by_what_was_said_in_its_own_accounts_only(
+    world, signed_in, transcribed, foreign_transcribed
+):
+    manager = signed_in(world.global_manager)
+    assert _listed(manager, said="honda") == ["Other"]
+    assert _listed(manager, said="trade") == ["Other"]  # stemmed: "trading"
+    assert _listed(manager, said="civic lunch") == ["Other"]
+    assert _listed(manager, said="civic camry") == []
+    foreign = signed_in(world.foreign_manager)
+    assert _listed(foreign, said="honda") == ["Foreign"]
+
+
+def test_suggested_but_not_confirmed_lists_unscored_calls_with_suggestions(
+    world, signed_in, transcribed, foreign_transcribed
+):
+    call_transcription_save(call=world.agent_call, turns=TURNS)  # scored already
+    CallFactory(account=world.north, last_name="Silent")
+    manager = signed_in(world.global_manager)
+    assert _listed(manager, suggested="unconfirmed") == ["Other"]
+    assert _listed(signed_in(world.foreign_manager), suggested="unconfirmed") == [
+        "Foreign"
+    ]
+
+
+def test_the_said_search_reads_the_full_text_index(world):
+    from django.db import connection
+
+    from calls.models import Call
+    from scoring.filters import CallFilter
+
+    said = CallFilter(
+        {"said": "honda civic"}, queryset=Call.objects.all(), user=world.staff
+    ).qs
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")  # a handful of rows otherwise
+        plan = said.explain()
+    assert "calls_call_transcription_fts" in plan

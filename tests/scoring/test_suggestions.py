@@ -1,0 +1,298 @@
+"""Suggestions from a call's transcript turns: the pure matcher (phrases, sides, first
+seconds, {first_name}, {weekday}, re: lines, appointments, vehicles) and the service that
+stores them when a transcription is saved."""
+
+from __future__ import annotations
+
+import datetime as dt
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from calls.services import call_transcription_save
+from scoring.models import CallSuggestions, ScorecardCategory, ScorecardChoice
+from scoring.suggestions import (
+    Rule,
+    compile_phrases,
+    next_weekday,
+    spoken_time,
+    suggest,
+)
+from tests.scoring.factories import CallFactory
+
+NAMES = {"agent": "Avery Lopez", "lead": "Pat Buyer"}
+TUESDAY = dt.date(2026, 11, 24)
+
+
+def turn(side: str, start: float, text: str, end: float | None = None) -> dict:
+    return {"side": side, "start": start, "end": end or start + 3, "text": text}
+
+
+def run(turns, *rules, called_on=None, current=None, first_name="Pat"):
+    return suggest(
+        turns=turns,
+        rules=rules,
+        names=NAMES,
+        first_name=first_name,
+        received_on=TUESDAY,
+        called_on=called_on or {},
+        current=current or {},
+    )
+
+
+def rule(phrases, side="either", within=None, member="cat1", value=1):
+    return Rule(
+        member=member, value=value, phrases=phrases, side=side, within_seconds=within
+    )
+
+
+def test_a_phrase_on_the_rule_side_suggests_the_category_with_its_line():
+    turns = [
+        turn("lead", 0, "Hello?"),
+        turn("agent", 2, "Hi, this is Avery from North Motors."),
+    ]
+    assert run(turns, rule("this is", side="agent")) == {
+        "cat1": {
+            "value": 1,
+            "line": 1,
+            "text": "Avery Lopez (00:02-00:05): Hi, this is Avery from North Motors.",
+            "at": 2.0,
+        }
+    }
+
+
+def test_a_phrase_said_by_the_other_side_does_not_count():
+    turns = [turn("lead", 0, "This is Pat"), turn("agent", 5, "Thanks")]
+    assert run(turns, rule("this is", side="agent")) == {}
+    assert run(turns, rule("this is", side="lead"))["cat1"]["line"] == 0
+    assert run(turns, rule("this is", side="either"))["cat1"]["line"] == 0
+
+
+def test_within_seconds_only_hears_the_first_seconds():
+    turns = [turn("agent", 25, "Hi Pat, thanks for calling")]
+    assert run(turns, rule("{first_name}", within=20)) == {}
+    assert run(turns, rule("{first_name}", within=30))["cat1"]["at"] == 25.0
+
+
+def test_first_name_is_the_lead_s_whole_word_name_and_needs_one():
+    assert run([turn("agent", 1, "Hi Patricia")], rule("{first_name}")) == {}
+    assert run([turn("agent", 1, "Hi PAT!")], rule("{first_name}"))["cat1"]
+    assert compile_phrases("{first_name}", first_name="") == []
+
+
+def test_weekday_stands_for_any_weekday_and_turns_are_read_in_time_order():
+    turns = [turn("agent", 40, "How about Saturday?"), turn("agent", 10, "Hello")]
+    found = run(turns, rule("come in\n{weekday}"))
+    assert (found["cat1"]["line"], found["cat1"]["at"]) == (1, 40.0)
+
+
+def test_a_re_line_is_a_case_insensitive_regular_expression():
+    phrases = r"re:\b(monday|thursday)\b.*\b(at|around)\b"
+    assert run([turn("lead", 3, "THURSDAY around noon works")], rule(phrases))
+    assert run([turn("lead", 3, "Thursday works")], rule(phrases)) == {}
+    # A broken expression is left out, not an error.
+    assert compile_phrases("re:(unclosed\nhello", first_name="") != []
+
+
+def test_lists_take_the_first_matching_entry_and_each_member_once():
+    turns = [turn("lead", 3, "Please call me back, I'm not interested today")]
+    found = run(
+        turns,
+        rule("call me back", member="call_end", value="Callback requested"),
+        rule("not interested", member="call_end", value="Not interested"),
+        rule("manager", member="alert", value="Manager follow-up"),
+    )
+    assert found["call_end"]["value"] == "Callback requested"
+    assert "alert" not in found
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Thursday at two thirty", "14:30"),
+        ("Tuesday at 10", "10:00"),
+        ("see you at 2:30 pm", "14:30"),
+        ("11 am", "11:00"),
+        ("9:15", "09:15"),
+        ("at five", "17:00"),
+        ("at seven", "07:00"),
+        ("at twelve", "12:00"),
+        ("around noon", "12:00"),
+        ("at two forty five", "14:45"),
+        ("at 8 p.m.", "20:00"),
+        ("I have 3 kids", None),
+    ],
+)
+def test_spoken_times(text, expected):
+    moment = spoken_time(text)
+    assert (moment.strftime("%H:%M") if moment else None) == expected
+
+
+def test_a_weekday_is_the_next_one_after_the_call_day():
+    assert next_weekday(TUESDAY, "Thursday") == dt.date(2026, 11, 26)
+    assert next_weekday(TUESDAY, "tuesday") == dt.date(2026, 12, 1)
+    assert next_weekday(TUESDAY, "Monday") == dt.date(2026, 11, 30)
+
+
+def test_a_weekday_and_a_time_in_one_turn_suggest_the_appointment():
+    turns = [
+        turn("agent", 5, "Could you come in Friday?"),
+        turn("lead", 9, "Thursday at two thirty is better"),
+    ]
+    found = run(turns)
+    assert found["appointment_date"]["value"] == "2026-11-26"
+    assert found["appointment_time"]["value"] == "14:30"
+    assert found["appointment_time"]["line"] == 1
+
+
+def test_the_call_s_vehicle_words_said_suggest_the_called_on_vehicle():
+    turns = [turn("agent", 5, "You were looking at the 2024 toyota camry?")]
+    found = run(turns, called_on={"make": "Toyota", "model": "Camry", "year": "2024"})
+    assert {m: s["value"] for m, s in found.items()} == {
+        "called_on_make": "Toyota",
+        "called_on_model": "Camry",
+        "called_on_year": "2024",
+    }
+
+
+def test_a_trade_in_discussed_suggests_the_current_vehicle():
+    turns = [
+        turn("agent", 5, "Are you trading in a car for the Toyota Camry?"),
+        turn("lead", 9, "Yes, my 2015 Honda Civic."),
+        turn("agent", 30, "We have a Ford Focus too."),
+    ]
+    found = run(turns, called_on={"make": "Toyota", "model": "Camry"})
+    assert {m: s["value"] for m, s in found.items() if m.startswith("current")} == {
+        "current_make": "Honda",
+        "current_model": "Civic",
+        "current_year": "2015",
+    }
+    assert run([turn("lead", 9, "My 2015 Honda Civic is great")]) == {}
+
+
+def test_the_lead_s_known_trade_in_is_suggested_when_said():
+    turns = [turn("agent", 5, "Still want to trade in the Outback?")]
+    found = run(turns, current={"make": "Subaru", "model": "Outback"})
+    assert found["current_model"]["value"] == "Outback"
+
+
+# --- the service, through the transcription's save
+
+
+@pytest.fixture
+def call(db):
+    call = CallFactory(
+        first_name="Pat",
+        called_on_make="Toyota",
+        called_on_model="Camry",
+        # Tuesday evening in Denver, already Wednesday in UTC.
+        received_at=dt.datetime(2026, 11, 24, 20, 0, tzinfo=ZoneInfo("America/Denver")),
+    )
+    call.account.timezone = "America/Denver"
+    call.account.save(update_fields=["timezone"])
+    return call
+
+
+CONVERSATION = [
+    {
+        "side": "agent",
+        "start": 0.5,
+        "end": 4,
+        "text": "Hi Pat, this is Avery from North Motors.",
+    },
+    {"side": "lead", "start": 4.5, "end": 7, "text": "Hi."},
+    {
+        "side": "agent",
+        "start": 7.5,
+        "end": 12,
+        "text": "You were looking at the Camry. Will you be trading in a car?",
+    },
+    {
+        "side": "lead",
+        "start": 12.5,
+        "end": 15,
+        "text": "No. It's too expensive anyway.",
+    },
+    {
+        "side": "agent",
+        "start": 15.5,
+        "end": 20,
+        "text": "Can you come in Wednesday at 10 for a test drive? I have you down for then.",
+    },
+]
+
+
+def test_saving_a_transcription_stores_the_default_scorecard_s_suggestions(call):
+    call_transcription_save(
+        call=call, turns=CONVERSATION, summary="Booked a test drive."
+    )
+    members = CallSuggestions.objects.get(call=call).members
+    names = {
+        f"cat{c.slot}": c.name
+        for c in ScorecardCategory.objects.filter(scorecard__account=call.account)
+    }
+    suggested = {names.get(m, m): s["value"] for m, s in members.items()}
+    assert suggested == {
+        "Greeted the customer by name": 1,
+        "Introduced self and dealership": 1,
+        "Confirmed the vehicle of interest": 1,
+        "Asked about a trade-in": 1,
+        "Asked for the appointment": 1,
+        "Set a date and time": 1,
+        "call_end": "Appointment set",
+        "alert": "Unhappy customer",
+        # Received on a Tuesday in the account's timezone: the next Wednesday.
+        "appointment_date": "2026-11-25",
+        "appointment_time": "10:00",
+        "called_on_model": "Camry",
+    }
+    assert members["cat1"] == {
+        "value": 1,
+        "line": 0,
+        "text": "Agent (00:00-00:04): Hi Pat, this is Avery from North Motors.",
+        "at": 0.5,
+    }
+    assert members["alert"]["text"] == (
+        "Pat Rivera (00:12-00:15): No. It's too expensive anyway."
+    )
+
+
+def test_an_account_s_own_phrases_and_a_new_transcription_replace_the_suggestions(call):
+    call_transcription_save(call=call, turns=CONVERSATION)
+    ScorecardChoice.objects.filter(
+        scorecard__account=call.account, kind="alert", name="Hot lead"
+    ).update(phrases="test drive", side="agent")
+    ScorecardChoice.objects.filter(
+        scorecard__account=call.account, name="Unhappy customer"
+    ).update(phrases="")
+    call_transcription_save(call=call, turns=CONVERSATION[:1] + CONVERSATION[4:])
+    members = CallSuggestions.objects.get(call=call).members
+    assert members["alert"]["value"] == "Hot lead"
+    assert members["alert"]["line"] == 1
+    assert "cat4" not in members
+
+
+def test_the_migration_gives_default_rules_only_to_default_names_without_phrases(db):
+    import importlib
+
+    from django.apps import apps
+
+    from tests.accounts.factories import AccountFactory
+
+    migration = importlib.import_module(
+        "scoring.migrations.0004_default_suggestion_phrases"
+    )
+    account = AccountFactory()
+    categories = ScorecardCategory.objects.filter(scorecard__account=account)
+    categories.update(phrases="", side="either", within_seconds=None)
+    categories.filter(slot=2).update(phrases="my own")
+    categories.filter(slot=3).update(name="Named the car")
+    ScorecardChoice.objects.filter(scorecard__account=account).update(phrases="")
+    migration.forward(apps, None)
+    rules = {c.slot: (c.phrases, c.side, c.within_seconds) for c in categories.all()}
+    assert rules[1] == ("{first_name}", "agent", 20)
+    assert rules[2] == ("my own", "either", None)
+    assert rules[3] == ("", "either", None)
+    assert ScorecardChoice.objects.get(
+        scorecard__account=account, name="Callback requested"
+    ).phrases == ("call me back")
