@@ -15,6 +15,7 @@ own beside the burst.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import time
@@ -127,9 +128,15 @@ def busy() -> None:
 def measure() -> dict[str, Any]:
     """Part 10's figures."""
     from insights.engines import engine_for_settings, read_wav, turns_from
-    from scoring.defaults import DEFAULT_CATEGORIES
-    from scoring.suggestions import suggest_turns
+    from scoring.defaults import DEFAULT_CATEGORY_RULES
+    from scoring.suggestions import Rule, suggest
 
+    # The default scorecard's rules for the categories a script can tell apart.
+    rules = [
+        Rule(f"cat{slot}", name, phrases, side, within)
+        for slot, name in enumerate(BEHAVIOUR_CATEGORY.values(), 1)
+        for phrases, side, within in [DEFAULT_CATEGORY_RULES[name]]
+    ]
     made = conversations()
     engine = engine_for_settings()
     assert engine is not None
@@ -165,13 +172,16 @@ def measure() -> dict[str, Any]:
             for b in conversation.script.met
             if b in BEHAVIOUR_CATEGORY
         }
-        suggested = set(
-            suggest_turns(
-                turns,
-                categories=DEFAULT_CATEGORIES,
-                first_name=conversation.facts.first_name,
-            )
-        ) & set(BEHAVIOUR_CATEGORY.values())
+        members = suggest(
+            turns=turns,
+            rules=rules,
+            names={"agent": conversation.facts.agent_name, "lead": "Lead"},
+            first_name=conversation.facts.first_name,
+            received_on=dt.date(2026, 11, 24),
+            called_on={},
+            current={},
+        )
+        suggested = {rule.value for rule in rules if rule.member in members}
         pairs.append((expected, suggested))
     precision, recall = precision_recall(pairs)
     return {

@@ -178,7 +178,9 @@ def test_a_date_at_the_end_of_the_calendar_is_a_form_error(world, signed_in, par
         response.content.decode()
     )
     f = response.context["f"]
-    today = timezone.localdate()
+    # Today where the manager is (the page speaks their timezone): after midnight UTC and
+    # before midnight in Denver the two differ.
+    today = timezone.localdate(timezone=ZoneInfo(world.manager.timezone or "UTC"))
     assert (f.first, f.last) == (today - timedelta(days=6), today)
     assert f.received == 2  # North's two calls of the last few hours
 
