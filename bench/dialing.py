@@ -106,6 +106,17 @@ def _p(values: list[float], p: int) -> float:
     return percentile(values, p) if values else float("nan")
 
 
+def first_dials_ms(burst: dict[str, Any]) -> tuple[float, float]:
+    """A burst's receipt -> first agent dial, p50 and p99 (a lead never dialed counts as
+    endless)."""
+    inf = float("inf")
+    firsts = [
+        r["first_dial"] if r["first_dial"] is not None else inf for r in burst["leads"]
+    ]
+    firsts += [inf] * (BURST_LEADS - len(firsts))
+    return _p(firsts, 50), _p(firsts, 99)
+
+
 def rows_for(
     names: tuple[str, str],
     suffix: str,

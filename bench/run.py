@@ -30,6 +30,11 @@ every figure printed next to a baseline measured in the same run:
    its p99 with the broker up and the first dial once it is back; an overload of a minute
    at about twice what the Procfile's processes end, with agents to spare: setups a call,
    NOAGENT calls and callbacks answered later than the switch waits (about ten minutes).
+10. Understanding calls (bench/insights.py), in-process with the shipped model on this
+   machine's CPU: engine time per minute of two-channel audio, the word error rate over
+   20 simulated conversations against their scripts, and the suggested categories'
+   precision and recall against the scripts. Part 4d is part 4a's burst again while a
+   process transcribes without pause (the transcription worker with a backlog).
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -61,6 +66,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -68,7 +74,7 @@ sys.path.insert(0, str(ROOT))
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 
-from bench import dialing, export, faults, pages  # noqa: E402
+from bench import dialing, export, faults, insights, pages  # noqa: E402
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, Result, run  # noqa: E402
@@ -87,7 +93,7 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
 PARTS = set(
-    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8,9").replace(" ", "").split(",")
+    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8,9,10").replace(" ", "").split(",")
 )
 # The service's web process, as the Procfile runs it.
 GUNICORN = [
@@ -359,6 +365,47 @@ def throughput_rows(
     ]
 
 
+INSIGHTS = """
+import json, os
+os.environ["TRANSCRIPTION_BACKEND"] = "faster_whisper"
+import django
+django.setup()
+from bench.insights import measure
+print(json.dumps(measure()))
+"""
+
+
+def insights_rows(figures: dict) -> list[Row]:
+    """Part 10: the shipped model on this machine's CPU, against the scripts."""
+    n = figures["conversations"]
+    return [
+        Row(
+            "10a transcription, engine time per minute of 2-channel audio",
+            f"{figures['engine_seconds_per_audio_minute']:.2f} s",
+            f"real time 60 s ({figures['audio_minutes']:.0f} min of calls)",
+            f"RTF {figures['real_time_factor']:.3f} per channel",
+            "<= 0.25",
+            figures["real_time_factor"] <= 0.25,
+        ),
+        Row(
+            f"10b word error rate, {n} conversations",
+            f"{figures['wer']:.1%}",
+            "their scripts",
+            "",
+            "<= 20%",
+            figures["wer"] <= 0.2,
+        ),
+        Row(
+            f"10c suggested categories, {n} conversations",
+            f"precision {figures['precision']:.2f}",
+            f"recall {figures['recall']:.2f}",
+            "",
+            ">= 0.8 each",
+            min(figures["precision"], figures["recall"]) >= 0.8,
+        ),
+    ]
+
+
 def parse_row(timing: ParseTiming) -> Row:
     return Row(
         f"3 parse_adf, {timing.name} ({timing.size:,} B)",
@@ -468,6 +515,7 @@ def measure_dialing(
     }
     rows: list[Row] = []
     details: list[str] = []
+    bursts: dict[str, Any] = {}
     for names, suffix in ((("4a", "4b"), ""), (("4c", "4c"), " (2 CPU hogs)")):
         hogs = []
         if suffix:
@@ -477,6 +525,8 @@ def measure_dialing(
             ]
         step(f"{names[0]} burst of {dialing.BURST_LEADS} leads{suffix}")
         burst = dialing.run_part(env, dialing.burst_options(base, seed))
+        if not suffix:
+            bursts["idle"] = burst
         step(
             f"{names[1]} {dialing.QUEUE_LEADS} leads at {dialing.QUEUE_RATE:g}/s to "
             f"{dialing.QUEUE_AGENTS} agents{suffix}"
@@ -489,6 +539,38 @@ def measure_dialing(
         )
         rows += part_rows
         details += part_details
+    # 4d: the same burst while the transcription worker is busy (bench/insights.py
+    # ``busy``: the shipped engine transcribing again and again at the Procfile's
+    # concurrency of 1), next to 4a's: the dial must not notice.
+    busy = processes.start(
+        "transcribing",
+        [sys.executable, "-m", "bench.insights"],
+        {**env, "TRANSCRIPTION_BACKEND": "faster_whisper"},
+    )
+    time.sleep(15)  # its model loaded and transcribing
+    step(f"4d burst of {dialing.BURST_LEADS} leads (transcription worker busy)")
+    bursts["busy"] = dialing.run_part(env, dialing.burst_options(base, seed))
+    alive = busy.poll() is None
+    _signal_group(busy, signal.SIGKILL)
+    idle, loaded = (dialing.first_dials_ms(bursts[k]) for k in ("idle", "busy"))
+    rows.append(
+        Row(
+            "4d receipt -> first dial p50, transcription busy",
+            ms(loaded[0]),
+            f"same burst, transcription idle {ms(idle[0])}",
+            f"{loaded[0] / idle[0]:.2f}x",
+            "<= 1.5x",
+            alive and loaded[0] <= 1.5 * idle[0],
+        )
+    )
+    details.append(
+        f"  4d receipt -> first dial p99: {ms(loaded[1])} busy, {ms(idle[1])} idle"
+        + (
+            ""
+            if alive
+            else f"; the transcribing process died:\n{processes.log_tail('transcribing')}"
+        )
+    )
     for name in commands:
         process = next(p for n, p in processes.running if n == name)
         if process.poll() is not None:
@@ -668,6 +750,12 @@ def main() -> None:
             fault_rows, fault_details = faults.measure(ROOT, Row)
             rows += fault_rows
             details += fault_details
+        if "10" in PARTS:
+            step(
+                f"10 understanding calls: {insights.CONVERSATIONS} simulated conversations "
+                "spoken, transcribed and checked against their scripts"
+            )
+            rows += insights_rows(json.loads(python(env, "-c", INSIGHTS)))
         processes.discard_logs()  # kept, and named in the error, when something failed
     except subprocess.CalledProcessError as error:
         print(error.stderr or "", file=sys.stderr)
