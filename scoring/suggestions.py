@@ -15,17 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from accounts.schedules import WEEKDAYS
 from calls.transcripts import clock
 
-WEEKDAYS = (
-    "monday",
-    "tuesday",
-    "wednesday",
-    "thursday",
-    "friday",
-    "saturday",
-    "sunday",
-)
 _WEEKDAY = r"(?:" + "|".join(WEEKDAYS) + r")"
 _NUMBERS = {
     "one": 1,

@@ -170,3 +170,31 @@ def test_the_embedded_default_cache_is_shared_between_processes():
     run("set", key)
 
     assert run("get", key) == "from another process"
+
+
+def test_only_the_transcription_process_takes_the_media_work():
+    """The Procfile gives the `transcription` queue (speech, media fetches, speech-to-text)
+    a process of its own, so its backlog never delays a dial or a webhook; a worker started
+    without -Q still consumes it (it is a declared queue)."""
+    import re
+
+    from django.conf import settings
+
+    from tests.processes import procfile_commands
+
+    queues = {
+        name: set(match.group(1).split(","))
+        for name, command in procfile_commands().items()
+        if (match := re.search(r"-Q (\S+)", command))
+    }
+    assert queues["transcription"] == {"transcription"}
+    assert [name for name, q in queues.items() if "transcription" in q] == [
+        "transcription"
+    ]
+    assert "transcription" in {queue.name for queue in settings.CELERY_TASK_QUEUES}
+    routes = settings.CELERY_TASK_ROUTES
+    for task in (
+        "calls.tasks.recording_store_task",
+        "insights.tasks.transcription_task",
+    ):
+        assert routes[task] == {"queue": "transcription"}
