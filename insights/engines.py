@@ -24,6 +24,8 @@ import numpy as np
 import requests
 from django.conf import settings
 
+from config.priority import yield_cpu_to_calls
+
 RATE = 16_000  # what Whisper models read
 PAUSE = 1.0  # seconds of silence within a segment that end a turn
 REMOTE_TIMEOUT = (5, 300)  # connect, read: a long call takes a while to transcribe
@@ -115,6 +117,7 @@ _models_lock = threading.Lock()
 def whisper_model(*, model: str, device: str, compute_type: str, download: bool) -> Any:
     """The process's Whisper model for these settings, loaded on first use and kept."""
     key = (model, device, compute_type, download)
+    yield_cpu_to_calls()  # before the model's threads start: they inherit it
     with _models_lock:
         if key not in _models:
             try:

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from calls.telephony.conversation import Script, Turn
+from config.priority import yield_cpu_to_calls
 
 RATE = 16_000  # samples a second in the recording: what speech-to-text models expect
 WORDS_PER_MINUTE = 150  # clearest to speech-to-text (tried 150 and 175)
@@ -147,6 +148,7 @@ def _resample(samples: np.ndarray, source: int, target: int) -> np.ndarray:
 
 
 def speak(turns: tuple[Turn, ...], *, words_per_minute: int) -> list[np.ndarray]:
+    yield_cpu_to_calls()
     with _lock:
         engine = _espeak()
         return [

@@ -393,6 +393,9 @@ TRANSCRIPTION_REMOTE_URL = env("TRANSCRIPTION_REMOTE_URL", default="")
 TRANSCRIPTION_REMOTE_KEY = env("TRANSCRIPTION_REMOTE_KEY", default="")
 TRANSCRIPTION_REMOTE_MODEL = env("TRANSCRIPTION_REMOTE_MODEL", default="whisper-1")
 TRANSCRIPTION_MAX_TRIES = env.int("TRANSCRIPTION_MAX_TRIES", default=3)
+# The process synthesising speech or transcribing runs at this Unix nice level (0-19), so on
+# a busy machine it yields the CPU to dials and callbacks (config/priority.py).
+MEDIA_NICE = env.int("MEDIA_NICE", default=15)
 # Summaries: "builtin" (rules over the transcript and the lead; no model) or "openai" (an
 # OpenAI-compatible chat endpoint).
 SUMMARY_BACKEND = env("SUMMARY_BACKEND", default="builtin")
