@@ -114,8 +114,10 @@ def busy() -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     django.setup()
+    from config.priority import yield_cpu_to_calls
     from insights.engines import engine_for_settings, read_wav
 
+    yield_cpu_to_calls(session=True)  # as transcription_task does
     conversation = conversations(1)[0]
     engine = engine_for_settings()
     assert engine is not None

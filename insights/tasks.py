@@ -24,8 +24,10 @@ RETRY_WHILE_DATABASE_IS_DOWN = {
 @shared_task(**RETRY_WHILE_DATABASE_IS_DOWN)
 def transcription_task(*, call_id: int) -> None:
     """Transcribe one call's recording; one not pending (or being run) is left alone."""
+    from config.priority import yield_cpu_to_calls
     from insights.services import transcription_run
 
+    yield_cpu_to_calls(session=True)  # media work: dials and callbacks come first
     transcription_run(call_id=call_id)
 
 
