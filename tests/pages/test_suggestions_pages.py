@@ -168,6 +168,21 @@ def test_the_call_browser_finds_a_call_by_what_was_said_in_its_own_accounts_only
     assert _listed(foreign, said="honda") == ["Foreign"]
 
 
+def test_without_postgresql_the_said_search_matches_every_word(
+    world, signed_in, transcribed, foreign_transcribed, monkeypatch
+):
+    """The embedded default (SQLite) has no full-text search: each word must appear in the
+    transcript (no stemming), still in the caller's own accounts only."""
+    from django.db import connection
+
+    monkeypatch.setattr(connection, "vendor", "sqlite")
+    manager = signed_in(world.global_manager)
+    assert _listed(manager, said="honda") == ["Other"]
+    assert _listed(manager, said="civic lunch") == ["Other"]
+    assert _listed(manager, said="civic camry") == []
+    assert _listed(signed_in(world.foreign_manager), said="honda") == ["Foreign"]
+
+
 def test_suggested_but_not_confirmed_lists_unscored_calls_with_suggestions(
     world, signed_in, transcribed, foreign_transcribed
 ):
