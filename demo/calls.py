@@ -7,8 +7,9 @@ final, every leg ended), so no task, sweep or provider ever picks them up. Lead 
 carry a whisper and call notes composed the way lead intake composes them.
 
 Deterministic (one ``random.Random`` per account, seeded with its name) and safe to run
-again: an account that already has 25 calls in the window gets none; one with fewer is
-topped up to 25.
+again: an account that already has 25 demo calls in the window gets none; one with fewer
+is topped up to 25. The calls made here are marked ``is_demo``; the calls of the people
+trying the demo (a lead posted to /api/nl) are not, and no seed step writes to them.
 
 "Most of them scored" (CONTRACT.md) is the scoring app's step, which comes later: these
 calls are left unscored here, on purpose.
@@ -118,6 +119,7 @@ def _seed_account(demo_account: DemoAccount) -> int:
     start = _local(today - timedelta(days=PAST_DAYS), time(0), zone)
     have = Call.objects.filter(
         account=account,
+        is_demo=True,
         received_at__gte=start,
         received_at__lt=_local(today, time(0), zone),
     ).count()
@@ -170,6 +172,7 @@ def _plan(
         account=account,
         origin=CallOrigin.CLICK_TO_CALL if click_to_call else CallOrigin.LEAD,
         is_test=account.is_test,
+        is_demo=True,
         received_at=received_at,
         phone=phone,
         first_name=first,

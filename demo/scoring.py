@@ -7,7 +7,8 @@ scorecard they were scored under, exactly as a scorer's would. The newest answer
 of each account stay unscored, so the scoring queue has work in the demo.
 
 Deterministic (one ``random.Random`` per account) and safe to run again: a call already
-scored is left as it is, and only calls without a transcription get one.
+scored is left as it is, and only calls without a transcription get one. Only the demo's
+own calls (``is_demo``, made by the calls step) are scored, coached or transcribed here.
 """
 
 from __future__ import annotations
@@ -90,7 +91,11 @@ def _rng(demo_account: DemoAccount, purpose: str) -> random.Random:
 
 def _answered(demo_account: DemoAccount) -> list[Call]:
     return list(
-        Call.objects.filter(account=demo_account.account, status=CallStatus.ANSWER)
+        # The demo's own calls only: a call someone made trying the demo keeps its score,
+        # transcription and summary, whatever they are.
+        Call.objects.filter(
+            account=demo_account.account, status=CallStatus.ANSWER, is_demo=True
+        )
         .select_related("agent")
         .order_by("received_at", "id")
     )
@@ -102,9 +107,9 @@ def _score_account(demo_account: DemoAccount, scorer: User) -> tuple[int, int]:
     manager = demo_account.managers[0]
     choices = _choices(demo_account)
     already = set(
-        Score.objects.filter(call__account=demo_account.account).values_list(
-            "call_id", flat=True
-        )
+        Score.objects.filter(
+            call__account=demo_account.account, call__is_demo=True
+        ).values_list("call_id", flat=True)
     )
     scored = coached = 0
     for call in _answered(demo_account)[:-UNSCORED_NEWEST]:
@@ -215,7 +220,7 @@ def _transcribe_account(demo_account: DemoAccount) -> int:
             "vehicle": vehicle,
             "dealer": demo_account.account.name,
         }
-        Call.objects.filter(pk=call.pk).update(
+        Call.objects.filter(pk=call.pk, is_demo=True).update(
             transcription=_transcription(words, call.duration or 60),
             summary=SUMMARIES[index % len(SUMMARIES)].format(**words),
         )

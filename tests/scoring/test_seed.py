@@ -1,10 +1,12 @@
 """The scoring seed step, run through ``manage.py seed_demo`` as `make run` does."""
 
 import re
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallStatus
@@ -121,3 +123,54 @@ def test_a_second_run_scores_nothing_again():
         list(Call.objects.order_by("pk").values_list("transcription", flat=True)),
     )
     assert after == before
+
+
+def a_users_call(account: Account, *, days_ago: float, status: str) -> Call:
+    """A call as the people trying the demo make one (a lead's, not the demo's history)."""
+    received_at = timezone.now() - timedelta(days=days_ago)
+    answered = status == CallStatus.ANSWER
+    return Call.objects.create(
+        account=account,
+        status=status,
+        received_at=received_at,
+        ended_at=received_at + timedelta(minutes=2) if answered else None,
+        phone="+13035550188",
+        first_name="Sam",
+        last_name="Reader",
+        agent=User.objects.filter(accounts=account, phone_number__gt="").first(),
+        duration=90 if answered else None,
+    )
+
+
+def as_left(call: Call) -> tuple:
+    call.refresh_from_db()
+    score = Score.objects.filter(call=call).first()
+    return (
+        call.transcription,
+        call.summary,
+        score and (score.scored_at, score.coach_notes, score.coached_at),
+        ScoreRevision.objects.filter(score__call=call).count(),
+    )
+
+
+def test_a_second_run_leaves_the_calls_it_did_not_make_alone():
+    seed()
+    north = Account.objects.get(name="Demo Motors North")
+    demo_calls = Call.objects.filter(account=north, is_demo=True).count()
+    # Answered days ago (among the calls the demo scores), two answered just now (the
+    # queue's newest, which the demo transcribes) and one still waiting for its agent.
+    calls = [
+        a_users_call(north, days_ago=10, status=CallStatus.ANSWER),
+        a_users_call(north, days_ago=0.02, status=CallStatus.ANSWER),
+        a_users_call(north, days_ago=0.01, status=CallStatus.ANSWER),
+        a_users_call(north, days_ago=0, status=CallStatus.QUEUED),
+    ]
+    before = [as_left(call) for call in calls]
+    assert before == [("", "", None, 0)] * len(calls)
+
+    seed()
+    seed()
+
+    assert [as_left(call) for call in calls] == before
+    assert not Call.objects.filter(pk__in=[c.pk for c in calls], is_demo=True).exists()
+    assert Call.objects.filter(account=north, is_demo=True).count() == demo_calls
