@@ -38,7 +38,15 @@ class CategoryInline(admin.TabularInline):
 
 class ChoiceInline(admin.TabularInline):
     model = ScorecardChoice
-    fields = ["kind", "name", "position", "phrases", "side", "within_seconds"]
+    fields = [
+        "kind",
+        "name",
+        "position",
+        "needs_appointment",
+        "phrases",
+        "side",
+        "within_seconds",
+    ]
     extra = 2
     verbose_name_plural = "call-end reasons, alert tags and departments"
 
