@@ -156,6 +156,9 @@ class ShownKey:
     key: str
 
 
+KEPT_AS_HASH = "Only a hash is kept; a lost key cannot be recovered, only replaced."
+
+
 def render_keys(
     model_admin: admin.ModelAdmin,
     request: HttpRequest,
@@ -163,14 +166,17 @@ def render_keys(
     title: str,
     keys: list[ShownKey],
     notes: list[str],
+    kept: str = KEPT_AS_HASH,
 ) -> TemplateResponse:
-    """The "copy it now" page. Rendered into this response only, and never cached."""
+    """The "copy it now" page. Rendered into this response only, and never cached.
+    ``kept`` says how the service keeps what is shown (a hash, unless told otherwise)."""
     context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.opts,
         "title": title,
         "keys": keys,
         "notes": notes,
+        "kept": kept,
         "changelist_url": reverse(
             f"admin:{model_admin.opts.app_label}_{model_admin.opts.model_name}_changelist"
         ),

@@ -3,7 +3,8 @@
 A link carries a signed token naming the lead leg and a random nonce, so it cannot be
 guessed from a call id and works for an integrator without a session. A link is good
 while it is the call's current ``recording_url``: support revokes it by issuing a new
-one (``recording_link_reissue``), which kills the old link at once.
+one (``calls.services.call_recording_reissue``, the call admin's "Revoke recording
+links" action), which kills the old link at once.
 
 The simulated audio lasts as long as the leg was answered. It is never held in memory:
 any byte range of the WAV is computed from two one-second blocks of tone, so a player

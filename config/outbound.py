@@ -43,34 +43,50 @@ class Target:
     port: int
     path: str
     host_header: str
+    tls: bool = (
+        True  # False only for plain HTTP to loopback, where the caller allows it
+    )
 
 
 def destination_vet(
-    url: str, *, deadline: Deadline, allowed: Iterable[str] = ()
+    url: str,
+    *,
+    deadline: Deadline,
+    allowed: Iterable[str] = (),
+    local_http: bool = False,
 ) -> Target:
     """Parse url and resolve its host once, refusing anything but HTTPS to public addresses
-    (``allowed``: addresses exempt from the refusal, for tests)."""
+    (``allowed``: addresses exempt from the refusal, for tests; ``local_http``: plain HTTP
+    is accepted too when every address of the host is loopback, for local development)."""
     try:
         parts = urlsplit(url.strip())
-        port = parts.port or 443
+        tls = parts.scheme == "https"
+        default_port = 443 if tls else 80
+        port = parts.port or default_port
         hostname = (parts.hostname or "").encode("idna").decode("ascii")
     except (ValueError, UnicodeError):
         raise DestinationError("not_https") from None
-    if parts.scheme != "https" or not hostname:
+    plain = local_http and parts.scheme == "http"
+    if not (tls or plain) or not hostname:
         raise DestinationError("not_https")
     if parts.username is not None or parts.password is not None:
         raise DestinationError("not_allowed")
     addresses = _resolve(hostname, port, deadline)
-    exempt = {ipaddress.ip_address(a) for a in allowed}
-    if any(is_internal(a) and a not in exempt for a in addresses):
-        raise DestinationError("not_allowed")
+    if plain:
+        if not all(a.is_loopback for a in addresses):
+            raise DestinationError("not_https")
+    else:
+        exempt = {ipaddress.ip_address(a) for a in allowed}
+        if any(is_internal(a) and a not in exempt for a in addresses):
+            raise DestinationError("not_allowed")
     host = f"[{hostname}]" if ":" in hostname else hostname
     return Target(
         hostname=hostname,
         address=str(addresses[0]),
         port=port,
         path=(parts.path or "/") + (f"?{parts.query}" if parts.query else ""),
-        host_header=host if parts.port in (None, 443) else f"{host}:{port}",
+        host_header=host if parts.port in (None, default_port) else f"{host}:{port}",
+        tls=tls,
     )
 
 
@@ -116,9 +132,10 @@ def is_internal(address: IPAddress) -> bool:
 def pinned_https(
     target: Target, *, deadline: Deadline, cafile: str | None = None
 ) -> Iterator[HTTPConnection]:
-    """An HTTPS connection to the vetted address, cut at the deadline. Raises OSError (also
-    ``DeadlineExceeded``), ``http.client.HTTPException`` or ValueError on failure."""
-    context = ssl.create_default_context(cafile=cafile)
+    """An HTTPS connection to the vetted address, cut at the deadline (plain HTTP for a
+    target vetted as local HTTP). Raises OSError (also ``DeadlineExceeded``),
+    ``http.client.HTTPException`` or ValueError on failure."""
+    context = ssl.create_default_context(cafile=cafile) if target.tls else None
     sock = socket.create_connection(
         (target.address, target.port), timeout=deadline.remaining()
     )
@@ -126,7 +143,11 @@ def pinned_https(
         connection = HTTPConnection(target.hostname, target.port)
         # Certificate and SNI are for the name in the URL, whichever address it resolved to;
         # http.client then speaks over this pinned socket instead of dialling by name.
-        connection.sock = context.wrap_socket(sock, server_hostname=target.hostname)
+        connection.sock = (
+            context.wrap_socket(sock, server_hostname=target.hostname)
+            if context is not None
+            else sock
+        )
         try:
             yield connection
         finally:

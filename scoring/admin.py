@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
+from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
@@ -21,6 +22,7 @@ from scoring.models import (
     ScorecardChoice,
     ScoreRevision,
 )
+from scoring.services import CATEGORY_MEMBERS
 
 
 class CategoryInline(admin.TabularInline):
@@ -38,7 +40,15 @@ class CategoryInline(admin.TabularInline):
 
 class ChoiceInline(admin.TabularInline):
     model = ScorecardChoice
-    fields = ["kind", "name", "position", "phrases", "side", "within_seconds"]
+    fields = [
+        "kind",
+        "name",
+        "position",
+        "needs_appointment",
+        "phrases",
+        "side",
+        "within_seconds",
+    ]
     extra = 2
     verbose_name_plural = "call-end reasons, alert tags and departments"
 
@@ -101,17 +111,37 @@ def categories_html(score: Score) -> str:
     )
 
 
+def member_label(score: Score, member: str) -> str:
+    """How support reads a scored member: a category by the name it was scored under,
+    any other by its field's verbose name (``coach_notes``: "coach notes")."""
+    if member in CATEGORY_MEMBERS:
+        slot = int(member.removeprefix("cat"))
+        names = score.category_names or []
+        name = names[slot - 1] if slot <= len(names) else None
+        return f"category {slot} ({name})" if name else f"category {slot}"
+    try:
+        return str(Score._meta.get_field(member).verbose_name)
+    except FieldDoesNotExist:
+        return member.replace("_", " ")
+
+
+def changes_text(score: Score, changes: dict[str, list[Any]]) -> str:
+    return (
+        "; ".join(
+            f"{member_label(score, member)}: {old!r} → {new!r}"
+            for member, (old, new) in changes.items()
+        )
+        or "(no change)"
+    )
+
+
 def revisions_html(score: Score) -> str:
     items = [
         (
             f"{revision.changed_at:%Y-%m-%d %H:%M:%S} UTC",
             revision.get_kind_display(),
             revision.changed_by_name or "someone",
-            "; ".join(
-                f"{member}: {old!r} → {new!r}"
-                for member, (old, new) in revision.changes.items()
-            )
-            or "(no change)",
+            changes_text(score, revision.changes),
         )
         for revision in score.revisions.all()
     ]
@@ -127,6 +157,10 @@ class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
     model = Score
     fk_name = "call"
     can_delete = False
+    # No blank form: the call admin is view-only, and Django builds the inline's forms
+    # before it zeroes a view-only page's extra, so an unscored call showed an empty
+    # "Score #1" with "points: 0".
+    extra = 0
     fields = readonly_fields = (
         "scorer_name",
         "scored_at",
@@ -158,8 +192,15 @@ class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
 
 class RevisionInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = ScoreRevision
-    fields = readonly_fields = ("changed_at", "kind", "changed_by_name", "changes")
+    fields = readonly_fields = ("changed_at", "kind", "changed_by_name", "changed")
     extra = 0
+
+    @admin.display(description="changes")
+    def changed(self, obj: ScoreRevision) -> str:
+        return changes_text(obj.score, obj.changes)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[ScoreRevision]:
+        return super().get_queryset(request).select_related("score")
 
 
 @admin.register(Score)

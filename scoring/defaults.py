@@ -39,6 +39,10 @@ DEFAULT_CHOICES = {
     "department": ["Sales", "Service", "Parts", "Finance"],
 }
 
+# The default call-end reasons that mean an appointment was set: a score giving one
+# must give the appointment date (ScorecardChoice.needs_appointment).
+DEFAULT_APPOINTMENT_CALL_ENDS = ["Appointment set"]
+
 # What suggests each default category or list entry to the scorer (scoring/suggestions.py):
 # phrases one per line, the side that says them, and a limit in seconds from the start.
 DEFAULT_CATEGORY_RULES: dict[str, tuple[str, str, int | None]] = {

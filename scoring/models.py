@@ -124,6 +124,13 @@ class ScorecardChoice(SuggestionRule):
     kind = models.CharField(max_length=16, choices=ChoiceKind.choices)
     name = models.CharField(max_length=SHORT)
     position = models.PositiveSmallIntegerField(default=0)
+    needs_appointment = models.BooleanField(
+        default=False,
+        help_text=(
+            "Call-end reasons only: a score with this call end must give the "
+            "appointment date."
+        ),
+    )
 
     class Meta:
         ordering = ["scorecard_id", "kind", "position", "name"]

@@ -4,6 +4,7 @@ coaching is kept as a revision; a score keeps the scorecard it was scored under.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any
@@ -11,6 +12,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
 from django.db import transaction
 from django.utils import timezone
 
@@ -19,6 +21,7 @@ from calls.models import Call, CallStatus
 from calls.transcripts import speaker_names
 from scoring import suggestions
 from scoring.defaults import (
+    DEFAULT_APPOINTMENT_CALL_ENDS,
     DEFAULT_CATEGORIES,
     DEFAULT_CATEGORY_RULES,
     DEFAULT_CHOICE_RULES,
@@ -85,6 +88,9 @@ LABELS = {
     "called_on_summary": "called-on summary",
     "current_registration": "current registration number",
 }
+YEAR_MEMBERS = ["current_year", "called_on_year"]
+YEAR = re.compile(r"[0-9]{4}")
+FIRST_YEAR = 1886
 ONLY_ANSWERED = "Only answered calls can be scored."
 NOT_SCORED = "Only a scored call can be coached."
 NO_SCORING_RIGHT = "You may not score calls of this account."
@@ -115,6 +121,10 @@ def scorecard_create_default(*, account: Account) -> Scorecard:
                 kind=kind,
                 name=name,
                 position=index,
+                needs_appointment=(
+                    kind == ChoiceKind.CALL_END
+                    and name in DEFAULT_APPOINTMENT_CALL_ENDS
+                ),
                 **_rule(DEFAULT_CHOICE_RULES.get((kind, name))),
             )
             for kind, names in DEFAULT_CHOICES.items()
@@ -186,6 +196,7 @@ def score_save(*, call: Call, scorer: User, values: Mapping[str, Any]) -> Score:
     cleaned = _clean(values, scorecard=scorecard, names=score.category_names)
     for member, value in cleaned.items():
         setattr(score, member, value)
+    _check_appointment(score, scorecard=scorecard)
     score.scorer = scorer
     score.scorer_name = scorer.get_full_name()[:SHORT] or scorer.username[:SHORT]
     after = score_values(score)
@@ -298,6 +309,8 @@ def _clean(
         else:
             cleaned[member] = _moment(member, value, errors)
     _check_listed(cleaned, "call_end", choices[ChoiceKind.CALL_END], errors)
+    _check_email(cleaned, errors)
+    _check_years(cleaned, errors)
     _check_listed(cleaned, "department", choices[ChoiceKind.DEPARTMENT], errors)
     if cleaned.get("alert"):
         tags = [tag.strip() for tag in cleaned["alert"].split(",") if tag.strip()]
@@ -317,6 +330,44 @@ def _clean(
     if errors:
         raise ValidationError(errors)
     return cleaned
+
+
+def _check_email(cleaned: dict[str, Any], errors: dict[str, list[str]]) -> None:
+    email = cleaned.get("email")
+    if not email:
+        return
+    try:
+        validate_email(email)
+    except ValidationError:
+        errors.setdefault("email", []).append("The email must be an email address.")
+
+
+def _check_years(cleaned: dict[str, Any], errors: dict[str, list[str]]) -> None:
+    """A vehicle's year is four digits from the first cars to next year's models."""
+    latest = timezone.now().year + 1
+    for member in YEAR_MEMBERS:
+        year = cleaned.get(member)
+        if year and not (YEAR.fullmatch(year) and FIRST_YEAR <= int(year) <= latest):
+            errors.setdefault(member, []).append(
+                f"The {_label(member)} must be a year from {FIRST_YEAR} to {latest} (YYYY)."
+            )
+
+
+def _check_appointment(score: Score, *, scorecard: Scorecard) -> None:
+    """A call end that means an appointment was set needs the appointment's date."""
+    if not score.call_end or score.appointment_date is not None:
+        return
+    needs = scorecard.choices.filter(
+        kind=ChoiceKind.CALL_END, name=score.call_end, needs_appointment=True
+    ).exists()
+    if needs:
+        raise ValidationError(
+            {
+                "appointment_date": [
+                    f"The call end “{score.call_end}” needs the appointment date."
+                ]
+            }
+        )
 
 
 def _check_listed(

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from accounts.admin import ObjectToolsAdmin, ShownKey, render_confirm, render_keys
-from accounts.models import Account
+from accounts.models import Account, Organization
 from config.admin import ReadOnlyAdminMixin, WithinFilter
 from webhooks.models import (
     SUBSCRIBABLE,
@@ -40,6 +40,11 @@ from webhooks.services import (
 )
 
 REPLAY_PAGE = "admin/webhooks/replay.html"
+# How a signing secret is kept (webhooks.signing): encrypted, as the service signs with it.
+KEPT_ENCRYPTED = (
+    "The service keeps it encrypted, to sign deliveries with, and never shows it again: "
+    "a lost secret cannot be recovered, only replaced (rotate it)."
+)
 # Carries a secret made in save_form() to response_add() within one request; never stored.
 _SECRET = "_webhooks_admin_secret"  # noqa: S105  (an attribute name)
 
@@ -87,6 +92,43 @@ class WebhookEndpointForm(forms.ModelForm):
             "event_types",
             "is_active",
         ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields.get("accounts")
+        if field is None:
+            return
+        accounts = Account.objects.select_related("organization").order_by(
+            "organization__name", "name"
+        )
+        organization_id = self._organization_id()
+        if organization_id is not None:
+            # Only the organization's accounts are offered (and accepted: anything else is
+            # "not one of the available choices"; the service checks again).
+            field.queryset = accounts.filter(organization_id=organization_id)
+        else:
+            # An add page before the organization is chosen: every account, named with its
+            # organization; clean() refuses another organization's.
+            field.queryset = accounts
+            field.label_from_instance = lambda a: f"{a.organization.name} · {a.name}"
+            field.help_text = (
+                f"{field.help_text} Open this page from an organization "
+                "(?organization=ID) to see only its accounts."
+            )
+
+    def _organization_id(self) -> int | None:
+        """The organization the endpoint is for: its own, the one posted, or the page's."""
+        if self.instance.pk:
+            return self.instance.organization_id
+        chosen = (
+            self.data.get("organization")
+            if self.is_bound
+            else self.initial.get("organization")
+        )
+        if isinstance(chosen, Organization):
+            return chosen.pk
+        chosen = str(chosen or "").strip()
+        return int(chosen) if chosen.isdigit() else None
 
     def clean_url(self) -> str:
         url = str(self.cleaned_data["url"])
@@ -218,8 +260,9 @@ class WebhookEndpointAdmin(ObjectToolsAdmin):
             ],
             notes=[
                 "The receiver verifies each delivery's webhook-signature header with this "
-                "secret (docs/integrators-guide.md, Webhooks). The service keeps it encrypted."
+                "secret (docs/integrators-guide.md, Webhooks)."
             ],
+            kept=KEPT_ENCRYPTED,
         )
 
     # --- tools on the change page: rotate the secret, send a test event, replay since

@@ -90,10 +90,14 @@ def iso(at: datetime | None) -> str | None:
 
 
 def webhook_url_check(*, url: str) -> None:
-    """Refuse a URL the service may not post to: not HTTPS, or an internal address."""
+    """Refuse a URL the service may not post to: not HTTPS, or an internal address (plain
+    HTTP to loopback only where ``WEBHOOK_ALLOW_LOCAL_HTTP`` is on: make run's settings)."""
     try:
         destination_vet(
-            url, deadline=Deadline(5.0), allowed=settings.WEBHOOK_ALLOWED_ADDRESSES
+            url,
+            deadline=Deadline(5.0),
+            allowed=settings.WEBHOOK_ALLOWED_ADDRESSES,
+            local_http=settings.WEBHOOK_ALLOW_LOCAL_HTTP,
         )
     except DestinationError as error:
         raise ValidationError({"url": [_REFUSALS[error.reason]]}) from None
@@ -181,6 +185,11 @@ def webhook_endpoint_update(
     )
     endpoint.accounts.set(accounts)
     return endpoint
+
+
+def webhook_endpoint_delete(*, endpoint: WebhookEndpoint) -> None:
+    """Remove an endpoint with its deliveries (the events stay for other endpoints)."""
+    WebhookEndpoint.objects.filter(pk=endpoint.pk).delete()
 
 
 def webhook_secret_rotate(*, endpoint: WebhookEndpoint) -> str:
@@ -399,7 +408,10 @@ def _post(delivery: WebhookDelivery, *, at: datetime) -> Response:
     deadline = Deadline(settings.WEBHOOK_TIMEOUT_SECONDS)
     try:
         target = destination_vet(
-            endpoint.url, deadline=deadline, allowed=settings.WEBHOOK_ALLOWED_ADDRESSES
+            endpoint.url,
+            deadline=deadline,
+            allowed=settings.WEBHOOK_ALLOWED_ADDRESSES,
+            local_http=settings.WEBHOOK_ALLOW_LOCAL_HTTP,
         )
         with pinned_https(
             target, deadline=deadline, cafile=settings.WEBHOOK_CA_BUNDLE

@@ -15,6 +15,7 @@ import base64
 import hashlib
 import hmac
 import secrets
+from collections.abc import Mapping
 
 from cryptography.fernet import Fernet, MultiFernet
 from django.conf import settings
@@ -70,3 +71,23 @@ def signed_headers(
             for s in secrets_
         ),
     }
+
+
+TOLERANCE_SECONDS = 5 * 60  # a receiver refuses older timestamps (a replayed delivery)
+
+
+def delivery_verify(
+    secret: str, *, headers: Mapping[str, str], body: bytes, now: float
+) -> bool:
+    """Whether a delivery's headers (lower-case names) carry a fresh signature of ``body``
+    under ``secret``: what the integrator's guide tells receivers to check."""
+    try:
+        event_id = headers["webhook-id"]
+        timestamp = int(headers["webhook-timestamp"])
+        offered = headers["webhook-signature"].split()
+    except (KeyError, ValueError):
+        return False
+    if abs(now - timestamp) > TOLERANCE_SECONDS:
+        return False
+    expected = signature(secret, event_id=event_id, timestamp=timestamp, body=body)
+    return any(hmac.compare_digest(expected, candidate) for candidate in offered)

@@ -213,6 +213,9 @@ WEBHOOK_SECRET_KEYS: list[str] = env.list("WEBHOOK_SECRET_KEYS", default=[])
 # verified with (None: the system's). Only tests set them (a receiver on 127.0.0.1).
 WEBHOOK_ALLOWED_ADDRESSES: list[str] = env.list("WEBHOOK_ALLOWED_ADDRESSES", default=[])
 WEBHOOK_CA_BUNDLE: str | None = env("WEBHOOK_CA_BUNDLE", default=None)
+# Plain HTTP to a loopback address (http://127.0.0.1:8765/) accepted as an endpoint: only
+# make run's settings (config/settings/local.py) turn it on, for trying webhooks locally.
+WEBHOOK_ALLOW_LOCAL_HTTP = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],

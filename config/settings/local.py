@@ -9,3 +9,6 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Trying webhooks against make run: an endpoint may be plain HTTP on loopback
+# (manage.py webhook_listen registers one). Never in production.
+WEBHOOK_ALLOW_LOCAL_HTTP = True

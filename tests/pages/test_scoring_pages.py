@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from scoring.models import Score, ScoringClaim
+from scoring.models import Score, ScorecardChoice, ScoringClaim
 from scoring.services import score_save
 from tests.scoring.factories import CallFactory
 
@@ -153,6 +153,80 @@ def test_a_choice_outside_the_accounts_lists_is_refused_inline(world, scorer):
     )
     assert response.status_code == 422
     assert set(response.context["form"].errors) == {"call_end", "alert"}
+
+
+def test_an_appointment_call_end_without_the_appointment_date_is_refused_inline(
+    world, scorer
+):
+    url = reverse("scoring-call", args=[world.other_agent_call.pk])
+    response = scorer.post(
+        url, {"call_end": "Appointment set", "appointment_time": "10:30"}
+    )
+    assert response.status_code == 422
+    assert response.context["form"].errors == {
+        "appointment_date": [
+            "The call end “Appointment set” needs the appointment date."
+        ]
+    }
+    assert 'id="id_appointment_date-error"' in response.content.decode()
+    assert not Score.objects.filter(call=world.other_agent_call).exists()
+    # Another call end needs none, and the flag follows the scorecard's entry.
+    assert scorer.post(url, {"call_end": "Voicemail"}).status_code == 302
+    ScorecardChoice.objects.filter(
+        scorecard__account=world.north, name="Voicemail"
+    ).update(needs_appointment=True)
+    assert scorer.post(url, {"call_end": "Voicemail"}).status_code == 422
+    response = scorer.post(
+        url, {"call_end": "Appointment set", "appointment_date": "2026-12-02"}
+    )
+    assert response.status_code == 302
+    assert str(Score.objects.get(call=world.other_agent_call).appointment_date) == (
+        "2026-12-02"
+    )
+
+
+def test_an_email_that_is_not_an_email_and_years_that_are_not_years_are_refused_inline(
+    world, scorer
+):
+    url = reverse("scoring-call", args=[world.other_agent_call.pk])
+    next_year = timezone.now().year + 1
+    response = scorer.post(
+        url,
+        {
+            "email": "sam at example",
+            "current_year": "15",
+            "called_on_year": str(next_year + 1),
+        },
+    )
+    assert response.status_code == 422
+    assert response.context["form"].errors == {
+        "email": ["The email must be an email address."],
+        "current_year": [
+            f"The current year must be a year from 1886 to {next_year} (YYYY)."
+        ],
+        "called_on_year": [
+            f"The called-on year must be a year from 1886 to {next_year} (YYYY)."
+        ],
+    }
+    body = response.content.decode()
+    for member in ("email", "current_year", "called_on_year"):
+        assert f'id="id_{member}-error"' in body, member
+    assert not Score.objects.filter(call=world.other_agent_call).exists()
+    response = scorer.post(
+        url,
+        {
+            "email": "sam@example.org",
+            "current_year": "2015",
+            "called_on_year": str(next_year),
+        },
+    )
+    assert response.status_code == 302
+    score = Score.objects.get(call=world.other_agent_call)
+    assert (score.email, score.current_year, score.called_on_year) == (
+        "sam@example.org",
+        "2015",
+        str(next_year),
+    )
 
 
 def test_skip_gives_the_call_back_to_the_queue(world, scorer):

@@ -33,6 +33,7 @@ def test_support_renames_a_category_and_adds_a_call_end_reason(admin_client, acc
             f"choices-{reasons}-kind": ChoiceKind.CALL_END,
             f"choices-{reasons}-name": "Transferred to service",
             f"choices-{reasons}-position": "9",
+            f"choices-{reasons}-needs_appointment": "on",
         },
     )
     response = admin_client.post(url, {k: v for k, v in data.items()})
@@ -41,8 +42,12 @@ def test_support_renames_a_category_and_adds_a_call_end_reason(admin_client, acc
     assert (categories[0].name, categories[0].points) == ("Said hello by name", 3)
     assert categories[9].name == ""
     assert account.scorecard.choices.filter(
-        kind=ChoiceKind.CALL_END, name="Transferred to service"
+        kind=ChoiceKind.CALL_END, name="Transferred to service", needs_appointment=True
     ).exists()
+    # The default "Appointment set" comes with the flag, and a plain post keeps it.
+    assert account.scorecard.choices.get(
+        kind=ChoiceKind.CALL_END, name="Appointment set"
+    ).needs_appointment
 
 
 def test_the_scorecard_list_shows_every_account(admin_client, account):
@@ -55,7 +60,13 @@ def test_the_call_page_shows_the_score_coaching_and_revisions(admin_client, acco
     call = CallFactory(account=account)
     scorer = in_role("Scorer", accounts=[account], first_name="Robin", last_name="Ames")
     score_save(
-        call=call, scorer=scorer, values={"cat1": True, "call_end": "Appointment set"}
+        call=call,
+        scorer=scorer,
+        values={
+            "cat1": True,
+            "call_end": "Appointment set",
+            "appointment_date": "2026-12-02",
+        },
     )
     score_save(call=call, scorer=scorer, values={"cat2": True})
     manager = in_role(
@@ -68,13 +79,35 @@ def test_the_call_page_shows_the_score_coaching_and_revisions(admin_client, acco
     assert "✔ Introduced self and dealership (1 pt)" in page
     assert "Appointment set" in page
     assert "Ask for the appointment sooner." in page and "Dana Cole" in page
-    assert "Score by Robin Ames: cat2: False → True" in page
-    assert "Coaching by Dana Cole" in page
+    # Revisions name what changed as support reads it, never the raw member names.
+    assert (
+        "Score by Robin Ames: category 2 (Introduced self and dealership): False → True"
+        in page
+    )
+    assert (
+        "Coaching by Dana Cole: coached by: '' → 'Dana Cole'; "
+        "coach notes: '' → 'Ask for the appointment sooner.'" in page
+    )
+    assert "coach_notes" not in page and "cat2:" not in page
     score_page = admin_client.get(
         reverse("admin:scoring_score_change", args=[Score.objects.get(call=call).pk])
     )
     assert score_page.status_code == 200
     assert "Robin Ames" in text_of(score_page)
+    assert "call end: None → 'Appointment set'" in text_of(score_page)
+    assert "coached_by" not in text_of(score_page)
+
+
+def test_an_unscored_calls_page_shows_no_score_block(admin_client, account):
+    call = CallFactory(account=account)
+
+    response = admin_client.get(reverse("admin:calls_call_change", args=[call.pk]))
+
+    assert response.status_code == 200
+    page = text_of(response)
+    assert "Score: #1" not in page and "points: 0" not in page
+    assert "Scorer name" not in page
+    assert 'id="score-0"' not in response.content.decode()
 
 
 def test_the_call_list_filters_scored_and_unscored(admin_client, account):

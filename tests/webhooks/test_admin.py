@@ -2,9 +2,11 @@
 
 import re
 
+import lxml.html
 import pytest
 from django.urls import reverse
 
+from accounts.admin import KEPT_AS_HASH
 from tests.admin_pages import form_data, sign_in_support, text_of, typed
 from tests.test_admin_overview import overview_rows
 from tests.webhooks.conftest import guide_verifier
@@ -196,3 +198,68 @@ def test_the_overview_tells_support_an_endpoint_was_disabled(
     ] == 1
     listed = text_of(client.get(link))
     assert endpoint.url in listed and GONE in listed
+
+
+def account_choices(response) -> dict[str, str]:
+    """The accounts picker's options: value → label."""
+    page = lxml.html.fromstring(response.content.decode())
+    return {
+        option.get("value"): option.text_content()
+        for option in page.xpath("//select[@name='accounts']/option")
+    }
+
+
+def test_the_secret_page_says_the_secret_is_kept_encrypted_not_hashed(
+    client, tenant, hooks
+):
+    sign_in_support(client)
+    data = typed(
+        form_data(client.get(ADD), "webhookendpoint_form"),
+        {"organization": str(tenant.organization.pk), "url": hooks.url("/hook")},
+    )
+
+    page = text_of(client.post(ADD, data))
+
+    assert "The service keeps it encrypted, to sign deliveries with" in page
+    assert "hash" not in page.lower()
+    # API keys are still said to be kept as a hash (only a hash of them is stored).
+    assert "Only a hash is kept" in KEPT_AS_HASH
+
+
+def test_the_account_picker_offers_only_the_endpoints_organization(
+    client, tenant, other_tenant, hooks
+):
+    sign_in_support(client)
+    endpoint, _ = webhook_endpoint_create(
+        organization=tenant.organization, url=hooks.url("/hook")
+    )
+    change = reverse("admin:webhooks_webhookendpoint_change", args=[endpoint.pk])
+    ours = {str(tenant.account.pk), str(tenant.other_account.pk)}
+
+    assert set(account_choices(client.get(change))) == ours
+    assert (
+        set(account_choices(client.get(f"{ADD}?organization={tenant.organization.pk}")))
+        == ours
+    )
+    # Before an organization is chosen every account is offered, named with its organization.
+    offered = account_choices(client.get(ADD))
+    assert offered[str(other_tenant.account.pk)] == (
+        f"{other_tenant.organization.name} · {other_tenant.account.name}"
+    )
+
+    # Another organization's account is refused on the server, on add and on change.
+    data = typed(
+        form_data(client.get(ADD), "webhookendpoint_form"),
+        {"organization": str(tenant.organization.pk), "url": hooks.url("/other")},
+    )
+    data["accounts"] = [str(other_tenant.account.pk)]
+    response = client.post(ADD, data)
+    assert response.status_code == 200
+    assert "is not one of the available choices" in text_of(response)
+    assert WebhookEndpoint.objects.count() == 1
+    data = form_data(client.get(change), "webhookendpoint_form")
+    data["accounts"] = [str(tenant.account.pk), str(other_tenant.account.pk)]
+    response = client.post(change, data)
+    assert response.status_code == 200
+    assert "is not one of the available choices" in text_of(response)
+    assert list(endpoint.accounts.all()) == []
