@@ -120,9 +120,10 @@ def member_label(score: Score, member: str) -> str:
         name = names[slot - 1] if slot <= len(names) else None
         return f"category {slot} ({name})" if name else f"category {slot}"
     try:
-        return str(Score._meta.get_field(member).verbose_name)
+        field = Score._meta.get_field(member)
     except FieldDoesNotExist:
         return member.replace("_", " ")
+    return str(getattr(field, "verbose_name", member.replace("_", " ")))
 
 
 def changes_text(score: Score, changes: dict[str, list[Any]]) -> str:

@@ -96,7 +96,7 @@ class WebhookEndpointForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         field = self.fields.get("accounts")
-        if field is None:
+        if not isinstance(field, forms.ModelMultipleChoiceField):
             return
         accounts = Account.objects.select_related("organization").order_by(
             "organization__name", "name"
@@ -110,7 +110,7 @@ class WebhookEndpointForm(forms.ModelForm):
             # An add page before the organization is chosen: every account, named with its
             # organization; clean() refuses another organization's.
             field.queryset = accounts
-            field.label_from_instance = lambda a: f"{a.organization.name} · {a.name}"
+            field.label_from_instance = lambda a: f"{a.organization.name} · {a.name}"  # type: ignore[method-assign,assignment]
             field.help_text = (
                 f"{field.help_text} Open this page from an organization "
                 "(?organization=ID) to see only its accounts."
