@@ -252,6 +252,11 @@ class ScheduleDayForm(forms.ModelForm):
             if name in self.fields:
                 # Blank times get one message for the row, in clean(), not two "required"s.
                 self.fields[name].required = False
+                # The schedule's own local time: a plain HH:MM box, not the admin's clock
+                # widget, whose "You are N hours ahead of server time" would be wrong here.
+                self.fields[name].widget = forms.TimeInput(
+                    format="%H:%M", attrs={"size": 6, "placeholder": "HH:MM"}
+                )
 
     def _raw(self, name: str) -> Any:
         return self[name].data if name in self.fields else None

@@ -376,8 +376,9 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             messages.SUCCESS,
         )
 
-    # Call times read in the account's timezone, labelled with it (where the dealer is).
-    @admin.display(description="received", ordering="received_at")
+    # Call times read in the account's timezone, labelled with it (where the dealer is):
+    # one list may mix zones, which the column's name says.
+    @admin.display(description="received (dealer's time)", ordering="received_at")
     def received(self, obj: Call) -> str:
         return zoned(obj.received_at, obj.account.timezone)
 
