@@ -37,6 +37,11 @@ class Transcription(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     dispatched_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When a worker took it to run (a lease: another may take it after LEASE).",
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

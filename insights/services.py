@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from calls import transcripts
@@ -40,6 +41,9 @@ PENDING_AT_MOST = timedelta(minutes=2)
 SWEEP_LOOKS_BACK = timedelta(days=1)
 SWEEP_BATCH = 500
 RETRY_BASE_SECONDS = 30
+# A worker that claimed a transcription holds it this long; after that (it died mid-run)
+# another delivery may run it.
+LEASE = timedelta(minutes=30)
 
 
 def transcription_request(*, call_id: int) -> Transcription:
@@ -89,44 +93,51 @@ def transcription_again(*, call_id: int, dispatch: bool = True) -> Transcription
 
 def transcription_run(*, call_id: int) -> Transcription | None:
     """Transcribe a call's recording once: only a pending transcription is run, and only by
-    the worker holding its row (another finds it locked and leaves it). The text, the turns
-    and the summary are saved on the call with the outcome in one transaction. A transient
-    error is tried again later, up to ``TRANSCRIPTION_MAX_TRIES``; a permanent one fails at
-    once. Returns the transcription run, or None when there was nothing to run."""
-    with transaction.atomic():
-        job = (
-            Transcription.objects.select_for_update(skip_locked=True, of=("self",))
-            .select_related("call__account", "call__agent")
-            .filter(call_id=call_id, status=TranscriptionStatus.PENDING)
-            .first()
-        )
-        if job is None:
-            return None
-        job.tries += 1
-        try:
-            engine = engine_for_settings()
-            if engine is None:
-                return _finish(job, TranscriptionStatus.SKIPPED)
-            job.engine, job.model = engine.name, engine.model[:255]
-            channels = read_wav(_audio(call_id))
-            started = time.monotonic()
-            agent = (
-                engine.transcribe(channels.agent) if channels.agent is not None else []
+    the worker that claimed it (a lease of ``LEASE``: another delivery meanwhile leaves it).
+    The engine runs outside any transaction (it takes seconds to minutes, and SQLite would
+    hold its write lock all along); the text, the turns and the summary are then saved on
+    the call with the outcome in one transaction. A transient error is tried again later,
+    up to ``TRANSCRIPTION_MAX_TRIES``; a permanent one fails at once. Returns the
+    transcription run, or None when there was nothing to run."""
+    claimed = timezone.now()
+    if not Transcription.objects.filter(
+        Q(claimed_at__isnull=True) | Q(claimed_at__lt=claimed - LEASE),
+        call_id=call_id,
+        status=TranscriptionStatus.PENDING,
+    ).update(claimed_at=claimed, tries=F("tries") + 1):
+        return None
+    job = Transcription.objects.select_related("call__account", "call__agent").get(
+        call_id=call_id
+    )
+    try:
+        engine = engine_for_settings()
+        if engine is None:
+            return _settle(
+                job, claimed, lambda: _finish(job, TranscriptionStatus.SKIPPED)
             )
-            lead = engine.transcribe(channels.lead)
-            job.took_seconds = round(time.monotonic() - started, 3)
-            job.audio_seconds = round(channels.seconds, 3)
-        except PermanentError as error:
-            return _fail(job, str(error))
-        except TransientError as error:
-            return _retry_or_fail(job, str(error))
-        except Exception as error:  # an engine's surprise: tried again, never forever
-            log.exception("transcription.engine_error call_id=%s", call_id)
-            return _retry_or_fail(job, f"{type(error).__name__}: {error}")
-        call = job.call
-        turns = turns_from(agent, lead)
-        transcript = transcripts.render(turns, transcripts.speaker_names(call))
-        summary = summary_write(call=call, turns=turns, transcript=transcript)
+        job.engine, job.model = engine.name, engine.model[:255]
+        channels = read_wav(_audio(call_id))
+        started = time.monotonic()
+        agent = engine.transcribe(channels.agent) if channels.agent is not None else []
+        lead = engine.transcribe(channels.lead)
+        job.took_seconds = round(time.monotonic() - started, 3)
+        job.audio_seconds = round(channels.seconds, 3)
+    except PermanentError as error:
+        reason = str(error)
+        return _settle(job, claimed, lambda: _fail(job, reason))
+    except TransientError as error:
+        reason = str(error)
+        return _settle(job, claimed, lambda: _retry_or_fail(job, reason))
+    except Exception as error:  # an engine's surprise: tried again, never forever
+        log.exception("transcription.engine_error call_id=%s", call_id)
+        reason = f"{type(error).__name__}: {error}"
+        return _settle(job, claimed, lambda: _retry_or_fail(job, reason))
+    call = job.call
+    turns = turns_from(agent, lead)
+    transcript = transcripts.render(turns, transcripts.speaker_names(call))
+    summary = summary_write(call=call, turns=turns, transcript=transcript)
+
+    def done() -> Transcription:
         call_transcription_save(call=call, turns=turns, summary=summary)
         job.reason = ""
         _finish(job, TranscriptionStatus.DONE)
@@ -140,6 +151,25 @@ def transcription_run(*, call_id: int) -> Transcription | None:
             turns=len(turns),
         )
         return job
+
+    return _settle(job, claimed, done)
+
+
+def _settle(
+    job: Transcription, claimed: datetime, outcome: Callable[[], Transcription]
+) -> Transcription | None:
+    """Write a run's outcome, in one transaction, if the run still holds its claim (its
+    lease ran out and another worker took it: that one's outcome counts)."""
+    with transaction.atomic():
+        if (
+            not Transcription.objects.select_for_update()
+            .filter(pk=job.pk, status=TranscriptionStatus.PENDING, claimed_at=claimed)
+            .exists()
+        ):
+            return None
+        job.claimed_at = None
+        job.save(update_fields=["claimed_at"])
+        return outcome()
 
 
 def _audio(call_id: int) -> bytes:

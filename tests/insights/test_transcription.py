@@ -213,3 +213,43 @@ def test_with_no_backend_a_stored_recording_is_skipped(
     assert job.status == TranscriptionStatus.SKIPPED
     assert published == []
     assert insights_sweep() == {"pending": 0, "created": 0}
+
+
+def test_the_engine_runs_outside_any_transaction_under_a_lease(
+    whisper, call, monkeypatch
+):
+    """A transcription takes seconds to minutes: no transaction (nor SQLite's write lock)
+    is held meanwhile. A second delivery while it runs leaves it alone; one after the lease
+    ran out (the first worker died) runs it, and the first one's late outcome is ignored."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.utils import timezone
+
+    from insights import services
+
+    record(call)
+    Transcription.objects.create(call=call)
+    seen = []
+    # The test runs in a transaction of its own; the service's would be savepoints in it.
+    outer = len(connection.savepoint_ids)
+
+    def listening(self, channel_audio):
+        seen.append(len(connection.savepoint_ids) - outer)
+        # Delivered again meanwhile: the claim holds.
+        assert transcription_run(call_id=call.pk) is None
+        return [engines.Segment(0.5, 2.0, "Hello there.")]
+
+    monkeypatch.setattr(engines.FasterWhisperEngine, "transcribe", listening)
+    job = transcription_run(call_id=call.pk)
+    assert job.status == TranscriptionStatus.DONE and job.tries == 1
+    assert seen and not any(seen)
+
+    # A worker that died mid-run: its claim is old; another takes it over.
+    other = Call.objects.get(pk=call.pk)
+    Transcription.objects.filter(call=other).update(
+        status=TranscriptionStatus.PENDING,
+        claimed_at=timezone.now() - services.LEASE - timedelta(seconds=1),
+    )
+    again = transcription_run(call_id=call.pk)
+    assert again.status == TranscriptionStatus.DONE and again.tries == 2
