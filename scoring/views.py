@@ -404,7 +404,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if not roles_of(user).manager:
         raise PermissionDenied("The dashboard is for managers.")
     form = DashboardForm(request.GET or None, user=user)
-    figures = dashboard_figures(user=user, **form.choice())
+    choice = form.choice()
+    figures = dashboard_figures(user=user, **choice)
+    form = form.in_force(choice, user=user)
     context = {
         "section": "dashboard",
         "form": form,
