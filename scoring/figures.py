@@ -35,6 +35,7 @@ from scoring.selectors import accounts_coachable_by, local_days
 from users.models import User
 
 DEFAULT_DAYS = 7
+FILLED_DAYS = 2 * 366  # the longest range whose days without leads are listed too
 TREND_LABELS = 12  # at most, whatever the range: a year is labelled every 31 days
 SLOTS = range(1, CATEGORY_SLOTS + 1)
 WITHIN = (30, 60, 300)  # "connected within 30 s, 60 s and 5 min"
@@ -309,11 +310,17 @@ def dashboard_figures(
         by_hour[local.hour] += row["noagent"]
     figures.noagent_by_hour = _bars([(f"{h:02d}", by_hour[h]) for h in range(24)])
     # Every day of the range, the days without leads too (and a day the viewer's timezone
-    # adds at either end, as the range is each account's days).
+    # adds at either end, as the range is each account's days); past FILLED_DAYS (a range
+    # can span centuries) the days with leads only.
     start, end = min([first, *days]), max([last, *days])
+    every_day = (end - start).days < FILLED_DAYS
     figures.trend_rows = [
         days.get(day, {"day": day, "received": 0, "answered": 0, "within60": 0})
-        for day in (start + timedelta(days=n) for n in range((end - start).days + 1))
+        for day in (
+            (start + timedelta(days=n) for n in range((end - start).days + 1))
+            if every_day
+            else sorted(days)
+        )
     ]
     figures.trend = _bars(
         [(f"{row['day']:%m-%d}", row["received"]) for row in figures.trend_rows],

@@ -294,3 +294,10 @@ def test_the_form_shows_the_range_in_force(world, signed_in):
     ).content.decode()
     assert 'name="date_from" value="2026-03-01"' in body
     assert 'name="date_to" value="2026-03-04"' in body
+
+
+def test_a_range_of_centuries_lists_the_days_with_leads_only(world, calls, signed_in):
+    f = figures(signed_in(world.manager), date_from="1900-01-01", date_to="9998-12-31")
+    # The fixture's day and the one or two days of the world's calls of the last hours.
+    assert (f.trend_rows[0]["day"], f.trend_rows[0]["received"]) == (DAY, 6)
+    assert len(f.trend_rows) <= 3 and all(row["received"] for row in f.trend_rows)
