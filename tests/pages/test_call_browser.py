@@ -313,3 +313,43 @@ def test_the_alert_filter_finds_a_tag_among_several(world, manager):
     )
     assert listed(manager, alert="Hot lead") == ["Other"]
     assert listed(manager, alert="Unhappy customer") == []
+
+
+def _choices(client, name: str) -> list[str]:
+    field = client.get(URL).context["filter"].form.fields[name]
+    return [label for value, label in field.choices if value != ""]
+
+
+def test_the_filters_offer_only_what_the_users_calls_and_scorecards_hold(
+    world, manager, signed_in
+):
+    CallFactory(account=world.foreign, source="Foreign Source")
+    from scoring.models import ChoiceKind, Scorecard, ScorecardChoice
+
+    scorecard, _ = Scorecard.objects.get_or_create(account=world.foreign)
+    for kind, name in (
+        (ChoiceKind.CALL_END, "Foreign end"),
+        (ChoiceKind.ALERT, "Foreign tag"),
+    ):
+        ScorecardChoice.objects.create(scorecard=scorecard, kind=kind, name=name)
+    assert _choices(manager, "agent") == ["Jordan Kim", "Avery Lopez"]  # by last name
+    assert _choices(manager, "category")[0] == "1. Greeted the customer by name"
+    assert "Foreign Source" not in _choices(manager, "source")
+    assert "Cars.com" in _choices(manager, "source")
+    assert "Appointment set" in _choices(manager, "call_end")
+    assert "Foreign end" not in _choices(manager, "call_end")
+    assert "Hot lead" in _choices(manager, "alert")
+    assert "Foreign tag" not in _choices(manager, "alert")
+    foreign = signed_in(world.foreign_manager)
+    assert "Foreign Source" in _choices(foreign, "source")
+    assert "Cars.com" not in _choices(foreign, "source")
+    assert "Foreign end" in _choices(foreign, "call_end")
+    assert "Foreign tag" in _choices(foreign, "alert")
+    assert "Avery Lopez" not in _choices(foreign, "agent")
+
+
+def test_the_export_follows_the_pages_sort(world, manager):
+    by_lead = [row["lastName"] for row in exported(manager, sort="lead")]
+    assert by_lead == sorted(by_lead) and len(by_lead) == 3
+    assert [row["lastName"] for row in exported(manager, sort="-lead")] == by_lead[::-1]
+    assert [row["lastName"] for row in exported(manager)] == ["Buyer", "Other", "South"]
