@@ -216,3 +216,24 @@ def test_the_leads_per_day_chart_fits_and_its_labels_do_not_overlap(
         assert right <= left, labels  # left to right, apart
     for left, right, _, _ in labels:
         assert box["x"] <= left and right <= box["x"] + box["width"] + 0.5, labels
+
+
+def test_the_call_browsers_names_stay_on_one_line_at_1280_px(world, open_as):
+    from tests.scoring.factories import CallFactory
+
+    CallFactory(
+        account=world.north,
+        agent=world.agent,
+        first_name="Maximiliana-Josephine",
+        last_name="Vandenberghe-Oppenheimer",
+    )
+    page = open_as(world.global_manager)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto("/calls/")
+    lines = page.locator("tbody td.name").evaluate_all(
+        "cells => cells.map(c => { const r = document.createRange();"
+        " r.selectNodeContents(c); return new Set([...r.getClientRects()]"
+        ".map(x => Math.round(x.top))).size; })"
+    )
+    # Each cell's text on one line: its line boxes share one top.
+    assert lines and all(n == 1 for n in lines), lines
