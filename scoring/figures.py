@@ -24,6 +24,7 @@ from django.db.models import (
     Sum,
 )
 from django.db.models.functions import TruncHour
+from django.http import QueryDict
 from django.utils import timezone
 
 from accounts.models import Account
@@ -34,6 +35,8 @@ from scoring.selectors import accounts_coachable_by, local_days
 from users.models import User
 
 DEFAULT_DAYS = 7
+FILLED_DAYS = 2 * 366  # the longest range whose days without leads are listed too
+TREND_LABELS = 12  # at most, whatever the range: a year is labelled every 31 days
 SLOTS = range(1, CATEGORY_SLOTS + 1)
 WITHIN = (30, 60, 300)  # "connected within 30 s, 60 s and 5 min"
 ANSWERED = Q(status=CallStatus.ANSWER)
@@ -103,6 +106,15 @@ class DashboardForm(forms.Form):
             first, last = last, first
         return {"first": first, "last": last, "account": data.get("account")}
 
+    def in_force(self, choice: dict[str, Any], *, user: User) -> DashboardForm:
+        """The form to show: its date inputs carry the range ``choice`` applies (a default
+        or swapped day included); a day refused stays as typed, with its error."""
+        data = self.data.copy() if self.is_bound else QueryDict(mutable=True)
+        for name, day in (("date_from", choice["first"]), ("date_to", choice["last"])):
+            if name not in self.errors:
+                data[name] = day.isoformat()
+        return DashboardForm(data, user=user)
+
 
 @dataclass
 class Bar:
@@ -113,6 +125,9 @@ class Bar:
     second: float = 0
     # Long charts label every few bars only, so labels never overlap.
     labelled: bool = True
+    # Where the bar stands in the chart's CHART_WIDTH units, and how wide it is.
+    x: float = 0
+    width: float = 0
 
 
 @dataclass
@@ -138,11 +153,23 @@ def _share(part: int, whole: int) -> float | None:
     return None if not whole else 100.0 * part / whole
 
 
+# The charts' width in SVG units (scoring/partials/bars.html): a day or an hour gets an
+# equal slot of it, at most MAX_SLOT wide, so one bar does not fill the chart alone.
+CHART_WIDTH = 300
+MAX_SLOT = 30
+
+
 def _bars(
-    pairs: list[tuple[str, float]], second: list[float] | None = None
+    pairs: list[tuple[str, float]],
+    second: list[float] | None = None,
+    *,
+    labels: int = 8,
 ) -> list[Bar]:
+    """Bars over the chart's width, ``labels`` of them labelled at most."""
     top = max([value for _, value in pairs] + [1])
-    every = max(1, math.ceil(len(pairs) / 8))
+    every = max(1, math.ceil(len(pairs) / labels))
+    slot = min(MAX_SLOT, CHART_WIDTH / max(1, len(pairs)))
+    left = (CHART_WIDTH - slot * len(pairs)) / 2  # few bars stand in the middle
     return [
         Bar(
             label,
@@ -150,6 +177,8 @@ def _bars(
             100.0 * value / top,
             100.0 * (second[i] if second else 0) / top,
             labelled=i % every == 0,
+            x=left + slot * i + slot * 0.1,
+            width=slot * 0.8,
         )
         for i, (label, value) in enumerate(pairs)
     ]
@@ -280,10 +309,23 @@ def dashboard_figures(
             day[key] += row[key]
         by_hour[local.hour] += row["noagent"]
     figures.noagent_by_hour = _bars([(f"{h:02d}", by_hour[h]) for h in range(24)])
-    figures.trend_rows = [days[day] for day in sorted(days)]
+    # Every day of the range, the days without leads too (and a day the viewer's timezone
+    # adds at either end, as the range is each account's days); past FILLED_DAYS (a range
+    # can span centuries) the days with leads only.
+    start, end = min([first, *days]), max([last, *days])
+    every_day = (end - start).days < FILLED_DAYS
+    figures.trend_rows = [
+        days.get(day, {"day": day, "received": 0, "answered": 0, "within60": 0})
+        for day in (
+            (start + timedelta(days=n) for n in range((end - start).days + 1))
+            if every_day
+            else sorted(days)
+        )
+    ]
     figures.trend = _bars(
         [(f"{row['day']:%m-%d}", row["received"]) for row in figures.trend_rows],
         second=[row["answered"] for row in figures.trend_rows],
+        labels=TREND_LABELS,
     )
     return figures
 

@@ -3,6 +3,7 @@ view can be bookmarked and shared. The choices offered are scoped to the user.""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import django_filters
@@ -13,10 +14,13 @@ from django.db.models import F, Func, Q, QuerySet
 from accounts.models import Account, Team
 from calls.models import Call, CallStatus
 from scoring.dates import DayField
-from scoring.models import CATEGORY_SLOTS
+from scoring.models import CATEGORY_SLOTS, ChoiceKind
 from scoring.selectors import (
     accounts_visible_to,
+    call_sources,
+    category_labels,
     received_on_local_days,
+    score_list_names,
     teams_visible_to,
     users_filterable_by,
 )
@@ -24,6 +28,10 @@ from users.models import User
 
 YES_NO = [("yes", "Yes"), ("no", "No")]
 ANY = "Any"
+
+
+def _pairs(names: list[str]) -> list[tuple[str, str]]:
+    return [(name, name) for name in names]
 
 
 def _yes(value: str) -> bool:
@@ -60,14 +68,12 @@ class CallFilter(django_filters.FilterSet):
         queryset=Team.objects.none(), empty_label=ANY
     )
     status = django_filters.ChoiceFilter(choices=CallStatus.choices, empty_label=ANY)
-    source = django_filters.CharFilter(lookup_expr="iexact")
+    source = django_filters.ChoiceFilter(choices=[], empty_label=ANY)
     scored = django_filters.ChoiceFilter(
         choices=YES_NO, method="_scored", label="Scored", empty_label=ANY
     )
     category = django_filters.ChoiceFilter(
-        choices=[
-            (str(slot), f"Category {slot}") for slot in range(1, CATEGORY_SLOTS + 1)
-        ],
+        choices=[],
         method="_later",
         label="Category",
         empty_label=ANY,
@@ -78,11 +84,11 @@ class CallFilter(django_filters.FilterSet):
     wow = django_filters.ChoiceFilter(
         choices=YES_NO, method="_wow", label="Wow", empty_label=ANY
     )
-    call_end = django_filters.CharFilter(
-        field_name="score__call_end", lookup_expr="iexact", label="Call end"
+    call_end = django_filters.ChoiceFilter(
+        field_name="score__call_end", choices=[], label="Call end", empty_label=ANY
     )
-    alert = django_filters.CharFilter(
-        field_name="score__alert", lookup_expr="icontains", label="Alert"
+    alert = django_filters.ChoiceFilter(
+        choices=[], method="_alert", label="Alert", empty_label=ANY
     )
     appointment = django_filters.ChoiceFilter(
         choices=YES_NO, method="_appointment", label="Appointment set", empty_label=ANY
@@ -121,6 +127,25 @@ class CallFilter(django_filters.FilterSet):
         filters["account"].queryset = self.accounts.order_by("name")
         filters["agent"].queryset = users_filterable_by(user)
         filters["team"].queryset = teams_visible_to(user)
+        # Choices from what the user's calls and scorecards hold, read only when the form
+        # is drawn or the filter is given (callable choices are lazy).
+        calls = self.queryset
+        filters["source"].extra["choices"] = lambda: _pairs(call_sources(calls=calls))
+        filters["category"].extra["choices"] = lambda: category_labels(
+            accounts=self.accounts
+        )
+        for name, kind in (
+            ("call_end", ChoiceKind.CALL_END),
+            ("alert", ChoiceKind.ALERT),
+        ):
+            filters[name].extra["choices"] = lambda kind=kind: _pairs(
+                self._score_lists()[kind]
+            )
+
+    def _score_lists(self) -> dict[str, list[str]]:
+        if not hasattr(self, "_lists"):
+            self._lists = score_list_names(accounts=self.accounts, calls=self.queryset)
+        return self._lists
 
     def _later(self, queryset: QuerySet[Call], name: str, value: Any) -> QuerySet[Call]:
         # Applied together in filter_queryset: they depend on one another.
@@ -130,6 +155,12 @@ class CallFilter(django_filters.FilterSet):
         self, queryset: QuerySet[Call], name: str, value: str
     ) -> QuerySet[Call]:
         return queryset.filter(score__isnull=not _yes(value))
+
+    def _alert(self, queryset: QuerySet[Call], name: str, value: str) -> QuerySet[Call]:
+        # One tag among the score's tags, separated by commas.
+        return queryset.filter(
+            score__alert__iregex=rf"(^|,)\s*{re.escape(value)}\s*(,|$)"
+        )
 
     def _wow(self, queryset: QuerySet[Call], name: str, value: str) -> QuerySet[Call]:
         return queryset.filter(score__wow=_yes(value))

@@ -10,7 +10,7 @@ string. A call not yet scored has its score members null (JSON) or empty (XML).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any, cast
 from zoneinfo import ZoneInfo
@@ -107,9 +107,14 @@ def local_day_bounds(
     return day_start(first, zone), day_start(last + timedelta(days=1), zone)
 
 
-def rows(calls: QuerySet[Call]) -> Iterator[dict[str, Any]]:
-    """The rows of the record, in date, time and id order, one query streamed in chunks."""
-    flat = calls.order_by("received_at", "id").values(*_FIELDS, **_COLUMNS)
+def rows(
+    calls: QuerySet[Call], *, ordering: Sequence[str] = ()
+) -> Iterator[dict[str, Any]]:
+    """The rows of the record, in ``ordering`` (then id) or in date, time and id order,
+    one query streamed in chunks."""
+    flat = calls.order_by(*(ordering or ["received_at"]), "id").values(
+        *_FIELDS, **_COLUMNS
+    )
     return cast(Iterator[dict[str, Any]], flat.iterator(chunk_size=CHUNK))
 
 

@@ -23,14 +23,19 @@ from django.utils import timezone
 from accounts.models import Account, Team
 from calls.models import Call, CallAttempt, CallStatus
 from scoring.models import (
+    CATEGORY_SLOTS,
     CallSuggestions,
+    ChoiceKind,
     Score,
     Scorecard,
+    ScorecardCategory,
+    ScorecardChoice,
     ScoreRevision,
     ScoringClaim,
 )
 from users.models import Membership, User
 
+AGENT = "Agent"  # the permission template of the users who take calls
 SCORER = "Scorer"
 MANAGER = "Manager"
 GLOBAL_MANAGER = "Global Manager"
@@ -174,15 +179,74 @@ def accounts_visible_to(user: User) -> QuerySet[Account]:
 
 def users_filterable_by(user: User) -> QuerySet[User]:
     """The agents the call browser offers ``user`` as a filter: the users of the accounts
-    they score or manage; an agent only themselves."""
+    they score or manage who take calls (the Agent template); an agent only themselves."""
     roles = roles_of(user)
     if not (roles.scorer or roles.manager):
         return User.objects.filter(pk=user.pk)
     return (
-        User.objects.filter(accounts__in=accounts_visible_to(user))
+        User.objects.filter(accounts__in=accounts_visible_to(user), groups__name=AGENT)
         .distinct()
         .order_by("last_name", "first_name")
     )
+
+
+def category_labels(*, accounts: QuerySet[Account]) -> list[tuple[str, str]]:
+    """The category slots as the call browser offers them, named by the scorecards of
+    ``accounts``: "1. Greeted the customer" when they agree; the names joined when they
+    differ; "Category 1" when none names the slot."""
+    named: dict[int, list[str]] = {}
+    for slot, name in (
+        ScorecardCategory.objects.filter(scorecard__account__in=accounts)
+        .exclude(name="")
+        .values_list("slot", "name")
+        .order_by("slot", "name")
+        .distinct()
+    ):
+        named.setdefault(slot, []).append(name)
+    labels = []
+    for slot in range(1, CATEGORY_SLOTS + 1):
+        names = named.get(slot)
+        if not names:
+            labels.append((str(slot), f"Category {slot}"))
+        elif len(names) <= 2:
+            labels.append((str(slot), f"{slot}. {' / '.join(names)}"))
+        else:
+            labels.append((str(slot), f"{slot}. {names[0]} / … ({len(names)} names)"))
+    return labels
+
+
+def call_sources(*, calls: QuerySet[Call]) -> list[str]:
+    """The lead sources found among ``calls``, alphabetical."""
+    return sorted(
+        calls.exclude(source="").order_by().values_list("source", flat=True).distinct()
+    )
+
+
+def score_list_names(
+    *, accounts: QuerySet[Account], calls: QuerySet[Call]
+) -> dict[str, list[str]]:
+    """The call-end reasons and alert tags the scorecards of ``accounts`` list, with those
+    found on the scores of ``calls`` (entries since renamed or removed), alphabetical: two
+    queries for both lists."""
+    names: dict[str, set[str]] = {ChoiceKind.CALL_END: set(), ChoiceKind.ALERT: set()}
+    for kind, name in (
+        ScorecardChoice.objects.filter(scorecard__account__in=accounts, kind__in=names)
+        .values_list("kind", "name")
+        .order_by()
+    ):
+        names[kind].add(name)
+    for call_end, alert in (
+        Score.objects.filter(call__in=calls.order_by().values("pk"))
+        .exclude(call_end="", alert="")
+        .order_by()
+        .values_list("call_end", "alert")
+        .distinct()
+    ):
+        if call_end:
+            names[ChoiceKind.CALL_END].add(call_end)
+        # Alert tags are stored separated by commas.
+        names[ChoiceKind.ALERT].update(t.strip() for t in alert.split(",") if t.strip())
+    return {kind: sorted(found, key=str.casefold) for kind, found in names.items()}
 
 
 def teams_visible_to(user: User) -> QuerySet[Team]:

@@ -163,10 +163,12 @@ def call_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
         )
     builders: dict[int, RecordBuilder] = {}
     writer = csv.writer(_Echo())
+    # The page's sort, when one is asked for; the record's date order otherwise.
+    ordering = [str(term) for term in filtered.qs.query.order_by]
 
     def lines() -> Iterator[str]:
         header_written = False
-        for row in rows(filtered.qs):
+        for row in rows(filtered.qs, ordering=ordering):
             builder = builders.get(row["account_id"])
             if builder is None:
                 account = filtered.accounts.get(pk=row["account_id"])
@@ -404,7 +406,9 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if not roles_of(user).manager:
         raise PermissionDenied("The dashboard is for managers.")
     form = DashboardForm(request.GET or None, user=user)
-    figures = dashboard_figures(user=user, **form.choice())
+    choice = form.choice()
+    figures = dashboard_figures(user=user, **choice)
+    form = form.in_force(choice, user=user)
     context = {
         "section": "dashboard",
         "form": form,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+from itertools import pairwise
 
 import pytest
 from django.urls import reverse
@@ -181,3 +182,58 @@ def test_clicking_a_transcript_line_plays_the_recording_from_that_line(world, op
     assert abs(position - 31.5) < 0.5
     assert "current" in (third.get_attribute("class") or "")
     assert page.locator(".transcript-line[aria-current]").count() == 1
+
+
+@pytest.mark.parametrize("days", [1, 7, 30, 365])
+def test_the_leads_per_day_chart_fits_and_its_labels_do_not_overlap(
+    world, open_as, days
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    last = timezone.localdate()
+    first = last - timedelta(days=days - 1)
+    page = open_as(world.manager)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"/dashboard/?date_from={first}&date_to={last}")
+    chart = page.locator('svg[aria-label="Leads received and answered per day"]')
+    box = chart.bounding_box()
+    section = chart.locator("xpath=..").bounding_box()
+    assert box and section and box["width"] <= section["width"] + 0.5
+    assert box["height"] < box["width"]  # the aspect is the chart's, not the page's
+    assert chart.locator("rect.bar.alt").count() == days
+    widths = chart.locator("rect.bar.alt").evaluate_all(
+        "bars => bars.map(b => b.getBoundingClientRect().width)"
+    )
+    assert max(widths) <= 60, widths
+    labels = chart.locator("text").evaluate_all(
+        "texts => texts.map(t => { const r = t.getBoundingClientRect();"
+        " return [r.left, r.right, r.top, r.bottom]; })"
+    )
+    assert 1 <= len(labels) <= 12
+    for (_, right, _, _), (left, _, _, _) in pairwise(labels):
+        assert right <= left, labels  # left to right, apart
+    for left, right, _, _ in labels:
+        assert box["x"] <= left and right <= box["x"] + box["width"] + 0.5, labels
+
+
+def test_the_call_browsers_names_stay_on_one_line_at_1280_px(world, open_as):
+    from tests.scoring.factories import CallFactory
+
+    CallFactory(
+        account=world.north,
+        agent=world.agent,
+        first_name="Maximiliana-Josephine",
+        last_name="Vandenberghe-Oppenheimer",
+    )
+    page = open_as(world.global_manager)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto("/calls/")
+    lines = page.locator("tbody td.name").evaluate_all(
+        "cells => cells.map(c => { const r = document.createRange();"
+        " r.selectNodeContents(c); return new Set([...r.getClientRects()]"
+        ".map(x => Math.round(x.top))).size; })"
+    )
+    # Each cell's text on one line: its line boxes share one top.
+    assert lines and all(n == 1 for n in lines), lines

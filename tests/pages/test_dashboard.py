@@ -232,8 +232,12 @@ def test_hours_are_the_viewers_even_in_a_zone_half_an_hour_off_utc(
     assert (
         by_hour["07"] == 1 and sum(by_hour.values()) == 1
     )  # 19:00 Denver is 07:30 IST
-    # Noon in Denver is 00:30 the next day in India: every call falls on the 5th there.
-    assert [row["day"] for row in f.trend_rows] == [DAY + timedelta(days=1)]
+    # Noon in Denver is 00:30 the next day in India: every call falls on the 5th there
+    # (the day of the range stays, with no leads).
+    assert [(row["day"], row["received"]) for row in f.trend_rows] == [
+        (DAY, 0),
+        (DAY + timedelta(days=1), 6),
+    ]
 
 
 def test_the_charts_are_svg_with_at_most_eight_labels(world, calls, signed_in):
@@ -242,3 +246,58 @@ def test_the_charts_are_svg_with_at_most_eight_labels(world, calls, signed_in):
     hours = hours.split("</svg>")[0]
     assert hours.count('<rect class="bar"') == 24
     assert hours.count("<text") == 8
+
+
+def test_every_day_of_the_range_has_a_row_and_a_bar_with_zeros(world, calls, signed_in):
+    client = signed_in(world.manager)
+    response = client.get(
+        reverse("dashboard"),
+        {"date_from": DAY - timedelta(days=2), "date_to": DAY + timedelta(days=1)},
+    )
+    f = response.context["f"]
+    assert [(row["day"], row["received"], row["answered"]) for row in f.trend_rows] == [
+        (DAY - timedelta(days=2), 0, 0),
+        (DAY - timedelta(days=1), 0, 0),
+        (DAY, 6, 5),
+        (DAY + timedelta(days=1), 0, 0),
+    ]
+    assert [bar.value for bar in f.trend] == [0, 0, 6, 0]
+    table = response.content.decode().split('<table id="trend">')[1]
+    assert table.count("<tr><td>2026-03-0") == 4
+    assert '<tr><td>2026-03-02 Mon</td><td class="num">0</td>' in table
+
+
+@pytest.mark.parametrize("days", [1, 7, 30, 365])
+def test_the_trend_is_labelled_twelve_times_at_most_and_fits_the_chart(
+    world, signed_in, days
+):
+    f = figures(signed_in(world.manager), date_from=DAY - timedelta(days=days - 1))
+    assert len(f.trend) == days
+    assert 1 <= sum(bar.labelled for bar in f.trend) <= 12
+    assert all(bar.x >= 0 and bar.x + bar.width <= 300 for bar in f.trend)
+    assert max(bar.width for bar in f.trend) <= 24
+
+
+def test_the_form_shows_the_range_in_force(world, signed_in):
+    client = signed_in(world.manager)
+    today = timezone.localdate(timezone=ZoneInfo(world.manager.timezone or "UTC"))
+    week_ago = today - timedelta(days=6)
+    body = client.get(reverse("dashboard")).content.decode()
+    assert f'name="date_from" value="{week_ago.isoformat()}"' in body
+    assert f'name="date_to" value="{today.isoformat()}"' in body
+    # Only the first day: the last is today. Days the wrong way round are swapped.
+    body = client.get(reverse("dashboard"), {"date_from": DAY}).content.decode()
+    assert f'name="date_from" value="{DAY.isoformat()}"' in body
+    assert f'name="date_to" value="{today.isoformat()}"' in body
+    body = client.get(
+        reverse("dashboard"), {"date_from": DAY, "date_to": DAY - timedelta(days=3)}
+    ).content.decode()
+    assert 'name="date_from" value="2026-03-01"' in body
+    assert 'name="date_to" value="2026-03-04"' in body
+
+
+def test_a_range_of_centuries_lists_the_days_with_leads_only(world, calls, signed_in):
+    f = figures(signed_in(world.manager), date_from="1900-01-01", date_to="9998-12-31")
+    # The fixture's day and the one or two days of the world's calls of the last hours.
+    assert (f.trend_rows[0]["day"], f.trend_rows[0]["received"]) == (DAY, 6)
+    assert len(f.trend_rows) <= 3 and all(row["received"] for row in f.trend_rows)
