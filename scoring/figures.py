@@ -109,7 +109,9 @@ class DashboardForm(forms.Form):
     def in_force(self, choice: dict[str, Any], *, user: User) -> DashboardForm:
         """The form to show: its date inputs carry the range ``choice`` applies (a default
         or swapped day included); a day refused stays as typed, with its error."""
-        data = self.data.copy() if self.is_bound else QueryDict(mutable=True)
+        data = QueryDict(mutable=True)
+        if self.is_bound:
+            data.update(self.data)
         for name, day in (("date_from", choice["first"]), ("date_to", choice["last"])):
             if name not in self.errors:
                 data[name] = day.isoformat()
