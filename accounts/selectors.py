@@ -11,7 +11,14 @@ from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
 from accounts.keys import key_prefix, matches
-from accounts.models import Account, ApiCredential, ApiKey, HashedKey, ScoredDataKey
+from accounts.models import (
+    Account,
+    ApiCredential,
+    ApiKey,
+    HashedKey,
+    Organization,
+    ScoredDataKey,
+)
 
 # "Last used" is kept to this resolution, so most requests write nothing.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
@@ -88,3 +95,11 @@ def credential_account_ids(*, credential: ApiCredential) -> set[int]:
             "id", flat=True
         )
     )
+
+
+def organization_by_ref(ref: str) -> Organization | None:
+    """The organization a command line names: by id when the reference is a number, else
+    by its exact name."""
+    ref = ref.strip()
+    found = Organization.objects.filter(pk=int(ref)).first() if ref.isdigit() else None
+    return found or Organization.objects.filter(name=ref).first()

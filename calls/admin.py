@@ -102,7 +102,7 @@ def _moment(attempt: CallAttempt, at: datetime | None) -> str:
     return f"{zoned(at, attempt.call.account.timezone)} (+{after:.0f} s)"
 
 
-class CallAttemptInline(admin.TabularInline):
+class CallAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
     """The call's timeline: every leg dialed, agents and lead, in the order they were made.
     Moments are shown to the second in the account's timezone, with the seconds since the
     lead arrived."""
@@ -152,17 +152,8 @@ class CallAttemptInline(admin.TabularInline):
     def ended(self, obj: CallAttempt) -> str:
         return _moment(obj, obj.ended_at)
 
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-
-class RecordingInline(admin.StackedInline):
+class RecordingInline(ReadOnlyAdminMixin, admin.StackedInline):
     """The call's stored recording (``calls.media``), read-only: whether it is stored, what
     it holds, why not, and a link that plays it."""
 
@@ -191,15 +182,6 @@ class RecordingInline(admin.StackedInline):
         if not (link.endswith(".wav") and attempt_for_token(token)):
             link = obj.audio.url
         return format_html('<a href="{}">{}</a>', link, obj.audio.name)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
 
 @admin.register(Call)

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import Account, ApiCredential, Organization
+from accounts.selectors import organization_by_ref
 from accounts.services import (
     api_credential_issue,
     api_credential_revoke,
@@ -141,13 +142,9 @@ def _grace() -> str:
 
 
 def _organization(ref: str) -> Organization:
-    ref = ref.strip()
-    organization = None
-    if ref.isdigit():
-        organization = Organization.objects.filter(pk=int(ref)).first()
-    organization = organization or Organization.objects.filter(name=ref).first()
+    organization = organization_by_ref(ref)
     if organization is None:
-        raise CommandError(f"No organization with id or name {ref!r}.")
+        raise CommandError(f"No organization with id or name {ref.strip()!r}.")
     return organization
 
 

@@ -19,6 +19,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from accounts.models import Organization
+from accounts.selectors import organization_by_ref
 from webhooks.models import WebhookEndpoint
 from webhooks.services import webhook_endpoint_create, webhook_endpoint_delete
 from webhooks.signing import delivery_verify
@@ -137,11 +138,7 @@ class _Receiver(BaseHTTPRequestHandler):
 
 
 def _organization(ref: str) -> Organization:
-    ref = ref.strip()
-    organization = None
-    if ref.isdigit():
-        organization = Organization.objects.filter(pk=int(ref)).first()
-    organization = organization or Organization.objects.filter(name=ref).first()
+    organization = organization_by_ref(ref)
     if organization is None:
-        raise CommandError(f"No organization with id or name {ref!r}.")
+        raise CommandError(f"No organization with id or name {ref.strip()!r}.")
     return organization
