@@ -24,6 +24,7 @@ import numpy as np
 import requests
 from django.conf import settings
 
+from calls.audio import resample, wav_bytes
 from config.priority import yield_cpu_to_calls
 
 RATE = 16_000  # what Whisper models read
@@ -83,29 +84,15 @@ def read_wav(data: bytes) -> Channels:
     samples = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
     samples = samples[: len(samples) - len(samples) % channels].reshape(-1, channels)
     seconds = len(samples) / rate
-    split = [_resample(samples[:, index], rate) for index in range(channels)]
+    split = [resample(samples[:, index], rate, RATE) for index in range(channels)]
     if channels == 1:
         return Channels(agent=None, lead=split[0], seconds=seconds)
     return Channels(agent=split[0], lead=split[1], seconds=seconds)
 
 
-def _resample(samples: np.ndarray, rate: int) -> np.ndarray:
-    if rate == RATE or not len(samples):
-        return np.ascontiguousarray(samples, dtype=np.float32)
-    count = round(len(samples) * RATE / rate)
-    times = np.arange(count) / RATE
-    return np.interp(times, np.arange(len(samples)) / rate, samples).astype(np.float32)
-
-
 def mono_wav(samples: np.ndarray) -> bytes:
     """One channel as a 16 kHz 16-bit WAV file (what the remote engine is sent)."""
-    out = io.BytesIO()
-    with wave.open(out, "wb") as wav:
-        wav.setnchannels(1)
-        wav.setsampwidth(2)
-        wav.setframerate(RATE)
-        wav.writeframes((np.clip(samples, -1, 1) * 32767).astype("<i2").tobytes())
-    return out.getvalue()
+    return wav_bytes(samples, RATE)
 
 
 # --- faster-whisper, in this process

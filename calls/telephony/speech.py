@@ -12,15 +12,14 @@ that collects 16-bit samples at the library's own rate (22,050 Hz), resampled he
 from __future__ import annotations
 
 import ctypes
-import io
 import threading
-import wave
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import numpy as np
 
+from calls.audio import resample, wav_bytes
 from calls.telephony.conversation import Script, Turn
 from config.priority import yield_cpu_to_calls
 
@@ -131,20 +130,12 @@ class _Espeak:
             if self._chunks
             else np.zeros(0, np.float32)
         )
-        return _resample(native, self.rate, RATE)
+        return resample(native, self.rate, RATE)
 
 
 @cache
 def _espeak() -> _Espeak:
     return _Espeak()
-
-
-def _resample(samples: np.ndarray, source: int, target: int) -> np.ndarray:
-    if source == target or not len(samples):
-        return samples
-    length = round(len(samples) * target / source)
-    positions = np.linspace(0, len(samples) - 1, length)
-    return np.interp(positions, np.arange(len(samples)), samples).astype(np.float32)
 
 
 def speak(turns: tuple[Turn, ...], *, words_per_minute: int) -> list[np.ndarray]:
@@ -188,15 +179,4 @@ def conversation_audio(
         channels[start : start + len(sound), CHANNEL.get(turn.speaker, 0)] = sound
         spoken.append(Spoken(turn.speaker, turn.text, at, at + len(sound) / RATE))
         at += len(sound) / RATE + pause
-    return Recording(_wav(channels), total / RATE, tuple(spoken))
-
-
-def _wav(channels: np.ndarray) -> bytes:
-    pcm = (np.clip(channels, -1, 1) * 32767).astype("<i2")
-    out = io.BytesIO()
-    with wave.open(out, "wb") as wav:
-        wav.setnchannels(2)
-        wav.setsampwidth(2)
-        wav.setframerate(RATE)
-        wav.writeframes(pcm.tobytes())
-    return out.getvalue()
+    return Recording(wav_bytes(channels, RATE), total / RATE, tuple(spoken))
