@@ -69,7 +69,9 @@ def test_a_stored_recording_is_transcribed_and_read_through_the_scored_data_api(
     assert job.status == TranscriptionStatus.DONE and job.tries == 1
     assert job.engine == "faster_whisper" and job.model.endswith("model")
     assert job.audio_seconds == pytest.approx(75, abs=0.1)
-    assert job.took_seconds is not None and job.took_seconds > 0  # measured (make bench reports it)
+    assert (
+        job.took_seconds is not None and job.took_seconds > 0
+    )  # measured (make bench reports it)
     call.refresh_from_db()
     assert (call.status, call.ended_at) == (status, ended_at)
 
