@@ -32,7 +32,7 @@ from calls.models import (
 from calls.recordings import attempt_for_token
 from calls.selectors import dialing_silent, queued_overdue, stuck
 from calls.services import call_cancel, call_recording_reissue
-from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned
+from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned, zoneinfo_or_current
 from users.models import User
 
 # --- calls
@@ -94,18 +94,24 @@ class EndedWithinFilter(WithinFilter):
 
 
 def _moment(attempt: CallAttempt, at: datetime | None) -> str:
-    """A moment of a leg to the second in the account's timezone, with how long after the
-    lead arrived it came."""
+    """A moment of a leg to the second in the account's timezone (its time of day, the date
+    too when it is not the day the lead arrived), with the seconds since the lead arrived."""
     if at is None:
         return "—"
-    after = (at - attempt.call.received_at).total_seconds()
-    return f"{zoned(at, attempt.call.account.timezone)} (+{after:.0f} s)"
+    received = attempt.call.received_at
+    after = (at - received).total_seconds()
+    zone = zoneinfo_or_current(attempt.call.account.timezone)
+    local = at.astimezone(zone)
+    shown = f"{local:%H:%M:%S}"
+    if local.date() != received.astimezone(zone).date():
+        shown = f"{local:%Y-%m-%d} {shown}"
+    return f"{shown} (+{after:.0f} s)"
 
 
 class CallAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
     """The call's timeline: every leg dialed, agents and lead, in the order they were made.
-    Moments are shown to the second in the account's timezone, with the seconds since the
-    lead arrived."""
+    Moments are shown to the second in the account's timezone (the call's "Received" above
+    names it), with the seconds since the lead arrived; it fits a 1,280 px screen."""
 
     model = CallAttempt
     fields = readonly_fields = (
@@ -113,8 +119,7 @@ class CallAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
         "leg",
         "round",
         "agent",
-        "number",
-        "provider_id",
+        "number_and_id",
         "dial_requested",
         "ringing",
         "answered",
@@ -127,10 +132,21 @@ class CallAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
     extra = 0
     can_delete = False
     verbose_name = "attempt"
-    verbose_name_plural = "attempts (every leg dialed, in order)"
+    verbose_name_plural = (
+        "attempts (every leg dialed, in order; times in the account's timezone)"
+    )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[CallAttempt]:
         return super().get_queryset(request).select_related("agent", "call__account")
+
+    @admin.display(description="number / provider id")
+    def number_and_id(self, obj: CallAttempt) -> str:
+        # A Twilio call SID is 34 characters: it breaks anywhere rather than widen the table.
+        return format_html(
+            '{}<br><small style="word-break: break-all">{}</small>',
+            obj.number,
+            obj.provider_id or "—",
+        )
 
     @admin.display(description="created")
     def created(self, obj: CallAttempt) -> str:

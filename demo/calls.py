@@ -132,8 +132,11 @@ def _seed_account(demo_account: DemoAccount) -> int:
     area = account.caller_id[2:5] if account.caller_id.startswith("+1") else "303"
     plans = []
     for n in range(missing):
-        # Spread evenly over the window, at a random time of the dealer's business day.
-        day = today - timedelta(days=PAST_DAYS - (n * PAST_DAYS) // missing)
+        # Spread evenly over the window, from 30 days ago to yesterday, at a random time of
+        # the dealer's business day.
+        day = today - timedelta(
+            days=PAST_DAYS - (n * (PAST_DAYS - 1)) // max(missing - 1, 1)
+        )
         moment = _local(
             day, time(rng.randint(8, 19), rng.randint(0, 59), rng.randint(0, 59)), zone
         )

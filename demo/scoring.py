@@ -20,6 +20,9 @@ from typing import TYPE_CHECKING, Any
 from django.utils import timezone
 
 from calls.models import Call, CallStatus
+from calls.telephony.conversation import Facts, conversation_script
+from calls.transcripts import render, speaker_names
+from insights.summaries import builtin_summary
 from scoring.models import ChoiceKind, RevisionKind, Score, ScoreRevision
 from scoring.services import (
     CATEGORY_MEMBERS,
@@ -56,14 +59,6 @@ COACH_NOTES = (
     "Nice recovery when the car was sold. Offer two alternatives, not one.",
     "Always confirm the callback number before you hang up.",
     "Ask about a trade-in early; it changes the whole conversation.",
-)
-SUMMARIES = (
-    "{first} asked about the {vehicle}. {agent} confirmed it is on the lot, answered "
-    "questions on financing and set a test drive for Saturday morning.",
-    "{first} wanted the out-the-door price of the {vehicle}. {agent} gave a range, asked "
-    "about a trade-in and agreed to send a written quote by email.",
-    "{first} called about the {vehicle}, which had just been sold. {agent} offered two "
-    "similar vehicles and booked a visit to see them.",
 )
 
 
@@ -195,64 +190,43 @@ def _backdate(call: Call, *, coached: bool) -> None:
 
 
 def _transcribe_account(demo_account: DemoAccount) -> int:
-    """A transcription (part 2.3's line format) and a summary on the newest answered calls."""
-    calls = [call for call in _answered(demo_account)[TRANSCRIBED] if call.agent]
+    """A transcription and summary on the newest answered calls, as the service would write
+    them: the conversation the simulator speaks on such a call (``conversation_script``)
+    spread over its duration, in part 2.3's line format, summarised by the built-in rules."""
     transcribed = 0
-    for index, call in enumerate(calls):
-        agent = call.agent
-        if call.transcription or agent is None:
+    for call in _answered(demo_account)[TRANSCRIBED]:
+        if call.transcription or call.agent is None:
             continue
-        vehicle = (
-            " ".join(
-                p
-                for p in (
-                    call.called_on_year,
-                    call.called_on_make,
-                    call.called_on_model,
-                )
-                if p
-            )
-            or "vehicle"
-        )
-        words = {
-            "first": call.first_name or "The customer",
-            "agent": agent.first_name or "The agent",
-            "vehicle": vehicle,
-            "dealer": demo_account.account.name,
-        }
+        turns = _turns(call)
         Call.objects.filter(pk=call.pk, is_demo=True).update(
-            transcription=_transcription(words, call.duration or 60),
-            summary=SUMMARIES[index % len(SUMMARIES)].format(**words),
+            transcription=render(turns, speaker_names(call)),
+            transcript_turns=turns,
+            summary=builtin_summary(call=call, turns=turns),
         )
         transcribed += 1
     return transcribed
 
 
-TRANSCRIPT = (
-    (
-        "Agent",
-        "Hi {first}, this is {agent} from {dealer}. You asked about the {vehicle}?",
-    ),
-    ("Customer", "Yes, is it still available?"),
-    ("Agent", "It is, it's on the lot right now. Would you like to come and drive it?"),
-    ("Customer", "Maybe Saturday. What would the monthly payment be?"),
-    ("Agent", "I can work that out with you. Do you have a vehicle to trade in?"),
-    ("Customer", "No trade. Saturday at ten works for me."),
-    ("Agent", "Great, I have you down for Saturday at ten. See you then, {first}."),
-)
-
-
-def _transcription(words: dict[str, str], duration: int) -> str:
-    """``{speaker} ({start}-{end}): {text}`` lines spread over the call's duration."""
-    step = max(1, duration // len(TRANSCRIPT))
-    lines = []
-    for n, (speaker, text) in enumerate(TRANSCRIPT):
-        start, end = n * step, min(duration, (n + 1) * step)
-        lines.append(
-            f"{speaker} ({_clock(start)}-{_clock(end)}): {text.format(**words)}"
+def _turns(call: Call) -> list[dict[str, Any]]:
+    """The call's script as timed turns (``insights.engines.turns_from``'s shape), each as
+    long as its share of the words, over the call's duration."""
+    agent = call.agent
+    assert agent is not None
+    script = conversation_script(
+        Facts.of(call, agent_name=agent.first_name), seed=call.pk
+    )
+    words = [len(turn.text.split()) for turn in script.turns]
+    per_word = (call.duration or 60) / (sum(words) + len(words))
+    turns, at = [], 0.0
+    for turn, count in zip(script.turns, words, strict=True):
+        end = at + count * per_word
+        turns.append(
+            {
+                "side": turn.speaker,
+                "start": round(at, 2),
+                "end": round(end, 2),
+                "text": turn.text,
+            }
         )
-    return "\n".join(lines)
-
-
-def _clock(seconds: int) -> str:
-    return f"{seconds // 60:02d}:{seconds % 60:02d}"
+        at = end + per_word  # a pause between turns
+    return turns

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin
-from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
@@ -22,7 +21,6 @@ from scoring.models import (
     ScorecardChoice,
     ScoreRevision,
 )
-from scoring.services import CATEGORY_MEMBERS
 
 
 class CategoryInline(admin.TabularInline):
@@ -111,25 +109,10 @@ def categories_html(score: Score) -> str:
     )
 
 
-def member_label(score: Score, member: str) -> str:
-    """How support reads a scored member: a category by the name it was scored under,
-    any other by its field's verbose name (``coach_notes``: "coach notes")."""
-    if member in CATEGORY_MEMBERS:
-        slot = int(member.removeprefix("cat"))
-        names = score.category_names or []
-        name = names[slot - 1] if slot <= len(names) else None
-        return f"category {slot} ({name})" if name else f"category {slot}"
-    try:
-        field = Score._meta.get_field(member)
-    except FieldDoesNotExist:
-        return member.replace("_", " ")
-    return str(getattr(field, "verbose_name", member.replace("_", " ")))
-
-
 def changes_text(score: Score, changes: dict[str, list[Any]]) -> str:
     return (
         "; ".join(
-            f"{member_label(score, member)}: {old!r} → {new!r}"
+            f"{score.member_label(member)}: {old!r} → {new!r}"
             for member, (old, new) in changes.items()
         )
         or "(no change)"

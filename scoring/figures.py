@@ -30,8 +30,8 @@ from django.utils import timezone
 from accounts.models import Account
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from scoring.dates import DayField
-from scoring.models import CATEGORY_SLOTS, ScorecardCategory
-from scoring.selectors import accounts_coachable_by, local_days
+from scoring.models import CATEGORY_SLOTS
+from scoring.selectors import accounts_coachable_by, category_labels, local_days
 from users.models import User
 
 DEFAULT_DAYS = 7
@@ -385,25 +385,14 @@ def _agents(taken: dict[Any, dict[str, int]], call_range: Q) -> list[dict[str, A
 def _categories(
     totals: dict[str, int], accounts: QuerySet[Account]
 ) -> list[tuple[int, str, float | None]]:
-    """Share of scored calls each category was applied on."""
-    # A slot is named when every scorecard in view gives it the same name.
-    named: dict[int, set[str]] = {}
-    for slot, name in (
-        ScorecardCategory.objects.filter(scorecard__account__in=accounts)
-        .exclude(name="")
-        .values_list("slot", "name")
-        .order_by()
-        .distinct()
-    ):
-        named.setdefault(slot, set()).add(name)
+    """Share of scored calls each category was applied on, each named as the call browser
+    names it (``category_labels``: the scorecards' names, joined when accounts differ)."""
     scored = totals["scored"]
     return [
         (
-            slot,
-            next(iter(named[slot]))
-            if len(named.get(slot, ())) == 1
-            else f"Category {slot}",
+            int(slot),
+            label,
             100.0 * totals[f"cat{slot}"] / scored if scored else None,
         )
-        for slot in SLOTS
+        for slot, label in category_labels(accounts=accounts)
     ]

@@ -7,7 +7,7 @@ A score keeps the category names and points it was scored under (``category_name
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -235,6 +235,20 @@ class Score(models.Model):
         """Points earned: the weights of the applied categories."""
         weights = list(self.category_points) + [0] * CATEGORY_SLOTS
         return sum(w for w, on in zip(weights, self.applied, strict=False) if on)
+
+    def member_label(self, member: str) -> str:
+        """How a person reads a scored member (in a revision): a category by the name it was
+        scored under, any other by its field's verbose name (``coach_notes``: "coach notes")."""
+        if member.removeprefix("cat").isdigit():
+            slot = int(member.removeprefix("cat"))
+            names = self.category_names or []
+            name = names[slot - 1] if slot <= len(names) else None
+            return f"category {slot} ({name})" if name else f"category {slot}"
+        try:
+            field = self._meta.get_field(member)
+        except FieldDoesNotExist:
+            return member.replace("_", " ")
+        return str(getattr(field, "verbose_name", member.replace("_", " ")))
 
 
 class RevisionKind(models.TextChoices):

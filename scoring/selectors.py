@@ -298,7 +298,11 @@ def call_attempts(*, call: Call) -> QuerySet[CallAttempt]:
 
 def score_revisions(*, call: Call) -> QuerySet[ScoreRevision]:
     """Every change to a call's score and coaching, oldest first."""
-    return ScoreRevision.objects.filter(score__call=call).order_by("changed_at", "id")
+    return (
+        ScoreRevision.objects.filter(score__call=call)
+        .select_related("score")
+        .order_by("changed_at", "id")
+    )
 
 
 def day_start(day: date, zone: ZoneInfo) -> datetime:

@@ -248,7 +248,13 @@ def _revision_lines(call: Call) -> list[tuple[Any, str]]:
         if revision.kind == RevisionKind.SCORE and all(old is None for old in olds):
             what = "first score"
         else:
-            what = ", ".join(sorted(revision.changes)) or "no change"
+            what = (
+                ", ".join(
+                    revision.score.member_label(member)
+                    for member in sorted(revision.changes)
+                )
+                or "no change"
+            )
         lines.append((revision, what))
     return lines
 

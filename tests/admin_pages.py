@@ -50,16 +50,26 @@ def text_of(response) -> str:
     return " ".join(page.text_content().split())
 
 
+SUPPORT_PASSWORD = "Sup-port-7"
+
+
 def sign_in_support(client, *, tz: str = "America/Chicago"):
-    """Sign ``client`` in as support staff: staff, not a superuser, with every permission of
-    the service's apps, working in ``tz``."""
+    """Sign ``client`` in as support staff (``support_user``)."""
+    user = support_user(tz=tz)
+    client.force_login(user)
+    return user
+
+
+def support_user(*, tz: str = "America/Chicago"):
+    """Support staff: staff, not a superuser, with every permission of the service's apps,
+    working in ``tz``; their password is ``SUPPORT_PASSWORD``."""
     from django.contrib.auth.models import Permission
 
     from users.models import User
 
     user = User.objects.create_user(
         username=f"support{User.objects.count()}@example.com",
-        password="Sup-port-7",
+        password=SUPPORT_PASSWORD,
         is_staff=True,
         timezone=tz,
     )
@@ -75,5 +85,4 @@ def sign_in_support(client, *, tz: str = "America/Chicago"):
             ]
         )
     )
-    client.force_login(user)
     return user

@@ -23,9 +23,10 @@ from django.utils.html import format_html
 
 from accounts.admin import ObjectToolsAdmin, ShownKey, render_confirm, render_keys
 from accounts.models import Account, Organization
-from config.admin import ReadOnlyAdminMixin, WithinFilter
+from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned
 from webhooks.models import (
     SUBSCRIBABLE,
+    DeliveryStatus,
     WebhookDelivery,
     WebhookEndpoint,
 )
@@ -356,22 +357,31 @@ class ReplayForm(forms.Form):
         return since
 
 
+def _shortened(text: str, most: int) -> str:
+    """``text`` cut to ``most`` characters with an ellipsis, the whole of it on hover; a long
+    word (a host name, an exception's name) breaks rather than widen its column."""
+    if not text:
+        return "—"
+    shown = text if len(text) <= most else text[: most - 1] + "…"
+    return format_html(
+        '<span title="{}" style="overflow-wrap: anywhere">{}</span>', text, shown
+    )
+
+
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: deliveries are written by the services; "send again" is an action."""
 
+    # Fits a 1,280 px screen: the status first, the endpoint and the outcome cut short (in
+    # full on the delivery's page), the event id searched for rather than shown.
     list_display = [
         "id",
-        "event_type",
-        "event_id",
-        "endpoint",
         "status",
-        "attempts",
-        "response_status",
-        "response_ms",
+        "event_type",
+        "endpoint_short",
+        "attempts_shown",
         "last_attempt_at",
-        "next_attempt_at",
-        "error",
+        "outcome",
     ]
     list_filter = ["status", AttemptedFilter, "event__type", "endpoint"]
     list_select_related = ["event", "endpoint"]
@@ -403,6 +413,25 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="event id", ordering="event__public_id")
     def event_id(self, obj: WebhookDelivery) -> str:
         return obj.event.public_id
+
+    @admin.display(description="endpoint", ordering="endpoint__url")
+    def endpoint_short(self, obj: WebhookDelivery) -> str:
+        return _shortened(str(obj.endpoint), 40)
+
+    @admin.display(description="attempts", ordering="attempts")
+    def attempts_shown(self, obj: WebhookDelivery) -> str:
+        if obj.status == DeliveryStatus.PENDING and obj.next_attempt_at:
+            return f"{obj.attempts}, next at {zoned(obj.next_attempt_at)}"
+        return str(obj.attempts)
+
+    @admin.display(description="last answer or error")
+    def outcome(self, obj: WebhookDelivery) -> str:
+        answer = (
+            f"{obj.response_status} in {obj.response_ms or 0:,} ms"
+            if obj.response_status is not None
+            else ""
+        )
+        return _shortened(" · ".join(part for part in (answer, obj.error) if part), 60)
 
     @admin.display(description="body sent")
     def body_sent(self, obj: WebhookDelivery) -> str:

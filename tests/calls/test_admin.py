@@ -598,13 +598,28 @@ def test_call_times_read_in_the_accounts_timezone_labelled_with_it(client):
         "next_attempt": "2026-11-22 09:24:03 MST",
         "created": "2026-11-22 09:14:04 MST",
     }
+    # The timeline gives the time of day (the date only when it is another day than the
+    # lead's) and the seconds since the lead arrived; its heading names whose time it is.
+    CallAttempt.objects.create(
+        call=call,
+        leg=Leg.AGENT,
+        number="+13035554001",
+        provider="simulator",
+        dial_requested_at=call.received_at + timedelta(days=1),
+    )
+    detail = client.get(url("call", "change", call.pk))
     timeline = lxml.html.fromstring(detail.content.decode()).get_element_by_id(
         "attempts_log-group"
     )
     assert [
         timeline.find_class(f"field-{name}")[0].text_content().strip()
         for name in ("created", "dial_requested", "ringing")
-    ] == ["2026-11-22 09:14:07 MST (+4 s)", "2026-11-22 09:14:08 MST (+5 s)", "—"]
+    ] == ["09:14:07 (+4 s)", "09:14:08 (+5 s)", "—"]
+    assert (
+        timeline.find_class("field-dial_requested")[1].text_content().strip()
+        == "2026-11-23 09:14:03 (+86400 s)"
+    )
+    assert "times in the account's timezone" in timeline.text_content()
 
 
 def test_call_times_follow_daylight_saving_time(client):

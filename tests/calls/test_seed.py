@@ -208,6 +208,11 @@ def test_every_account_has_at_least_25_past_calls_in_the_30_days_before_today():
             for call in calls
         }
         assert len(days) >= 20  # spread over the window, not bunched
+        # From the window's first day to yesterday: a manager's last week has calls daily.
+        assert min(days) == start.astimezone(ZoneInfo(account.timezone)).date()
+        assert max(days) == end.astimezone(
+            ZoneInfo(account.timezone)
+        ).date() - timedelta(days=1)
 
 
 def test_past_calls_have_realistic_outcomes_and_people():

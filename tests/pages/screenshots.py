@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db.models import F
 from django.utils import timezone
 
 from calls.models import Call, CallStatus
@@ -34,8 +35,9 @@ END_REASONS = [
 ]
 
 
-def _score_some(scorer: User, manager: User) -> Call:
-    """Score three in four answered demo calls (leaving the rest for the queue); coach one."""
+def _score_some(scorer: User, manager: User, agent: User) -> Call:
+    """Score three in four answered demo calls (leaving the rest for the queue); coach the
+    newest scored one of ``agent``'s, with a transcript when one has."""
     answered = list(
         Call.objects.filter(status=CallStatus.ANSWER, account__name="Demo Motors North")
         .exclude(recording_url="")
@@ -51,7 +53,11 @@ def _score_some(scorer: User, manager: User) -> Call:
         if values["call_end"] == "Appointment set":
             values["appointment_date"] = (call.received_at + timedelta(days=2)).date()
         score_save(call=call, scorer=scorer, values=values)
-    coached = Score.objects.filter(call__in=answered).order_by("-scored_at").first()
+    coached = (
+        Score.objects.filter(call__in=answered, call__agent=agent)
+        .order_by(F("call__summary").desc(), "-call__received_at")
+        .first()
+    )
     assert coached is not None
     coaching_save(
         call=coached.call,
@@ -66,8 +72,7 @@ def test_screenshots(open_as):
     scorer = User.objects.get(username=ORGANIZATIONS[0].scorer.email)
     manager = User.objects.get(username="morgan.reyes@north.demo-motors.example")
     agent = User.objects.get(username="avery.lopez@north.demo-motors.example")
-    coached = _score_some(scorer, manager)
-    Call.objects.filter(pk=coached.pk).update(agent=agent)
+    coached = _score_some(scorer, manager, agent)
     OUT.mkdir(parents=True, exist_ok=True)
     since = (timezone.localdate() - timedelta(days=29)).isoformat()
 

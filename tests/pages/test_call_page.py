@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from scoring.models import Score
-from scoring.services import coaching_save
+from scoring.services import coaching_save, score_save
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,13 @@ def test_a_manager_coaches_and_the_agent_reads_it_and_marks_it_read(
         "Ask for the trade-in.",
         "Morgan Reyes",
     )
-    assert "Coaching by Morgan Reyes: coach_notes, coached_by" in page(manager, call)
+    # Revisions name what changed as a person reads it, never by field name.
+    assert "Coaching by Morgan Reyes: coach notes, coached by" in page(manager, call)
+    score_save(call=call, scorer=world.scorer, values={"cat3": True, "wow": False})
+    assert (
+        "Score by Sasha Scorer: category 3 (Confirmed the vehicle of interest), wow"
+        in page(manager, call)
+    )
 
     agent = signed_in(world.agent)
     body = page(agent, call)

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from scoring.figures import percentiles
-from scoring.services import score_save
+from scoring.services import score_save, scorecard_create_default
 from tests.scoring.factories import CallFactory
 
 pytestmark = pytest.mark.django_db
@@ -127,9 +127,8 @@ def test_per_agent_per_source_per_category_and_per_day(world, calls, signed_in):
     assert sources == {"Web": (4, 3), "Cars.com": (2, 2)}
     shares = {slot: share for slot, _, share in f.categories}
     assert shares[1] == 100 and shares[2] == 50 and shares[3] == 0
-    assert (
-        f.categories[0][1] == "Greeted the customer by name"
-    )  # the name every scorecard in view gives it
+    # Named as the call browser names them: the name every scorecard in view gives it.
+    assert f.categories[0][1] == "1. Greeted the customer by name"
     assert [(row["day"], row["received"], row["answered"]) for row in f.trend_rows] == [
         (DAY, 6, 5)
     ]
@@ -149,6 +148,21 @@ def test_the_range_and_the_account_narrow_the_figures(world, calls, signed_in):
     )  # not a choice: the form ignores it
     assert figures(gm, date_from=DAY - timedelta(days=1)).received == 8
     assert figures(signed_in(world.manager)).received == 6
+
+
+def test_categories_named_differently_by_two_accounts_show_both_names(
+    world, calls, signed_in
+):
+    # The global manager sees North (named by its first score) and South, whose scorecard
+    # calls slot 1 something else: the table gives both names, never "Category 1".
+    south = scorecard_create_default(account=world.south)
+    south.categories.filter(slot=1).update(name="Said hello")
+    f = figures(signed_in(world.global_manager))
+    assert f.categories[0][1] == "1. Greeted the customer by name / Said hello"
+    assert f.categories[1][1] == "2. Introduced self and dealership"
+    page = signed_in(world.global_manager).get(reverse("dashboard")).content.decode()
+    assert "1. Greeted the customer by name / Said hello" in page
+    assert "Category 1" not in page
 
 
 def test_an_empty_range_shows_dashes_not_errors(world, signed_in):

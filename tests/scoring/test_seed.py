@@ -16,7 +16,7 @@ from users.models import User
 
 pytestmark = pytest.mark.django_db
 
-TRANSCRIPT_LINE = re.compile(r"^(Agent|Customer) \(\d\d:\d\d-\d\d:\d\d\): \S.*$")
+TRANSCRIPT_LINE = re.compile(r"^(.+) \((\d\d:\d\d)-(\d\d:\d\d)\): \S.*$")
 
 
 def seed() -> str:
@@ -99,7 +99,21 @@ def test_a_few_calls_have_a_transcription_in_the_documented_format_and_a_summary
         lines = call.transcription.split("\n")
         assert len(lines) > 3
         assert all(TRANSCRIPT_LINE.match(line) for line in lines), lines
-        assert call.first_name in call.transcription
+        # CONTRACT.md's format: each side by its full name, times within the call.
+        speakers = {TRANSCRIPT_LINE.match(line).group(1) for line in lines}
+        assert speakers == {
+            call.agent.get_full_name(),
+            f"{call.first_name} {call.last_name}",
+        }
+        last_end = TRANSCRIPT_LINE.match(lines[-1]).group(3)
+        assert int(last_end[:2]) * 60 + int(last_end[3:]) <= call.duration
+        assert len(call.transcript_turns) == len(lines)  # the page seeks by them
+        # The summary tells what the transcript says.
+        booked = re.search(r"I have you down for (\w+ at [\w ]+)\.", call.transcription)
+        if booked:
+            assert f"An appointment was set for {booked.group(1)}." in call.summary
+        else:
+            assert "An appointment was set" not in call.summary
     # Some in the queue, some scored.
     assert transcribed.filter(score__isnull=False).exists()
     assert transcribed.filter(score__isnull=True).exists()

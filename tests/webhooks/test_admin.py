@@ -158,7 +158,11 @@ def test_deliveries_list_their_outcome_and_body_and_can_be_sent_again(
     webhook_delivery_send(delivery_id=delivery_id)
 
     listing = text_of(client.get(f"{DELIVERIES}?endpoint__id__exact={endpoint.pk}"))
-    assert event.public_id in listing and "503" in listing and "Pending" in listing
+    assert "test_event" in listing and "503 in " in listing and "Pending" in listing
+    assert "1, next at " in listing  # when it is tried again
+    # The event id an integrator quotes finds its deliveries.
+    found = text_of(client.get(f"{DELIVERIES}?q={event.public_id}"))
+    assert "1 webhook delivery" in found and "test_event" in found
     detail = text_of(
         client.get(reverse("admin:webhooks_webhookdelivery_change", args=[delivery_id]))
     )
