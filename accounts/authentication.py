@@ -14,8 +14,8 @@ from rest_framework.request import Request
 
 from accounts.models import Account, ApiCredential
 from accounts.selectors import account_for_scored_data_key, api_credential_for_key
-from config.api import ApiError, Forbidden, InvalidApiKey, TooManyFailures
-from config.throttling import auth_failure
+from core.api import ApiError, Forbidden, InvalidApiKey, TooManyFailures
+from core.throttling import auth_failure
 
 
 def key_refused(request: Request, error: ApiError) -> NoReturn:

@@ -10,7 +10,7 @@ from django import forms
 from accounts.models import Account, ApiCredential, Organization, Team
 from accounts.schedules import WEEKDAYS, timezone_names
 from accounts.services import ForeignAccountError, api_credential_accounts_check
-from config.phones import to_e164
+from core.phones import to_e164
 
 # The hours a new schedule day is offered with, for accounts and users alike.
 DEFAULT_DAY_START = time(9)

@@ -103,3 +103,22 @@ def organization_by_ref(ref: str) -> Organization | None:
     ref = ref.strip()
     found = Organization.objects.filter(pk=int(ref)).first() if ref.isdigit() else None
     return found or Organization.objects.filter(name=ref).first()
+
+
+def keys_recently_used(*, limit: int) -> list[ApiKey | ScoredDataKey]:
+    """The API and scored-data keys used last, newest use first, at most ``limit``, with
+    their owner and organization loaded (support's overview)."""
+    used = {"last_used_at__isnull": False}
+    keys: list[ApiKey | ScoredDataKey] = [
+        *ApiKey.objects.filter(**used)
+        .select_related("credential__organization")
+        .order_by("-last_used_at")[:limit],
+        *ScoredDataKey.objects.filter(**used)
+        .select_related("account__organization")
+        .order_by("-last_used_at")[:limit],
+    ]
+    keys.sort(
+        key=lambda key: key.last_used_at.timestamp() if key.last_used_at else 0.0,
+        reverse=True,
+    )
+    return keys[:limit]

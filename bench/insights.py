@@ -114,7 +114,7 @@ def busy() -> None:
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
     django.setup()
-    from config.priority import yield_cpu_to_calls
+    from core.priority import yield_cpu_to_calls
     from insights.engines import engine_for_settings, read_wav
 
     yield_cpu_to_calls(session=True)  # as transcription_task does

@@ -15,11 +15,12 @@ from django import forms
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-import accounts.admin  # noqa: F401  (registers the account admin this module extends)
+from accounts.admin import AccountAdmin
 from accounts.models import Account
 from calls.models import (
     Call,
@@ -32,7 +33,7 @@ from calls.models import (
 from calls.recordings import attempt_for_token
 from calls.selectors import dialing_silent, queued_overdue, stuck
 from calls.services import call_cancel, call_recording_reissue
-from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned, zoneinfo_or_current
+from core.admin import ReadOnlyAdminMixin, WithinFilter, zoned, zoneinfo_or_current
 from users.models import User
 
 # --- calls
@@ -342,10 +343,10 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 kept += 1
         parts = []
         if cancelled:
-            parts.append(f"Cancelled {cancelled} call{'s' if cancelled != 1 else ''}.")
+            parts.append(f"Cancelled {cancelled} call{pluralize(cancelled)}.")
         if kept:
             parts.append(
-                f"{kept} call{'s' if kept != 1 else ''} could not be cancelled: "
+                f"{kept} call{pluralize(kept)} could not be cancelled: "
                 "already connected to an agent, or ended."
             )
         self.message_user(
@@ -369,7 +370,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                 )
         self.message_user(
             request,
-            f"Issued new recording links for {reissued} call{'s' if reissued != 1 else ''}; "
+            f"Issued new recording links for {reissued} call{pluralize(reissued)}; "
             "the old links no longer play.",
             messages.SUCCESS,
         )
@@ -502,7 +503,7 @@ class DialingSettingsForm(forms.ModelForm):
         elif limit is not None and cadence is not None and len(cadence) > limit:
             self.add_error(
                 "retry_cadence",
-                f"{len(cadence)} numbers for {limit} attempt{'s' if limit != 1 else ''}: the extra "
+                f"{len(cadence)} numbers for {limit} attempt{pluralize(limit)}: the extra "
                 f"waits would never be used. Give at most {limit}, or raise the attempt limit.",
             )
         return cleaned
@@ -557,15 +558,17 @@ class DialingSettingsInline(admin.StackedInline):
         ]
 
 
-def _attach_to_account_admin() -> None:
-    """Calls depend on accounts, never the reverse: the account page gets its dialing
-    settings from here, added to the registered account admin's inlines."""
-    account_admin = type(admin.site.get_model_admin(Account))
-    if DialingSettingsInline not in account_admin.inlines:
-        account_admin.inlines = [*account_admin.inlines, DialingSettingsInline]
+# Calls depend on accounts, never the reverse: the account page gets its dialing settings
+# from here, by registering the account admin again with them.
+admin.site.unregister(Account)
 
 
-_attach_to_account_admin()
+@admin.register(Account)
+class AccountWithDialingAdmin(AccountAdmin):
+    """The account admin (``accounts.admin.AccountAdmin``) with the account's dialing
+    settings."""
+
+    inlines = [*AccountAdmin.inlines, DialingSettingsInline]
 
 
 @admin.register(DialingSettings)

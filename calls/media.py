@@ -37,7 +37,7 @@ from calls.models import (
     RecordingStatus,
 )
 from config.celery import publish_or_leave_to_sweep
-from config.logging import log_event
+from core.logging import log_event
 
 log = logging.getLogger(__name__)
 

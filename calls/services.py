@@ -56,7 +56,7 @@ from calls.telephony.base import (
 )
 from calls.workers import losses_take
 from config.celery import publish_or_leave_to_sweep
-from config.logging import log_event, mask_phone
+from core.logging import log_event, mask_phone
 from users.models import User
 
 log = logging.getLogger(__name__)

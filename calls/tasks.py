@@ -8,7 +8,7 @@ from django.db import InterfaceError, OperationalError
 
 from calls.media import RecordingNotYetStored
 from calls.telephony.base import TelephonyUnavailable
-from config.logging import log_event
+from core.logging import log_event
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ def recording_store_task(*, call_id: int) -> None:
     """Speak or fetch a call's recording and store it, once; the service counts failed
     tries and gives up after its own maximum, so a retry here never loops forever."""
     from calls.media import recording_store
-    from config.priority import yield_cpu_to_calls
+    from core.priority import yield_cpu_to_calls
 
     yield_cpu_to_calls(session=True)  # media work: dials and callbacks come first
     recording_store(call_id=call_id)

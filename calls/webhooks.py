@@ -28,7 +28,7 @@ from calls.models import CallAttempt, Leg
 from calls.services import call_event
 from calls.telephony.base import Event, EventKind, Instruction
 from calls.telephony.twilio import webhook_url
-from config.logging import log_event
+from core.logging import log_event
 
 log = logging.getLogger(__name__)
 

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from calls.models import WorkerBeat
 from config.broker import broker_identity, unrestored
-from config.logging import log_event
+from core.logging import log_event
 
 log = logging.getLogger(__name__)
 

@@ -29,10 +29,10 @@ from accounts.models import Account, ApiCredential
 from clicktocall.authentication import ClickToCallKeyAuthentication
 from clicktocall.selectors import account_reachable, agent_by_id_or_code, agent_by_phone
 from clicktocall.services import click_to_call_queue
-from config import validation as v
-from config.api import ENVELOPE, Forbidden, json_object
-from config.phones import to_e164
-from config.throttling import CredentialRateThrottle
+from core import validation as v
+from core.api import ENVELOPE, Forbidden, json_object
+from core.phones import to_e164
+from core.throttling import CredentialRateThrottle
 from users.models import User
 
 CALL_INITIATED = "Call initiated"

@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from accounts.authentication import key_refused
 from accounts.models import ApiCredential
 from accounts.selectors import api_credential_for_key
-from config.api import InvalidApiKey
+from core.api import InvalidApiKey
 
 HEADER = "api_key"
 

@@ -10,7 +10,7 @@ from django.db import transaction
 from accounts.models import Account
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
-from config.logging import log_event, mask_phone
+from core.logging import log_event, mask_phone
 from users.models import User
 
 SOURCE = "Click to Call"

@@ -154,7 +154,7 @@ def publish_or_leave_to_sweep(
     sweep that owns it hands it over once the broker is back. A request never waits long
     for it: one failed publish opens the process's ``breaker``, and until it closes every
     publish gives up at once. Returns whether it was sent."""
-    from config.logging import log_event
+    from core.logging import log_event
 
     error = "the broker failed moments ago (breaker open)"
     if breaker.allow():

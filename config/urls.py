@@ -5,15 +5,10 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from config.admin import AdminLoginForm
-
 
 def healthz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"ok": True})
 
-
-# Failed sign-ins are throttled per address and per username (config/admin.py).
-admin.site.login_form = AdminLoginForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -33,4 +28,4 @@ urlpatterns = [
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
 
-handler500 = "config.middleware.server_error"
+handler500 = "core.middleware.server_error"

@@ -17,7 +17,7 @@ def read_chunked_bodies(
     only, so a chunked lead arrived as an empty form. gunicorn decodes the chunks and marks
     the stream as ending by itself (``wsgi.input_terminated``): the body is read here, at
     most one byte more than ``API_MAX_BODY_BYTES``, and handed on with its length, so the
-    size limit (``config.middleware``) still refuses one too large."""
+    size limit (``core.middleware``) still refuses one too large."""
     from django.conf import settings
 
     def application(

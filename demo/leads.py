@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from django.template.defaultfilters import pluralize
+
 from leads.models import (
     Operator,
     ParsingRule,
@@ -77,7 +79,7 @@ def seed_demo(demo: DemoData) -> None:
                 _rule(demo_account, spec)
             demo.log(
                 f"{demo_account.account.name}: vendor {demo_account.vendor_id}, "
-                f"{len(rules)} parsing rule{'s' if len(rules) != 1 else ''}"
+                f"{len(rules)} parsing rule{pluralize(len(rules))}"
             )
 
 

@@ -1,8 +1,9 @@
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
 
-from config.admin import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin
 from insights.models import Transcription, TranscriptionStatus
 from insights.services import transcription_again
 
@@ -44,7 +45,7 @@ class TranscriptionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             self.log_change(request, job, "Transcribe again.")
             again += 1
         skipped = queryset.count() - again
-        message = f"{again} transcription{'s' if again != 1 else ''} queued again."
+        message = f"{again} transcription{pluralize(again)} queued again."
         if skipped:
             message += f" {skipped} not failed, left alone."
         self.message_user(

@@ -25,7 +25,7 @@ import requests
 from django.conf import settings
 
 from calls.audio import resample, wav_bytes
-from config.priority import yield_cpu_to_calls
+from core.priority import yield_cpu_to_calls
 
 RATE = 16_000  # what Whisper models read
 PAUSE = 1.0  # seconds of silence within a segment that end a turn

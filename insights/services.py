@@ -20,7 +20,7 @@ from calls import transcripts
 from calls.models import Call, Recording, RecordingStatus
 from calls.services import call_transcription_save
 from config.celery import publish_or_leave_to_sweep
-from config.logging import log_event
+from core.logging import log_event
 from insights.engines import (
     PermanentError,
     TransientError,

@@ -17,7 +17,7 @@ from typing import Any
 import requests
 from django.conf import settings
 
-from config.logging import log_event
+from core.logging import log_event
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ import logging
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from config.logging import log_event
+from core.logging import log_event
 
 log = logging.getLogger(__name__)
 
@@ -24,7 +24,7 @@ RETRY_WHILE_DATABASE_IS_DOWN = {
 @shared_task(**RETRY_WHILE_DATABASE_IS_DOWN)
 def transcription_task(*, call_id: int) -> None:
     """Transcribe one call's recording; one not pending (or being run) is left alone."""
-    from config.priority import yield_cpu_to_calls
+    from core.priority import yield_cpu_to_calls
     from insights.services import transcription_run
 
     yield_cpu_to_calls(session=True)  # media work: dials and callbacks come first

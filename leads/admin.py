@@ -16,16 +16,16 @@ from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch, Q, QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 from django_countries import countries
 
-from accounts.admin import count_of
 from accounts.models import Account, ApiCredential, Organization
 from accounts.selectors import credential_account_ids
-from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned
+from core.admin import ReadOnlyAdminMixin, WithinFilter, count_of, zoned
 from leads.adf import FIELDS, AdfError, ParsedLead, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
 from leads.forms import (
@@ -649,7 +649,7 @@ class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         )
         self.message_user(
             request,
-            f"Re-ran {len(leads)} lead{'s' if len(leads) != 1 else ''}: {summary}. "
+            f"Re-ran {len(leads)} lead{pluralize(len(leads))}: {summary}. "
             "A lead processed before keeps its outcome; no lead is called twice.",
             messages.SUCCESS,
         )

@@ -19,9 +19,9 @@ from rest_framework.views import APIView
 
 from accounts.authentication import LeadFormAuthentication, credential_of
 from accounts.keys import key_prefix
-from config.api import REASON, Forbidden, NotFound, PayloadTooLarge
-from config.logging import log_context, log_event
-from config.throttling import CredentialRateThrottle
+from core.api import REASON, Forbidden, NotFound, PayloadTooLarge
+from core.logging import log_context, log_event
+from core.throttling import CredentialRateThrottle
 from leads.services import lead_receive
 
 NO_POST_DATA = "No POST data received. This endpoint expects POST data."
@@ -46,7 +46,7 @@ class XmlBodyParser(BaseParser):
         media_type: str | None = None,
         parser_context: Mapping[str, Any] | None = None,
     ) -> dict[str, bytes]:
-        # The size limit (config.middleware) refused a longer Content-Length before the
+        # The size limit (core.middleware) refused a longer Content-Length before the
         # view ran; reading at most one byte past it keeps this bounded whatever came in.
         body: bytes = stream.read(settings.API_MAX_BODY_BYTES + 1)
         if len(body) > settings.API_MAX_BODY_BYTES:

@@ -22,8 +22,8 @@ from accounts.models import Account, ApiCredential
 from accounts.selectors import credential_reaches
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
-from config.logging import log_event
-from config.phones import to_e164
+from core.logging import log_event
+from core.phones import to_e164
 from leads.adf import AdfError, ParsedLead, document_text, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
 from leads.events import lead_outcome_emit

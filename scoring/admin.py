@@ -10,9 +10,9 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-import calls.admin  # noqa: F401  (registers the call admin this module extends)
+from calls.admin import CallAdmin
 from calls.models import Call
-from config.admin import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin
 from scoring.models import (
     CATEGORY_SLOTS,
     Score,
@@ -252,14 +252,14 @@ class ScoredFilter(admin.SimpleListFilter):
         return queryset
 
 
-def _attach_to_call_admin() -> None:
-    """Scoring depends on calls, never the reverse: the call page gets its score and the
-    call list its scored filter from here."""
-    call_admin = admin.site.get_model_admin(Call)
-    if ScoreInline not in call_admin.inlines:
-        call_admin.inlines = [*call_admin.inlines, ScoreInline]  # type: ignore[misc]
-    if ScoredFilter not in call_admin.list_filter:
-        call_admin.list_filter = [*call_admin.list_filter, ScoredFilter]  # type: ignore[misc]
+# Scoring depends on calls, never the reverse: the call page gets its score and the call
+# list its scored filter from here, by registering the call admin again with them.
+admin.site.unregister(Call)
 
 
-_attach_to_call_admin()
+@admin.register(Call)
+class ScoredCallAdmin(CallAdmin):
+    """The call admin (``calls.admin.CallAdmin``) with the call's score and a scored filter."""
+
+    inlines = [*CallAdmin.inlines, ScoreInline]
+    list_filter = [*CallAdmin.list_filter, ScoredFilter]

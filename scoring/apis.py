@@ -14,8 +14,8 @@ from rest_framework.views import APIView
 
 from accounts.authentication import ScoredDataKeyAuthentication
 from accounts.models import Account
-from config.api import ENVELOPE, ApiError, NotFound
-from config.throttling import CredentialRateThrottle
+from core.api import ENVELOPE, ApiError, NotFound
+from core.throttling import CredentialRateThrottle
 from scoring.dates import BETWEEN, day_accepted
 from scoring.records import (
     XML_DECLARATION,

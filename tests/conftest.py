@@ -52,7 +52,7 @@ def one_window(monkeypatch):
     so a test near a minute boundary cannot see its counter reset."""
     from types import SimpleNamespace
 
-    from config import throttling
+    from core import throttling
 
     monkeypatch.setattr(
         throttling, "time", SimpleNamespace(time=lambda: 60.0 * 1000 + 40)

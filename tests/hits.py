@@ -38,7 +38,7 @@ def hit_from_threads(
     threads started together (once ``start``, a barrier shared with other processes, opens)."""
     from django.core.cache import caches
 
-    from config.throttling import hit
+    from core.throttling import hit
 
     ready = threading.Barrier(threads)
     answered: list[int] = []

@@ -15,7 +15,7 @@ from rest_framework.test import APIClient
 
 from calls.models import CallStatus
 from calls.tasks import call_setup_task
-from config.logging import EventFormatter, log_context, log_event, mask_phone
+from core.logging import EventFormatter, log_context, log_event, mask_phone
 from leads.models import Lead, RuleAction
 from leads.services import lead_receive
 from tests.calls.harness import World
@@ -205,7 +205,7 @@ def log_from_a_process(log_format: str | None) -> subprocess.CompletedProcess:
         env["LOG_FORMAT"] = log_format
     script = (
         "import django, logging; django.setup()\n"
-        "from config.logging import log_event\n"
+        "from core.logging import log_event\n"
         "log_event(logging.getLogger('calls.services'), 'call.queued', call_id=7, origin='lead')\n"
     )
     return subprocess.run(

@@ -19,7 +19,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
-from config.throttling import cache_outage
+from core.throttling import cache_outage
 from leads.models import Lead, Outcome
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.processes import (
@@ -68,7 +68,7 @@ def private_cache(tmp_path, settings, monkeypatch):
 
 
 def throttling_log(caplog) -> list[str]:
-    return [r.getMessage() for r in caplog.records if r.name == "config.throttling"]
+    return [r.getMessage() for r in caplog.records if r.name == "core.throttling"]
 
 
 @pytest.mark.slow
@@ -89,7 +89,7 @@ def test_every_api_answers_while_the_cache_is_killed_and_limits_count_again_afte
     for n in range(3):
         post(n)
     holder["redis"].kill(signal.SIGKILL)
-    with caplog.at_level(logging.WARNING, logger="config.throttling"):
+    with caplog.at_level(logging.WARNING, logger="core.throttling"):
         for n in range(
             3, 15
         ):  # past the limit of 5: nothing counts while Redis is away
@@ -181,7 +181,7 @@ def test_limits_let_requests_through_when_the_embedded_cache_is_broken(
     settings.AUTH_FAILURE_LIMIT = "2/min"
     monkeypatch.setattr(cache_outage, "down", False)
 
-    with caplog.at_level(logging.WARNING, logger="config.throttling"):
+    with caplog.at_level(logging.WARNING, logger="core.throttling"):
         wrong = [
             APIClient()
             .get(

@@ -23,7 +23,7 @@ from uuid import uuid4
 
 import pytest
 
-from config.throttling import hit, parse_rate, unhit, window
+from core.throttling import hit, parse_rate, unhit, window
 from tests.accounts.factories import issue_scored_data_key
 from tests.hits import count_in_process, hit_from_threads
 from tests.processes import free_port, service_env, start_gunicorn

@@ -21,7 +21,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 
 from accounts.admin import ScheduleDayInline, ScheduleDaysMixin, TimezoneSelectMixin
 from accounts.models import Account, Organization, Team
-from config.api import ValidationFailed
+from core.api import ValidationFailed
 from users.forms import AgentAddForm, AgentChangeForm
 from users.models import Membership, User, UserScheduleDay
 from users.selectors import format_code

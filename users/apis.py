@@ -20,10 +20,10 @@ from rest_framework.views import APIView
 from accounts.authentication import ApiUserKeyAuthentication, credential_of
 from accounts.models import ApiCredential, Organization
 from accounts.schedules import WEEKDAYS, schedule_as_dict, timezone_names
-from config import validation as v
-from config.api import envelope, json_object
-from config.phones import to_e164
-from config.throttling import CredentialRateThrottle
+from core import validation as v
+from core.api import envelope, json_object
+from core.phones import to_e164
+from core.throttling import CredentialRateThrottle
 from users.models import User
 from users.passwords import MESSAGE as PASSWORD_MESSAGE
 from users.passwords import password_is_complex

@@ -15,7 +15,7 @@ from django.contrib.auth.password_validation import validate_password
 
 from accounts.forms import AccountChoiceField, TeamChoiceField
 from accounts.models import Account, Team
-from config.phones import to_e164
+from core.phones import to_e164
 from users.models import User
 from users.services import DEFAULT_TEMPLATE, TAKEN_USERNAME
 

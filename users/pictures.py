@@ -10,7 +10,7 @@ from urllib.parse import urljoin
 from django.conf import settings
 from PIL import Image
 
-from config.outbound import (
+from core.outbound import (
     Deadline,
     DestinationError,
     Target,
@@ -74,7 +74,7 @@ _REFUSALS = {
 
 
 def _vet(url: str, deadline: Deadline) -> Target:
-    """Refuse anything but HTTPS to public addresses (config/outbound.py), in our words."""
+    """Refuse anything but HTTPS to public addresses (core/outbound.py), in our words."""
     try:
         return destination_vet(
             url, deadline=deadline, allowed=settings.PROFILE_PICTURE_ALLOWED_ADDRESSES

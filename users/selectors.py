@@ -13,7 +13,7 @@ from django.db.models.functions import Cast
 
 from accounts.models import Account, ApiCredential, Organization, Team
 from accounts.selectors import credential_reaches
-from config.api import Forbidden, NotFound
+from core.api import Forbidden, NotFound
 from users.models import Membership, User
 
 USER_NOT_FOUND = "User not found"

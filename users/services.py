@@ -20,7 +20,7 @@ from django.db.models import Q, QuerySet
 
 from accounts.models import Account, ApiCredential, Organization, Team
 from accounts.signals import duty_changed
-from config.api import ValidationFailed
+from core.api import ValidationFailed
 from users.models import Membership, User, UserScheduleDay
 from users.pictures import PictureError, fetch_picture
 from users.selectors import accounts_assignable, format_code, user_code_next

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 
-from config.admin import ThrottledSignInMixin
+from core.throttling import ThrottledSignInMixin
 
 
 class SignInForm(ThrottledSignInMixin, AuthenticationForm):

@@ -16,14 +16,22 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
-from accounts.admin import ObjectToolsAdmin, ShownKey, render_confirm, render_keys
 from accounts.models import Account, Organization
-from config.admin import ReadOnlyAdminMixin, WithinFilter, zoned
+from core.admin import (
+    ObjectToolsAdmin,
+    ReadOnlyAdminMixin,
+    ShownKey,
+    WithinFilter,
+    render_confirm,
+    render_keys,
+    zoned,
+)
 from webhooks.models import (
     SUBSCRIBABLE,
     DeliveryStatus,
@@ -328,7 +336,7 @@ class WebhookEndpointAdmin(ObjectToolsAdmin):
             )
             self.message_user(
                 request,
-                f"{count} event{'s' if count != 1 else ''} queued again for {endpoint}.",
+                f"{count} event{pluralize(count)} queued again for {endpoint}.",
             )
             return self._back_to(endpoint)
         context = {
@@ -450,5 +458,5 @@ class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             webhook_delivery_resend(delivery=delivery)
             count += 1
         self.message_user(
-            request, f"{count} deliver{'ies' if count != 1 else 'y'} queued again."
+            request, f"{count} deliver{pluralize(count, 'y,ies')} queued again."
         )

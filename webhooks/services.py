@@ -29,8 +29,8 @@ from django.utils import timezone
 
 from accounts.models import Account, Organization
 from config.celery import publish_or_leave_to_sweep
-from config.logging import log_event
-from config.outbound import (
+from core.logging import log_event
+from core.outbound import (
     Deadline,
     DestinationError,
     destination_vet,

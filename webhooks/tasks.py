@@ -5,7 +5,7 @@ import logging
 
 from celery import shared_task
 
-from config.logging import log_event
+from core.logging import log_event
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from calls.audio import resample, wav_bytes
 from calls.telephony.conversation import Script, Turn
-from config.priority import yield_cpu_to_calls
+from core.priority import yield_cpu_to_calls
 
 RATE = 16_000  # samples a second in the recording: what speech-to-text models expect
 WORDS_PER_MINUTE = 150  # clearest to speech-to-text (tried 150 and 175)

@@ -25,8 +25,10 @@ ALLOWED_HOSTS = env.list(
 )
 
 INSTALLED_APPS = [
-    # django.contrib.admin, with support's overview on its index page (config/admin.py).
-    "config.apps.SupportAdminConfig",
+    # Support's back office first: its admin/index.html (the overview) overrides Django's.
+    "backoffice",
+    # django.contrib.admin, with support's site (backoffice/site.py).
+    "backoffice.apps.SupportAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -46,11 +48,12 @@ INSTALLED_APPS = [
     "clicktocall",
     "webhooks",
     "insights",
+    "core",
     "demo",
 ]
 
 MIDDLEWARE = [
-    "config.middleware.RequestSizeLimitMiddleware",
+    "core.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -101,7 +104,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 REDIS_URL = env("REDIS_URL", default="")
 # The cache holds rate-limit counters and the simulator's record of each leg it plays,
 # shared by every process (web and workers). When Redis cannot be reached the limits let
-# requests through (config/throttling.py), and short timeouts keep that to milliseconds.
+# requests through (core/throttling.py), and short timeouts keep that to milliseconds.
 REDIS_CACHE_OPTIONS = {
     "socket_connect_timeout": env.float("REDIS_CONNECT_TIMEOUT", default=0.25),
     "socket_timeout": env.float("REDIS_SOCKET_TIMEOUT", default=0.5),
@@ -220,11 +223,11 @@ WEBHOOK_ALLOW_LOCAL_HTTP = False
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [],
     "DEFAULT_PERMISSION_CLASSES": [],
-    "DEFAULT_RENDERER_CLASSES": ["config.api.JSONRenderer"],
-    # DRF's JSON parser with a nesting limit (config/api.py).
-    "DEFAULT_PARSER_CLASSES": ["config.api.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["core.api.JSONRenderer"],
+    # DRF's JSON parser with a nesting limit (core/api.py).
+    "DEFAULT_PARSER_CLASSES": ["core.api.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "EXCEPTION_HANDLER": "config.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
     "UNAUTHENTICATED_USER": None,
 }
 
@@ -397,7 +400,7 @@ TRANSCRIPTION_REMOTE_KEY = env("TRANSCRIPTION_REMOTE_KEY", default="")
 TRANSCRIPTION_REMOTE_MODEL = env("TRANSCRIPTION_REMOTE_MODEL", default="whisper-1")
 TRANSCRIPTION_MAX_TRIES = env.int("TRANSCRIPTION_MAX_TRIES", default=3)
 # The process synthesising speech or transcribing runs at this Unix nice level (0-19), so on
-# a busy machine it yields the CPU to dials and callbacks (config/priority.py).
+# a busy machine it yields the CPU to dials and callbacks (core/priority.py).
 MEDIA_NICE = env.int("MEDIA_NICE", default=15)
 # Summaries: "builtin" (rules over the transcript and the lead; no model) or "openai" (an
 # OpenAI-compatible chat endpoint).
@@ -406,13 +409,13 @@ SUMMARY_URL = env("SUMMARY_URL", default="")
 SUMMARY_MODEL = env("SUMMARY_MODEL", default="")
 SUMMARY_KEY = env("SUMMARY_KEY", default="")
 
-# One machine-readable line per record: "kv" (key=value pairs) or "json" (config/logging.py).
+# One machine-readable line per record: "kv" (key=value pairs) or "json" (core/logging.py).
 LOG_FORMAT = env("LOG_FORMAT", default="kv")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "events": {"()": "config.logging.EventFormatter", "log_format": LOG_FORMAT}
+        "events": {"()": "core.logging.EventFormatter", "log_format": LOG_FORMAT}
     },
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "events"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},

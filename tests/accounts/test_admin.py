@@ -312,7 +312,7 @@ def test_rotate_action_shows_new_key_and_old_key_works_until_grace_ends(
 
     response = admin_client.post(
         url("apicredential", "changelist"),
-        {"action": "rotate_keys", "_selected_action": [credential.pk]},
+        {"action": "issue_selected", "_selected_action": [credential.pk]},
     )
 
     assert response.status_code == 200
@@ -337,7 +337,7 @@ def test_rotate_action_rotates_every_selected_credential(admin_client):
 
     response = admin_client.post(
         url("apicredential", "changelist"),
-        {"action": "rotate_keys", "_selected_action": [first.pk, second.pk]},
+        {"action": "issue_selected", "_selected_action": [first.pk, second.pk]},
     )
 
     shown = {row.api_user: row.key for row in response.context["keys"]}
@@ -373,7 +373,7 @@ def test_revoke_action_asks_first_then_stops_every_key_now(admin_client):
     changelist = url("apicredential", "changelist")
 
     confirm = admin_client.post(
-        changelist, {"action": "revoke_keys", "_selected_action": [credential.pk]}
+        changelist, {"action": "revoke_selected", "_selected_action": [credential.pk]}
     )
 
     assert confirm.status_code == 200
@@ -382,7 +382,11 @@ def test_revoke_action_asks_first_then_stops_every_key_now(admin_client):
 
     response = admin_client.post(
         changelist,
-        {"action": "revoke_keys", "_selected_action": [credential.pk], "post": "yes"},
+        {
+            "action": "revoke_selected",
+            "_selected_action": [credential.pk],
+            "post": "yes",
+        },
         follow=True,
     )
 
@@ -458,7 +462,7 @@ def test_issue_scored_data_key_action_shows_each_key_once(admin_client, monkeypa
 
     response = admin_client.post(
         url("account", "changelist"),
-        {"action": "issue_scored_data_keys", "_selected_action": [first.pk, second.pk]},
+        {"action": "issue_selected", "_selected_action": [first.pk, second.pk]},
     )
 
     assert response.status_code == 200
@@ -479,14 +483,14 @@ def test_revoke_scored_data_keys_action_asks_first(admin_client):
 
     admin_client.post(
         changelist,
-        {"action": "revoke_scored_data_keys", "_selected_action": [account.pk]},
+        {"action": "revoke_selected", "_selected_action": [account.pk]},
     )
     assert account_for_scored_data_key(key=key) == account
 
     admin_client.post(
         changelist,
         {
-            "action": "revoke_scored_data_keys",
+            "action": "revoke_selected",
             "_selected_action": [account.pk],
             "post": "yes",
         },

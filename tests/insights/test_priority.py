@@ -10,7 +10,7 @@ from tests.processes import ROOT, service_env
 PROGRAM = """
 import os, django
 django.setup()
-from config.priority import yield_cpu_to_calls
+from core.priority import yield_cpu_to_calls
 from calls.telephony.conversation import Facts, conversation_script
 from calls.telephony.speech import conversation_audio
 before = os.nice(0)

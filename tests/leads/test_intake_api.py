@@ -1957,7 +1957,7 @@ def test_xml_body_parser_refuses_a_stream_longer_than_the_limit(settings):
     still read no further than the limit."""
     import io
 
-    from config.api import PayloadTooLarge
+    from core.api import PayloadTooLarge
     from leads.apis import XmlBodyParser
 
     settings.API_MAX_BODY_BYTES = 10

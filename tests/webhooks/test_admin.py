@@ -6,7 +6,7 @@ import lxml.html
 import pytest
 from django.urls import reverse
 
-from accounts.admin import KEPT_AS_HASH
+from core.admin import KEPT_AS_HASH
 from tests.admin_pages import form_data, sign_in_support, text_of, typed
 from tests.test_admin_overview import overview_rows
 from tests.webhooks.conftest import guide_verifier

@@ -24,7 +24,7 @@ from rest_framework import parsers, renderers
 from rest_framework.response import Response
 from rest_framework.utils import json
 
-from config.validation import flatten_errors
+from core.validation import flatten_errors
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +167,7 @@ class RateLimited(ApiError):
 
 
 class TooManyFailures(RateLimited):
-    """Too many invalid keys from one client address (config/throttling.py)."""
+    """Too many invalid keys from one client address (core/throttling.py)."""
 
     default_message = "Too many failed authentication attempts. Please try again later."
 

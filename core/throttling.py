@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import ipaddress
 import logging
+import math
 import sqlite3
 import threading
 import time
@@ -23,6 +24,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from django.core.exceptions import ValidationError
 from redis.exceptions import RedisError
 from rest_framework.throttling import BaseThrottle
 
@@ -265,3 +267,36 @@ def login_attempt(request: Any, username: str) -> LoginAttempt:
     if by_username - 1 >= limit and by_address - 1 > 0:
         return attempt.refuse(retry_after)
     return attempt
+
+
+class ThrottledSignInMixin:
+    """A sign-in form refused for the rest of the minute after too many failures from one
+    address or against one username (``ADMIN_LOGIN_FAILURE_LIMIT``, core/throttling.py).
+    Each attempt counts as a failure from before it is tried until it succeeds, so a burst
+    of concurrent guesses gets no more tries than the limit. Mixed into the admin's sign-in
+    and the pages' (users/views.py)."""
+
+    request: Any
+    cleaned_data: dict[str, Any]
+    throttled_message = "Too many failed sign-in attempts. Please wait %(seconds)s seconds and try again."
+
+    def clean(self) -> dict[str, Any]:
+        if self.request is None:
+            return super().clean()  # type: ignore[misc]
+        username = str(self.cleaned_data.get("username") or "")
+        attempt = login_attempt(self.request, username)
+        if attempt.refused_for is not None:
+            raise ValidationError(
+                self.throttled_message,
+                code="throttled",
+                params={"seconds": math.ceil(attempt.refused_for)},
+            )
+        failed = False
+        try:
+            return super().clean()  # type: ignore[misc]
+        except ValidationError:
+            failed = True  # stays counted
+            raise
+        finally:
+            if not failed:
+                attempt.forget()

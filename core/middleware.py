@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from django.views import defaults
 
-from config.api import (
+from core.api import (
     ENVELOPE,
     InternalError,
     PayloadTooLarge,
@@ -37,7 +37,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
     A database that cannot be reached (Django calls this inside its ``except``, so the
     exception is at hand) is a 503 with ``Retry-After`` instead: nothing was done and the
-    request can be sent again. DRF views answer it themselves (``config.api``)."""
+    request can be sent again. DRF views answer it themselves (``core.api``)."""
     if isinstance(sys.exc_info()[1], OperationalError | InterfaceError):
         unavailable = ServiceUnavailable()
         if request.path_info.startswith("/api/"):
