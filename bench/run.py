@@ -52,389 +52,61 @@ BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents).
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import json
 import os
-import secrets
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import psycopg  # noqa: E402
-import redis  # noqa: E402
 
 from bench import dialing, export, faults, insights, pages  # noqa: E402
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
-from bench.hostile import HostileTiming, time_hostile  # noqa: E402
-from bench.load import Request, Result, run  # noqa: E402
-from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
-from bench.webhooks import measure_webhooks  # noqa: E402
-
-DB_NAME = "leadcall_bench"
-ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
-REDIS_URL = "redis://127.0.0.1:6379/15"
-SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
-SAMPLES = ROOT.parent / "shared" / "adf-samples"
-# The workers' Celery app: the service's app plus the no-op task (see bench/celery_noop.py).
-CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
-# Part 7's lead rate (leads/s): slow enough that every call ends within the run (a
-# simulated call is a dozen pipeline tasks; two shared cores play a few calls a second).
-WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
-# Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
-PARTS = set(
-    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8,9,10").replace(" ", "").split(",")
+from bench.harness import (  # noqa: E402
+    CELERY_APP,
+    DB_NAME,
+    GUNICORN,
+    LEAD_PHONE,
+    OUTCOMES,
+    PARTS,
+    SAMPLES,
+    SECONDS,
+    SEED,
+    WEBHOOK_RATE,
+    Processes,
+    _signal_group,
+    analyze_database,
+    drop_database,
+    environment,
+    flush_redis,
+    free_port,
+    prepare_database,
+    python,
+    step,
+    wait_for_worker,
+    wait_until_up,
 )
-# The service's web process, as the Procfile runs it.
-GUNICORN = [
-    str(ROOT / ".venv/bin/gunicorn"),
-    "-c",
-    "config/gunicorn.py",
-    "config.wsgi:application",
-]
-# The customer's number: the simulator answers it (not 0000-0003) and the call ends fast.
-LEAD_PHONE = "303-555-0147"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def environment(port: int) -> dict[str, str]:
-    return {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(
-            filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])
-        ),
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": secrets.token_urlsafe(60),
-        "DJANGO_SECURE_SSL_REDIRECT": "0",
-        "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost",
-        "DATABASE_URL": f"postgres://postgres@127.0.0.1:5432/{DB_NAME}",
-        "REDIS_URL": REDIS_URL,
-        "CELERY_BROKER_URL": REDIS_URL,
-        # Limits are not what is measured here.
-        "API_RATE_LIMITS": "users=10000000/min,leads=10000000/min,clicktocall=10000000/min,scoreddata=10000000/min",
-        # Simulated calls end within milliseconds, so agents are free again at once.
-        "SIMULATOR_TIME_SCALE": "0.0001",
-        "TELEPHONY_PROVIDER": "simulator",
-        "GUNICORN_BIND": f"127.0.0.1:{port}",
-        "GUNICORN_WORKERS": os.environ.get("BENCH_WORKERS", "4"),
-        "GUNICORN_ACCESSLOG": "/dev/null",
-        "LOG_LEVEL": "WARNING",
-    }
-
-
-def python(env: dict[str, str], *args: str) -> str:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-
-
-def drop_database() -> None:
-    with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-
-
-def prepare_database(env: dict[str, str]) -> None:
-    drop_database()
-    with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    python(env, "manage.py", "migrate", "--noinput", "-v0")
-
-
-def analyze_database() -> None:
-    """Fresh statistics, as a live database has (autovacuum): a table just filled is
-    planned as if it were empty, and the agent queries of part 4 are then badly planned."""
-    with psycopg.connect(
-        ADMIN_DSN.rsplit("/", 1)[0] + f"/{DB_NAME}", autocommit=True
-    ) as conn:
-        conn.execute("ANALYZE")
-
-
-def flush_redis() -> None:
-    redis.Redis.from_url(REDIS_URL).flushdb()
-
-
-SEED = """
-import django, json; django.setup()
-from datetime import time
-from accounts.models import Account, Organization, Team, AccountScheduleDay
-from accounts.services import api_credential_issue
-from leads.models import ParsingRule, VendorRegistration
-from users.services import user_create
-ALWAYS = {"active": True, "days": [{"active": True, "start_time": time(0), "end_time": time(23, 59)}] * 7}
-org = Organization.objects.create(name="Bench Group")
-def dealer(name, vendor_id):
-    account = Account.objects.create(organization=org, name=name, timezone="America/Denver")
-    AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
-    VendorRegistration.objects.create(account=account, organization=account.organization, vendor_id=vendor_id, vendor_name=name)
-    ParsingRule.objects.create(account=account, name="Everything", priority=1000)
-    return account
-account = dealer("Bench Dealer", "BENCH-1")
-Team.objects.create(account=account, name="Sales"); Team.objects.create(account=account, name="Service")
-credential, key = api_credential_issue(organization=org)
-user = user_create(organization=org, data={"first_name": "Bench", "last_name": "Agent", "email": "bench@example.com",
-    "account_ids": [account.pk], "phone_number": "+13035550123"})
-dialing = dealer("Bench Dialing", "BENCH-DIAL")
-queueing = dealer("Bench Queue", "BENCH-QUEUE")
-for n in range(%(agents)d + %(queue_agents)d):
-    user_create(organization=org, data={"first_name": "Agent", "last_name": str(n), "email": f"agent{n}@example.com",
-        "account_ids": [dialing.pk if n < %(agents)d else queueing.pk], "phone_number": f"+130355{51100 + n}",
-        "schedule": ALWAYS})
-print(json.dumps({"org": org.pk, "account": account.pk, "api_user": credential.api_user, "key": key, "user": user.pk,
-    "vendor_id": "BENCH-1", "dialing": dialing.pk, "dialing_vendor_id": "BENCH-DIAL",
-    "queue_vendor_id": "BENCH-QUEUE"}))
-"""
-
-OUTCOMES = """
-import django, json, sys; django.setup()
-from django.db.models import Count
-from leads.models import Lead
-counts = Lead.objects.filter(account_id=int(sys.argv[1])).values_list("outcome").annotate(n=Count("id"))
-print(json.dumps(dict(counts)))
-"""
-
-
-class Processes:
-    """Servers started here, each in its own session so a stop reaches its whole group."""
-
-    def __init__(self) -> None:
-        self.running: list[tuple[str, subprocess.Popen]] = []
-        self.logs = Path(tempfile.mkdtemp(prefix="leadcall-bench-"))
-
-    def start(
-        self, name: str, args: list[str], env: dict[str, str]
-    ) -> subprocess.Popen:
-        log = (self.logs / f"{name}.log").open("wb")
-        process = subprocess.Popen(
-            args,
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        self.running.append((name, process))
-        return process
-
-    def log_tail(self, name: str, lines: int = 30) -> str:
-        path = self.logs / f"{name}.log"
-        text = path.read_text(errors="replace") if path.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
-
-    def stop_all(self) -> None:
-        for _, process in reversed(self.running):
-            if process.poll() is None:
-                _signal_group(process, signal.SIGTERM)
-        for _, process in reversed(self.running):
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                _signal_group(process, signal.SIGKILL)
-                process.wait(timeout=10)
-            # Children a stopped master left behind (its session is its pid).
-            _signal_group(process, signal.SIGKILL)
-        self.running.clear()
-
-    def discard_logs(self) -> None:
-        shutil.rmtree(self.logs, ignore_errors=True)
-
-
-def _signal_group(process: subprocess.Popen, sig: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, sig)
-
-
-def wait_until_up(port: int, process: subprocess.Popen, processes: Processes) -> None:
-    for _ in range(300):
-        if process.poll() is not None:
-            raise SystemExit(
-                f"gunicorn exited during start-up:\n{processes.log_tail('gunicorn')}"
-            )
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            return
-        except OSError:
-            time.sleep(0.1)
-    raise SystemExit("gunicorn did not start")
-
-
-def wait_for_worker(
-    process: subprocess.Popen, processes: Processes, name: str, queue: str
-) -> None:
-    """Until the worker has declared its queue on the broker (it is consuming then)."""
-    client = redis.Redis.from_url(REDIS_URL)
-    for _ in range(600):
-        if process.poll() is not None:
-            raise SystemExit(
-                f"the Celery worker exited during start-up:\n{processes.log_tail(name)}"
-            )
-        if client.exists(f"_kombu.binding.{queue}"):
-            return
-        time.sleep(0.1)
-    raise SystemExit("the Celery worker did not start")
-
-
-def step(text: str) -> None:
-    print(f"... {text}", flush=True)
-
-
-# --- the report ------------------------------------------------------------------------
-
-
-@dataclass
-class Row:
-    measure: str
-    figure: str
-    baseline: str
-    ratio: str
-    aim: str = ""
-    met: bool | None = None
-
-
-def ms(value: float) -> str:
-    return f"{value:,.1f} ms"
-
-
-def print_table(rows: list[Row]) -> None:
-    headers = Row("Measure", "Figure", "Baseline (same run)", "Ratio", "Aim", None)
-    widths = [
-        max(len(getattr(r, field)) for r in [headers, *rows])
-        for field in ("measure", "figure", "baseline", "ratio", "aim")
-    ]
-
-    def line(r: Row, met: str) -> str:
-        cells = (r.measure, r.figure, r.baseline, r.ratio, r.aim)
-        return (
-            "  ".join(
-                cell.rjust(w) if i in (1, 3) else cell.ljust(w)
-                for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
-            )
-            + f"  {met}"
-        )
-
-    print(line(headers, "Met"))
-    print("-" * (sum(widths) + 2 * len(widths) + 3))
-    for r in rows:
-        print(line(r, "" if r.met is None else ("yes" if r.met else "NO")))
-
-
-def throughput_rows(
-    label: str, result: Result, baseline: Result, aim: float
-) -> list[Row]:
-    ratio = result.rate / baseline.rate if baseline.rate else float("nan")
-    return [
-        Row(
-            f"{label} throughput",
-            f"{result.rate:,.0f} req/s",
-            f"bare view {baseline.rate:,.0f} req/s",
-            f"{ratio:.2f}",
-            f">= {aim}",
-            ratio >= aim,
-        ),
-        Row(
-            f"{label} latency p50",
-            ms(result.median),
-            f"bare view {ms(baseline.median)}",
-            f"{result.median / baseline.median:.1f}x",
-        ),
-        Row(
-            f"{label} latency p99",
-            ms(result.percentile(99)),
-            f"bare view {ms(baseline.percentile(99))}",
-            f"{result.percentile(99) / baseline.percentile(99):.1f}x",
-        ),
-    ]
-
-
-INSIGHTS = """
-import json, os
-os.environ["TRANSCRIPTION_BACKEND"] = "faster_whisper"
-import django
-django.setup()
-from bench.insights import measure
-print(json.dumps(measure()))
-"""
-
-
-def insights_rows(figures: dict) -> list[Row]:
-    """Part 10: the shipped model on this machine's CPU, against the scripts."""
-    n = figures["conversations"]
-    return [
-        Row(
-            "10a transcription, engine time per minute of 2-channel audio",
-            f"{figures['engine_seconds_per_audio_minute']:.2f} s",
-            f"real time 60 s ({figures['audio_minutes']:.0f} min of calls)",
-            f"RTF {figures['real_time_factor']:.3f} per channel",
-            "<= 0.25",
-            figures["real_time_factor"] <= 0.25,
-        ),
-        Row(
-            f"10b word error rate, {n} conversations",
-            f"{figures['wer']:.1%}",
-            "their scripts",
-            "",
-            "<= 20%",
-            figures["wer"] <= 0.2,
-        ),
-        Row(
-            f"10c suggested categories, {n} conversations",
-            f"precision {figures['precision']:.2f}",
-            f"recall {figures['recall']:.2f}",
-            "",
-            ">= 0.8 each",
-            min(figures["precision"], figures["recall"]) >= 0.8,
-        ),
-    ]
-
-
-def parse_row(timing: ParseTiming) -> Row:
-    return Row(
-        f"3 parse_adf, {timing.name} ({timing.size:,} B)",
-        f"{timing.parse_adf_us:,.1f} µs/doc",
-        f"etree.fromstring {timing.fromstring_us:,.1f} µs/doc",
-        f"{timing.ratio:.2f}x",
-        "<= 3x",
-        timing.ratio <= 3,
-    )
-
-
-# A refusal reads the document at most once: 1 MiB is some 250 bench leads' worth of
-# bytes, so 500x a lead parse leaves room; a quadratic scan of 1 MiB costs thousands.
-HOSTILE_REFUSAL_AIM = 500
-# Reading 80,000 attributes is legitimate work, linear in them (quadratic takes minutes).
-HOSTILE_READ_AIM = 2500
-
-
-def hostile_row(timing: HostileTiming) -> Row:
-    aim = HOSTILE_REFUSAL_AIM if timing.refused else HOSTILE_READ_AIM
-    return Row(
-        f"5 {'refuse' if timing.refused else 'read'} {timing.name} ({timing.size:,} B)",
-        f"{timing.us:,.1f} µs/doc",
-        f"parse_adf bench lead {timing.lead_us:,.1f} µs",
-        f"{timing.ratio:,.2f}x" if timing.ratio < 10 else f"{timing.ratio:,.0f}x",
-        f"<= {aim:,}x",
-        timing.ratio <= aim,
-    )
-
+from bench.hostile import HostileTiming, time_hostile  # noqa: E402
+from bench.load import Request, run  # noqa: E402
+from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
+from bench.report import (  # noqa: E402
+    INSIGHTS,
+    Row,
+    hostile_row,
+    insights_rows,
+    ms,
+    parse_row,
+    print_table,
+    throughput_rows,
+)
+from bench.webhooks import measure_webhooks  # noqa: E402
 
 # --- the run ----------------------------------------------------------------------------
 

@@ -1,0 +1,152 @@
+"""The bench's report: rows of figures against a baseline measured in the same run, and
+the table printed from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+from bench.hostile import HostileTiming  # noqa: E402
+from bench.load import Result  # noqa: E402
+from bench.parse import ParseTiming  # noqa: E402
+
+# --- the report ------------------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    measure: str
+    figure: str
+    baseline: str
+    ratio: str
+    aim: str = ""
+    met: bool | None = None
+
+
+def ms(value: float) -> str:
+    return f"{value:,.1f} ms"
+
+
+def print_table(rows: list[Row]) -> None:
+    headers = Row("Measure", "Figure", "Baseline (same run)", "Ratio", "Aim", None)
+    widths = [
+        max(len(getattr(r, field)) for r in [headers, *rows])
+        for field in ("measure", "figure", "baseline", "ratio", "aim")
+    ]
+
+    def line(r: Row, met: str) -> str:
+        cells = (r.measure, r.figure, r.baseline, r.ratio, r.aim)
+        return (
+            "  ".join(
+                cell.rjust(w) if i in (1, 3) else cell.ljust(w)
+                for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+            )
+            + f"  {met}"
+        )
+
+    print(line(headers, "Met"))
+    print("-" * (sum(widths) + 2 * len(widths) + 3))
+    for r in rows:
+        print(line(r, "" if r.met is None else ("yes" if r.met else "NO")))
+
+
+def throughput_rows(
+    label: str, result: Result, baseline: Result, aim: float
+) -> list[Row]:
+    ratio = result.rate / baseline.rate if baseline.rate else float("nan")
+    return [
+        Row(
+            f"{label} throughput",
+            f"{result.rate:,.0f} req/s",
+            f"bare view {baseline.rate:,.0f} req/s",
+            f"{ratio:.2f}",
+            f">= {aim}",
+            ratio >= aim,
+        ),
+        Row(
+            f"{label} latency p50",
+            ms(result.median),
+            f"bare view {ms(baseline.median)}",
+            f"{result.median / baseline.median:.1f}x",
+        ),
+        Row(
+            f"{label} latency p99",
+            ms(result.percentile(99)),
+            f"bare view {ms(baseline.percentile(99))}",
+            f"{result.percentile(99) / baseline.percentile(99):.1f}x",
+        ),
+    ]
+
+
+INSIGHTS = """
+import json, os
+os.environ["TRANSCRIPTION_BACKEND"] = "faster_whisper"
+import django
+django.setup()
+from bench.insights import measure
+print(json.dumps(measure()))
+"""
+
+
+def insights_rows(figures: dict) -> list[Row]:
+    """Part 10: the shipped model on this machine's CPU, against the scripts."""
+    n = figures["conversations"]
+    return [
+        Row(
+            "10a transcription, engine time per minute of 2-channel audio",
+            f"{figures['engine_seconds_per_audio_minute']:.2f} s",
+            f"real time 60 s ({figures['audio_minutes']:.0f} min of calls)",
+            f"RTF {figures['real_time_factor']:.3f} per channel",
+            "<= 0.25",
+            figures["real_time_factor"] <= 0.25,
+        ),
+        Row(
+            f"10b word error rate, {n} conversations",
+            f"{figures['wer']:.1%}",
+            "their scripts",
+            "",
+            "<= 20%",
+            figures["wer"] <= 0.2,
+        ),
+        Row(
+            f"10c suggested categories, {n} conversations",
+            f"precision {figures['precision']:.2f}",
+            f"recall {figures['recall']:.2f}",
+            "",
+            ">= 0.8 each",
+            min(figures["precision"], figures["recall"]) >= 0.8,
+        ),
+    ]
+
+
+def parse_row(timing: ParseTiming) -> Row:
+    return Row(
+        f"3 parse_adf, {timing.name} ({timing.size:,} B)",
+        f"{timing.parse_adf_us:,.1f} µs/doc",
+        f"etree.fromstring {timing.fromstring_us:,.1f} µs/doc",
+        f"{timing.ratio:.2f}x",
+        "<= 3x",
+        timing.ratio <= 3,
+    )
+
+
+# A refusal reads the document at most once: 1 MiB is some 250 bench leads' worth of
+# bytes, so 500x a lead parse leaves room; a quadratic scan of 1 MiB costs thousands.
+HOSTILE_REFUSAL_AIM = 500
+# Reading 80,000 attributes is legitimate work, linear in them (quadratic takes minutes).
+HOSTILE_READ_AIM = 2500
+
+
+def hostile_row(timing: HostileTiming) -> Row:
+    aim = HOSTILE_REFUSAL_AIM if timing.refused else HOSTILE_READ_AIM
+    return Row(
+        f"5 {'refuse' if timing.refused else 'read'} {timing.name} ({timing.size:,} B)",
+        f"{timing.us:,.1f} µs/doc",
+        f"parse_adf bench lead {timing.lead_us:,.1f} µs",
+        f"{timing.ratio:,.2f}x" if timing.ratio < 10 else f"{timing.ratio:,.0f}x",
+        f"<= {aim:,}x",
+        timing.ratio <= aim,
+    )
