@@ -1,0 +1,84 @@
+"""The house's structure, drawn from the imports (DESIGN.md, "Layout"): apps depend
+downward only, and no module outside tests and migrations grows past 600 lines."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Lower numbers sit lower. An app imports only apps on a lower floor: siblings never
+# import each other (a lower app tells a higher one through a signal).
+FLOORS = {
+    "core": 0,  # the toolkit: Django and libraries only
+    "config": 1,  # settings, URLs, the Celery app
+    "accounts": 2,
+    "users": 3,
+    "webhooks": 3,
+    "calls": 4,
+    "leads": 5,
+    "clicktocall": 5,
+    "scoring": 5,
+    "insights": 5,
+    "backoffice": 6,  # reads every app; nothing imports it
+    "demo": 6,
+    "bench": 7,
+}
+MOST_LINES = 600
+
+
+def _modules() -> list[Path]:
+    return [
+        path
+        for app in FLOORS
+        for path in sorted((ROOT / app).rglob("*.py"))
+        if "migrations" not in path.parts
+    ]
+
+
+def _imported_apps(path: Path) -> set[str]:
+    """The project apps ``path`` imports, at any depth of the module (function bodies too)."""
+    apps = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        else:
+            continue
+        apps.update(name.split(".")[0] for name in names)
+    return apps & FLOORS.keys()
+
+
+def test_every_app_is_on_a_floor():
+    packages = {
+        path.parent.name
+        for path in ROOT.glob("*/__init__.py")
+        if path.parent.name not in {"tests"}
+    }
+    assert packages <= FLOORS.keys(), packages - FLOORS.keys()
+
+
+def test_no_import_runs_upward_or_sideways():
+    upward = []
+    for path in _modules():
+        app = path.relative_to(ROOT).parts[0]
+        for other in _imported_apps(path) - {app}:
+            if FLOORS[other] >= FLOORS[app]:
+                upward.append(f"{path.relative_to(ROOT)} imports {other}")
+    assert not upward, "\n".join(upward)
+
+
+def test_the_toolkit_imports_no_app():
+    for path in (ROOT / "core").rglob("*.py"):
+        assert _imported_apps(path) <= {"core"}, path
+
+
+def test_no_module_is_over_600_lines():
+    long = {
+        str(path.relative_to(ROOT)): lines
+        for path in _modules()
+        if (lines := len(path.read_text().splitlines())) > MOST_LINES
+    }
+    assert not long, long
