@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -154,6 +154,48 @@ def user_update(
             transaction.on_commit(lambda: _discard_picture(old_picture))
         duty_changed.send(sender=User, agent_ids=[user.pk])
     return user
+
+
+@transaction.atomic
+def user_update_unaffiliated(*, user: User, data: dict[str, Any]) -> User:
+    """Store a user of no organization (support staff) as the admin's form changed them:
+    with no organization there are no accounts, teams or codes to scope or check."""
+    user.save()
+    if "permission_template" in data:
+        user.groups.set([Group.objects.get(name=data["permission_template"])])
+    return user
+
+
+@transaction.atomic
+def user_access_set(
+    *,
+    user: User,
+    groups: Iterable[Group] | None = None,
+    permissions: Iterable[Permission] | None = None,
+) -> None:
+    """Replace a user's groups and (support staff's) own permissions, where given."""
+    if groups is not None:
+        user.groups.set(groups)
+    if permissions is not None:
+        user.user_permissions.set(permissions)
+
+
+@transaction.atomic
+def user_memberships_update(
+    *,
+    save: Iterable[Membership] = (),
+    delete: Iterable[Membership] = (),
+) -> None:
+    """Add or change a user's organization memberships and remove others; a membership
+    without a code takes its organization's next one."""
+    for membership in delete:
+        membership.delete()
+    for membership in save:
+        if membership.code is None:
+            membership.code = user_code_allocate(
+                organization_id=membership.organization_id
+            )
+        membership.save()
 
 
 @transaction.atomic
