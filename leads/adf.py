@@ -119,6 +119,11 @@ class Phone:
     type: str = ""
     time: str = ""
 
+    @property
+    def takes_calls(self) -> bool:
+        """Whether the number's type can take a call (a fax or pager number cannot)."""
+        return self.type.lower() not in _UNCALLABLE_PHONE_TYPES
+
 
 @dataclass(frozen=True, slots=True)
 class Address:
@@ -163,9 +168,7 @@ class Customer:
 
     def _callable_phone(self) -> Phone | None:
         for candidate in self.phones:
-            if candidate.type not in _UNCALLABLE_PHONE_TYPES and any(
-                c.isdigit() for c in candidate.number
-            ):
+            if candidate.takes_calls and any(c.isdigit() for c in candidate.number):
                 return candidate
         return None
 

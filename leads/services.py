@@ -280,7 +280,7 @@ def lead_phone(parsed: ParsedLead, account: Account) -> str:
     """The lead's first usable phone number in E.164, read in the account's country
     (fax and pager numbers skipped); "" when none is usable."""
     for phone in parsed.customer.phones:
-        if phone.type.lower() in ("fax", "pager"):
+        if not phone.takes_calls:
             continue
         number = to_e164(phone.number, account.country_code)
         if number:
