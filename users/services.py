@@ -29,7 +29,8 @@ DEFAULT_TEMPLATE = "Agent"
 PICTURE_DIR = "profile-pictures/"
 TAKEN_USERNAME = "The username has already been taken."
 TAKEN_CODE = "The code has already been taken."
-_SIMPLE_FIELDS = (
+# A user's plain members, copied as given (the API's and the admin's, by model name).
+AGENT_FIELDS = (
     "first_name",
     "last_name",
     "email",
@@ -314,7 +315,7 @@ def user_code_allocate(
 
 
 def _assign(user: User, data: dict[str, Any]) -> None:
-    for field in _SIMPLE_FIELDS:
+    for field in AGENT_FIELDS:
         if field in data:
             # null clears a text member; the API shows an empty one as null
             setattr(user, field, "" if data[field] is None else data[field])
