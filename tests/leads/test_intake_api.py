@@ -751,7 +751,7 @@ def handed_to_lxml(monkeypatch):
     """Every document the parser hands to lxml (a hostile one must never be)."""
     from lxml import etree
 
-    from leads import adf as adf_module
+    from leads.adf import guards as adf_guards
 
     handed: list[bytes | str] = []
 
@@ -763,7 +763,7 @@ def handed_to_lxml(monkeypatch):
             handed.append(body)
             return etree.fromstring(body, parser)
 
-    monkeypatch.setattr(adf_module, "etree", Lxml())
+    monkeypatch.setattr(adf_guards, "etree", Lxml())
     return handed
 
 
