@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -15,13 +17,18 @@ from django.utils.text import slugify
 from accounts.keys import hash_key, new_key
 from accounts.models import (
     Account,
+    AccountScheduleDay,
     ApiCredential,
     ApiKey,
     HashedKey,
     Organization,
     ScoredDataKey,
 )
+from accounts.signals import duty_changed
 
+# What an account's agents' duty depends on (calls.routing reads them), with its schedule
+# days: the hours they keep when they have none of their own.
+DUTY_FIELDS = ("timezone", "schedule_active")
 API_KEY_KIND = "lc"
 SCORED_DATA_KEY_KIND = "sd"
 
@@ -142,3 +149,33 @@ def api_keys_prune(*, older_than: timedelta = timedelta(days=90)) -> int:
         )
         deleted += stale.delete()[0]
     return deleted
+
+
+@transaction.atomic
+def account_update(
+    *,
+    account: Account,
+    data: dict[str, Any],
+    schedule_save: Iterable[AccountScheduleDay] = (),
+    schedule_delete: Iterable[AccountScheduleDay] = (),
+) -> Account:
+    """Change an account's fields (``data``, by model name) and schedule days (added or
+    changed ones saved, others deleted). When its hours changed (timezone, schedule switch
+    or days) the call pipeline is told, as agents may have come on duty (``duty_changed``)."""
+    stored = Account.objects.select_for_update().get(pk=account.pk)
+    hours = [getattr(stored, name) for name in DUTY_FIELDS]
+    for name, value in data.items():
+        setattr(account, name, value)
+    if data:
+        account.save(update_fields=list(data))
+    days_changed = False
+    for day in schedule_delete:
+        day.delete()
+        days_changed = True
+    for day in schedule_save:
+        day.account = account
+        day.save()
+        days_changed = True
+    if days_changed or [getattr(account, name) for name in DUTY_FIELDS] != hours:
+        duty_changed.send(sender=Account, account_ids=[account.pk])
+    return account

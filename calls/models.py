@@ -23,6 +23,14 @@ class CallStatus(models.TextChoices):
     NOAGENT = "NOAGENT", "No agent"
 
 
+class LeadType(models.TextChoices):
+    """What a lead is after (a call's ``lead_type``): a new vehicle or a used one. Parsing
+    rules set it, scorers correct it."""
+
+    NEW = "New"
+    USED = "Used"
+
+
 class CallOrigin(models.TextChoices):
     LEAD = "lead", "Lead intake"
     CLICK_TO_CALL = "clicktocall", "Click to call"

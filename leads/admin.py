@@ -7,31 +7,21 @@ configuration is fixed, goes through ``leads.services.leads_rerun``.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
-from django.core.exceptions import PermissionDenied
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Prefetch, QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.template.defaultfilters import pluralize
-from django.template.response import TemplateResponse
 from django.urls import URLPattern, path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
-from django_countries import countries
 
-from accounts.models import Account, ApiCredential, Organization
-from accounts.selectors import credential_account_ids
 from core.admin import ReadOnlyAdminMixin, WithinFilter, count_of, zoned
-from leads.adf import FIELDS, AdfError, ParsedLead, parse_adf
-from leads.compose import compose_call_notes, compose_whisper
+from leads.admin_tester import rule_tester_view
 from leads.forms import (
     ParsingRuleForm,
     RuleConditionForm,
-    RuleTesterForm,
     VendorRegistrationForm,
 )
 from leads.models import (
@@ -39,27 +29,11 @@ from leads.models import (
     Operator,
     Outcome,
     ParsingRule,
-    RuleAction,
     RuleCondition,
     VendorRegistration,
 )
-from leads.rules import rules_evaluate
-from leads.services import (
-    DO_NOT_PROCESS,
-    MAX_PROSPECTS,
-    NO_PROSPECT_ID,
-    NO_RULE,
-    NO_VENDOR,
-    RECEIVED,
-    RECEIVED_NO_PHONE,
-    adf_refusal,
-    dedupe_key,
-    lead_phone,
-    leads_rerun,
-    vendor_account,
-)
-
-TESTER_PAGE = "admin/leads/rule_tester.html"
+from leads.services import leads_rerun
+from leads.trial import pretty_json
 
 
 def pre(text: str, css_class: str = "") -> SafeString:
@@ -69,10 +43,6 @@ def pre(text: str, css_class: str = "") -> SafeString:
         css_class,
         text,
     )
-
-
-def pretty_json(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
 
 
 def change_link(url_name: str, pk: int | None, text: str) -> str:
@@ -217,297 +187,7 @@ class ParsingRuleAdmin(admin.ModelAdmin):
         )
 
     def tester_view(self, request: HttpRequest) -> HttpResponse:
-        """Run a pasted document through the current configuration; nothing is stored."""
-        if not self.has_view_permission(request):
-            raise PermissionDenied
-        form = RuleTesterForm(request.POST if request.method == "POST" else None)
-        trial = None
-        if form.is_bound and form.is_valid():
-            trial = lead_trial(
-                raw_xml=form.cleaned_data["xml"],
-                organization=form.cleaned_data["organization"],
-                credential=form.cleaned_data["credential"],
-            )
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.opts,
-            "title": "Rule tester",
-            "form": form,
-            "trial": trial,
-        }
-        return TemplateResponse(request, TESTER_PAGE, context)
-
-
-# --- the rule tester: what lead intake would do with a document, read-only
-
-
-@dataclass(frozen=True)
-class RuleRow:
-    rule: ParsingRule
-    state: str  # matched, no match, inactive, not reached
-    why: str
-
-    @property
-    def conditions(self) -> list[str]:
-        """The rule's conditions in words, e.g. "Request type (prospect/requesttype) equals 'service'"."""
-        return [
-            f"{FIELDS.get(c.field, c.field)} ({c.field}) {c.get_operator_display()}"
-            + (f" {c.value!r}" if c.value else "")
-            for c in self.rule.conditions.all()
-        ]
-
-
-@dataclass
-class ProspectTrial:
-    """One prospect of the document, as lead intake would see it."""
-
-    number: int
-    parsed: ParsedLead
-    key_fields: list[tuple[str, str]]
-    parsed_json: str
-    account: Account | None = None
-    account_why: str = ""
-    rules: list[RuleRow] = field(default_factory=list)
-    rule: ParsingRule | None = None
-    duplicate_of: Lead | None = None
-    whisper: str = ""
-    call_notes: str = ""
-    phone: str = ""
-    phone_why: str = ""
-    outcome: str = ""
-    answer_status: int = 0
-    answer_body: str = ""
-    call: list[tuple[str, str]] = field(default_factory=list)
-
-
-@dataclass
-class Trial:
-    error: str = ""
-    answer_status: int = 0
-    answer_body: str = ""
-    prospects: list[ProspectTrial] = field(default_factory=list)
-
-
-def lead_trial(
-    *,
-    raw_xml: str,
-    organization: Organization | None,
-    credential: ApiCredential | None,
-) -> Trial:
-    """What ``lead_receive`` would do with the document for this organization or credential,
-    step by step and with the reasons, without storing anything or queueing a call."""
-    try:
-        prospects = parse_adf(raw_xml)
-        if len(prospects) > MAX_PROSPECTS:
-            raise AdfError(f"The document holds more than {MAX_PROSPECTS} prospects.")
-    except AdfError as error:
-        _, status, reason = adf_refusal(error)
-        return Trial(
-            error=str(error),
-            answer_status=status,
-            answer_body=pretty_json({"reason": reason}),
-        )
-    if organization is None:
-        assert credential is not None
-        organization = credential.organization
-    return Trial(
-        prospects=[
-            _prospect_trial(number, parsed, organization, credential)
-            for number, parsed in enumerate(prospects, start=1)
-        ]
-    )
-
-
-def _prospect_trial(
-    number: int,
-    parsed: ParsedLead,
-    organization: Organization,
-    credential: ApiCredential | None,
-) -> ProspectTrial:
-    trial = ProspectTrial(
-        number=number,
-        parsed=parsed,
-        key_fields=_key_fields(parsed),
-        parsed_json=pretty_json(parsed.as_dict()),
-        whisper=compose_whisper(parsed),
-        call_notes=compose_call_notes(parsed),
-    )
-    trial.account, trial.account_why = _routed_account(parsed, organization, credential)
-    if trial.account is not None:
-        _evaluate_rules(trial, trial.account)
-        if trial.rule is not None and parsed.prospect_id:
-            trial.duplicate_of = Lead.objects.filter(
-                dedupe_key=dedupe_key(trial.account, parsed)
-            ).first()
-        trial.phone = lead_phone(parsed, trial.account)
-        if not parsed.customer.phone:
-            trial.phone_why = "The lead has no phone number that can be called."
-        elif not trial.phone:
-            country = countries.name(str(trial.account.country))
-            trial.phone_why = (
-                f"{parsed.customer.phone!r} is not a valid number in {country}."
-            )
-    else:
-        trial.phone_why = "Read in the account's country once an account is found."
-    _outcome(trial)
-    return trial
-
-
-def _key_fields(parsed: ParsedLead) -> list[tuple[str, str]]:
-    customer, buy, trade = parsed.customer, parsed.buy_vehicle, parsed.trade_in_vehicle
-
-    def vehicle(v: Any) -> str:
-        return (
-            " ".join(p for p in (v.status.title(), v.year, v.make, v.model) if p)
-            if v
-            else ""
-        )
-
-    rows = [
-        ("Prospect ID", parsed.prospect_id),
-        ("Prospect ID source", parsed.prospect_source),
-        ("Request type", parsed.request_type),
-        ("Vendor ID", parsed.vendor.id),
-        ("Vendor name", parsed.vendor.name),
-        ("Provider name", parsed.provider.name),
-        ("Customer", customer.full_name),
-        ("Email", customer.email),
-        (
-            "Phone (as sent)",
-            f"{customer.phone} ({customer.phone_type})"
-            if customer.phone_type
-            else customer.phone,
-        ),
-        ("Vehicle", vehicle(buy)),
-        ("Trade-in", vehicle(trade)),
-    ]
-    return [(label, value or "—") for label, value in rows]
-
-
-def _routed_account(
-    parsed: ParsedLead, organization: Organization, credential: ApiCredential | None
-) -> tuple[Account | None, str]:
-    """The account intake routes the lead to (``vendor_account`` when a credential is given),
-    and why, or why none."""
-    vendor = parsed.vendor
-    if vendor.id:
-        match, named = Q(vendor_id=vendor.id), f"Vendor ID {vendor.id!r}"
-    elif vendor.name:
-        match, named = (
-            Q(vendor_name__iexact=vendor.name),
-            f"Vendor name {vendor.name!r}",
-        )
-    else:
-        return None, "The lead has neither a vendor ID nor a vendor name."
-    registrations = list(
-        VendorRegistration.objects.filter(
-            match, organization=organization
-        ).select_related("account")
-    )
-    if not registrations:
-        why = f"{named} is not registered in {organization.name}."
-        if vendor.id and vendor.name:
-            why += (
-                " A lead with a vendor ID is matched on its ID only, never on its name."
-            )
-        return None, why
-    usable = [r for r in registrations if r.is_active and r.account.is_active]
-    if not usable:
-        registration = registrations[0]
-        if not registration.is_active:
-            return (
-                None,
-                f"{named} is registered for {registration.account.name}, but the registration is inactive.",
-            )
-        return (
-            None,
-            f"{named} is registered for {registration.account.name}, but that account is inactive.",
-        )
-    account = usable[0].account
-    if credential is not None:
-        if account.pk not in credential_account_ids(credential=credential):
-            return (
-                None,
-                f"{named} is registered for {account.name}, which credential {credential.api_user} does not reach.",
-            )
-        # The service decides; the explanation above only says why.
-        found = vendor_account(credential=credential, parsed=parsed)
-        if found is None:
-            return None, NO_VENDOR
-        account = found
-    test = (
-        " It is a test account: no real phone call is placed."
-        if account.is_test
-        else ""
-    )
-    return account, f"{named} is registered for {account.name}.{test}"
-
-
-def _evaluate_rules(trial: ProspectTrial, account: Account) -> None:
-    """Every rule of the account in priority order; inactive ones say so and never match."""
-    rules = list(
-        ParsingRule.objects.filter(account=account)
-        .select_related("team")
-        .prefetch_related(
-            Prefetch("conditions", queryset=RuleCondition.objects.order_by("id"))
-        )
-        .order_by("priority", "id")
-    )
-    trial.rule, verdicts = rules_evaluate(rules, trial.parsed)
-    rows = []
-    for verdict in verdicts:
-        state = (
-            "matched"
-            if verdict.matched
-            else "inactive"
-            if verdict.why == "inactive"
-            else "no match"
-        )
-        rows.append(RuleRow(verdict.rule, state, verdict.why))
-    reached = {row.rule.pk for row in rows}
-    rows += [
-        RuleRow(rule, "not reached", "an earlier rule matched")
-        for rule in rules
-        if rule.pk not in reached
-    ]
-    trial.rules = rows
-
-
-def _outcome(trial: ProspectTrial) -> None:
-    """The outcome and answer, in the order ``lead_process`` decides them."""
-    parsed, rule, account = trial.parsed, trial.rule, trial.account
-    body: dict[str, Any]
-    if not parsed.prospect_id:
-        outcome, status, body = Outcome.NO_PROSPECT_ID, 422, {"reason": NO_PROSPECT_ID}
-    elif account is None:
-        outcome, status, body = Outcome.NO_VENDOR, 422, {"reason": NO_VENDOR}
-    elif rule is None:
-        outcome, status, body = Outcome.NO_RULE, 422, {"reason": NO_RULE}
-    elif (first := trial.duplicate_of) is not None:
-        outcome, status = Outcome.DUPLICATE, first.response_status or 200
-        body = {**(first.response_body or {}), "duplicate": True}
-    elif rule.action == RuleAction.DO_NOT_PROCESS:
-        outcome, status, body = Outcome.DO_NOT_PROCESS, 200, {"reason": DO_NOT_PROCESS}
-    elif not trial.phone:
-        outcome, status = Outcome.NO_PHONE, 200
-        body = {
-            "result": "Success",
-            "leadId": "(new lead id)",
-            "message": RECEIVED_NO_PHONE,
-        }
-    else:
-        outcome, status = Outcome.ACCEPTED, 200
-        body = {"result": "Success", "leadId": "(new lead id)", "message": RECEIVED}
-        source = rule.source_label or parsed.provider.name or parsed.vendor.name
-        trial.call = [
-            ("Phone", trial.phone),
-            ("Team", rule.team.name if rule.team else "every agent of the account"),
-            ("Source", source),
-            ("Prospect ID (altid)", parsed.prospect_id),
-            ("Test call", "yes: no real phone call" if account.is_test else "no"),
-        ]
-    trial.outcome = Outcome(outcome).label
-    trial.answer_status, trial.answer_body = status, pretty_json(body)
+        return rule_tester_view(self, request)
 
 
 # --- leads
@@ -649,7 +329,7 @@ class LeadAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         )
         self.message_user(
             request,
-            f"Re-ran {len(leads)} lead{pluralize(len(leads))}: {summary}. "
+            f"Re-ran {len(leads)} lead{'s' if len(leads) != 1 else ''}: {summary}. "
             "A lead processed before keeps its outcome; no lead is called twice.",
             messages.SUCCESS,
         )

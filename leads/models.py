@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.db.models.functions import Lower
 
 from accounts.models import Account, ApiCredential, Organization, Team
-from calls.models import Call
+from calls.models import Call, LeadType
 from leads.adf import FIELDS
 
 
@@ -57,10 +57,8 @@ class RuleAction(models.TextChoices):
     DO_NOT_PROCESS = "do_not_process", "Do not process"
 
 
-class LeadType(models.TextChoices):
-    NONE = "", "(from the lead)"
-    NEW = "New"
-    USED = "Used"
+# A rule's lead type; blank takes it from the lead's vehicle status.
+RULE_LEAD_TYPES = [("", "(from the lead)"), *LeadType.choices]
 
 
 class ParsingRule(models.Model):
@@ -79,7 +77,7 @@ class ParsingRule(models.Model):
         max_length=45, blank=True, help_text="The call's source; empty: the lead's."
     )
     department = models.CharField(max_length=45, blank=True)
-    lead_type = models.CharField(max_length=8, choices=LeadType.choices, blank=True)
+    lead_type = models.CharField(max_length=8, choices=RULE_LEAD_TYPES, blank=True)
     team = models.ForeignKey(
         Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

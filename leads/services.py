@@ -111,7 +111,7 @@ def lead_receive(*, credential: ApiCredential, raw_xml: str | bytes) -> Answer:
     try:
         # The bytes themselves, when the document came as bytes: the answer is the
         # parser's reading of what was sent, not of the stored copy.
-        prospects = _prospects(raw_xml)
+        prospects = document_prospects(raw_xml)
     except AdfError as error:
         outcome, status, reason = adf_refusal(error)
         return _finish(lead, outcome, status, {"reason": reason}, detail=str(error))
@@ -145,7 +145,7 @@ def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
         return Answer(lead.response_status or 200, lead.response_body or {})
     if parsed is None:
         try:
-            parsed = _prospects(lead.raw_xml)[lead.prospect_index]
+            parsed = document_prospects(lead.raw_xml)[lead.prospect_index]
         except AdfError as error:
             outcome, status, reason = adf_refusal(error)
             return _finish(lead, outcome, status, {"reason": reason}, detail=str(error))
@@ -221,31 +221,54 @@ def adf_refusal(error: AdfError) -> tuple[Outcome, int, str]:
 def vendor_account(*, credential: ApiCredential, parsed: ParsedLead) -> Account | None:
     """The active account registered for the lead's vendor id (or name, when the id is
     absent) within the credential's organization and accounts."""
-    if parsed.vendor.id:
-        match = Q(vendor_id=parsed.vendor.id)
-    elif parsed.vendor.name:
-        match = Q(vendor_name__iexact=parsed.vendor.name)
-    else:
-        return None
-    registration = (
-        VendorRegistration.objects.select_related("account")
-        .filter(
-            match,
-            credential_reaches(credential),
-            organization_id=credential.organization_id,
-            is_active=True,
-            account__is_active=True,
-        )
-        .first()
+    registration = vendor_registration(
+        organization_id=credential.organization_id, credential=credential, parsed=parsed
     )
     return registration.account if registration else None
 
 
-def account_rules(*, account: Account) -> list[ParsingRule]:
-    """The account's active rules with their conditions, in priority order."""
+def vendor_match(parsed: ParsedLead) -> Q | None:
+    """How a lead finds its vendor registration: by vendor id, else by vendor name (a lead
+    with an id is never matched on its name); None when it has neither."""
+    if parsed.vendor.id:
+        return Q(vendor_id=parsed.vendor.id)
+    if parsed.vendor.name:
+        return Q(vendor_name__iexact=parsed.vendor.name)
+    return None
+
+
+def vendor_registration(
+    *,
+    organization_id: int,
+    credential: ApiCredential | None,
+    parsed: ParsedLead,
+) -> VendorRegistration | None:
+    """The active registration (of an active account) intake routes the lead by, within
+    the organization and, when a credential is given, the accounts it reaches."""
+    match = vendor_match(parsed)
+    if match is None:
+        return None
+    registrations = VendorRegistration.objects.select_related("account").filter(
+        match,
+        organization_id=organization_id,
+        is_active=True,
+        account__is_active=True,
+    )
+    if credential is not None:
+        registrations = registrations.filter(credential_reaches(credential))
+    return registrations.first()
+
+
+def account_rules(
+    *, account: Account, include_inactive: bool = False
+) -> list[ParsingRule]:
+    """The account's active rules (every rule, with ``include_inactive``: inactive ones
+    never match) with their conditions, in priority order."""
+    rules = ParsingRule.objects.filter(account=account)
+    if not include_inactive:
+        rules = rules.filter(is_active=True)
     return list(
-        ParsingRule.objects.filter(account=account, is_active=True)
-        .select_related("team")
+        rules.select_related("team")
         .prefetch_related(
             Prefetch("conditions", queryset=RuleCondition.objects.order_by("id"))
         )
@@ -257,7 +280,7 @@ def lead_phone(parsed: ParsedLead, account: Account) -> str:
     """The lead's first usable phone number in E.164, read in the account's country
     (fax and pager numbers skipped); "" when none is usable."""
     for phone in parsed.customer.phones:
-        if phone.type.lower() in ("fax", "pager"):
+        if not phone.takes_calls:
             continue
         number = to_e164(phone.number, account.country_code)
         if number:
@@ -287,7 +310,7 @@ def leads_sweep(*, older_than: timedelta = timedelta(seconds=30)) -> int:
             continue  # processed as a sibling of an earlier one
         if lead.prospect_index == 0:
             try:
-                prospects = _prospects(lead.raw_xml)
+                prospects = document_prospects(lead.raw_xml)
             except AdfError:
                 prospects = []
             if len(prospects) > 1:
@@ -315,7 +338,8 @@ def dedupe_key(account: Account, parsed: ParsedLead) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()
 
 
-def _prospects(raw_xml: str | bytes) -> list[ParsedLead]:
+def document_prospects(raw_xml: str | bytes) -> list[ParsedLead]:
+    """The document's prospects, parsed; AdfError for a document intake refuses."""
     prospects = parse_adf(raw_xml)
     if len(prospects) > MAX_PROSPECTS:
         raise AdfError(f"The document holds more than {MAX_PROSPECTS} prospects.")

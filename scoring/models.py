@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Q
 
 from accounts.models import Account
-from calls.models import Call
+from calls.models import Call, LeadType
 
 CATEGORY_SLOTS = 10
 # Column widths of the scored call record (part 2.3): VARCHAR(45), TEXT, MEDIUMTEXT.
@@ -142,11 +142,6 @@ class ScorecardChoice(SuggestionRule):
 
     def __str__(self) -> str:
         return self.name
-
-
-class LeadType(models.TextChoices):
-    NEW = "New"
-    USED = "Used"
 
 
 class Score(models.Model):

@@ -14,7 +14,6 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin as BaseUserAdmin
-from django.contrib.auth.models import Group
 from django.db.models import Prefetch, Q, QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
@@ -25,7 +24,14 @@ from core.api import ValidationFailed
 from users.forms import AgentAddForm, AgentChangeForm
 from users.models import Membership, User, UserScheduleDay
 from users.selectors import format_code
-from users.services import user_code_allocate, user_create, user_delete, user_update
+from users.services import (
+    user_access_set,
+    user_create,
+    user_delete,
+    user_memberships_update,
+    user_update,
+    user_update_unaffiliated,
+)
 
 ADD_FIELDSETS = [
     ("Agent", {"fields": [("first_name", "last_name")]}),
@@ -287,10 +293,17 @@ class UserAdmin(ScheduleDaysMixin, TimezoneSelectMixin, BaseUserAdmin):
         for formset in formsets:
             self.save_formset(request, form, formset, change=change)
         self._update_agent(form, form.instance)
-        cleaned = form.cleaned_data
-        for name in ("groups", "user_permissions"):
-            if name in form.fields and name in form.changed_data:
-                getattr(form.instance, name).set(cleaned[name])
+        changed = {
+            name: form.cleaned_data[name]
+            for name in ("groups", "user_permissions")
+            if name in form.fields and name in form.changed_data
+        }
+        if changed:
+            user_access_set(
+                user=form.instance,
+                groups=changed.get("groups"),
+                permissions=changed.get("user_permissions"),
+            )
 
     def _create_agent(self, form: AgentAddForm) -> User:
         cleaned = form.cleaned_data
@@ -319,9 +332,7 @@ class UserAdmin(ScheduleDaysMixin, TimezoneSelectMixin, BaseUserAdmin):
         data = form.service_data()
         if not split:
             # In no organization (e.g. support staff): nothing for the services to scope by.
-            user.save()
-            if "permission_template" in data:
-                user.groups.set([Group.objects.get(name=data["permission_template"])])
+            user_update_unaffiliated(user=user, data=data)
             return
         for organization in sorted(split, key=lambda o: o.name):
             user_update(
@@ -337,15 +348,9 @@ class UserAdmin(ScheduleDaysMixin, TimezoneSelectMixin, BaseUserAdmin):
         if formset.model is not Membership:
             super().save_formset(request, form, formset, change)
             return
-        memberships = formset.save(commit=False)
-        for membership in formset.deleted_objects:
-            membership.delete()
-        for membership in memberships:
-            if membership.code is None:
-                membership.code = user_code_allocate(
-                    organization_id=membership.organization_id
-                )
-            membership.save()
+        user_memberships_update(
+            save=formset.save(commit=False), delete=formset.deleted_objects
+        )
 
     def delete_model(self, request: HttpRequest, obj: User) -> None:
         user_delete(user=obj)

@@ -17,20 +17,8 @@ from accounts.forms import AccountChoiceField, TeamChoiceField
 from accounts.models import Account, Team
 from core.phones import to_e164
 from users.models import User
-from users.services import DEFAULT_TEMPLATE, TAKEN_USERNAME
+from users.services import AGENT_FIELDS, DEFAULT_TEMPLATE, TAKEN_USERNAME
 
-# What the admin passes to the services as plain members (names as in ``users.services``).
-AGENT_FIELDS = (
-    "first_name",
-    "last_name",
-    "email",
-    "phone_number",
-    "company_role",
-    "bio",
-    "timezone",
-    "country",
-    "twelve_hour_time_format",
-)
 SCHEDULE_COPY = "account"
 SCHEDULE_NONE = "none"
 

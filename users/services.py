@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
@@ -29,7 +29,8 @@ DEFAULT_TEMPLATE = "Agent"
 PICTURE_DIR = "profile-pictures/"
 TAKEN_USERNAME = "The username has already been taken."
 TAKEN_CODE = "The code has already been taken."
-_SIMPLE_FIELDS = (
+# A user's plain members, copied as given (the API's and the admin's, by model name).
+AGENT_FIELDS = (
     "first_name",
     "last_name",
     "email",
@@ -157,6 +158,48 @@ def user_update(
 
 
 @transaction.atomic
+def user_update_unaffiliated(*, user: User, data: dict[str, Any]) -> User:
+    """Store a user of no organization (support staff) as the admin's form changed them:
+    with no organization there are no accounts, teams or codes to scope or check."""
+    user.save()
+    if "permission_template" in data:
+        user.groups.set([Group.objects.get(name=data["permission_template"])])
+    return user
+
+
+@transaction.atomic
+def user_access_set(
+    *,
+    user: User,
+    groups: Iterable[Group] | None = None,
+    permissions: Iterable[Permission] | None = None,
+) -> None:
+    """Replace a user's groups and (support staff's) own permissions, where given."""
+    if groups is not None:
+        user.groups.set(groups)
+    if permissions is not None:
+        user.user_permissions.set(permissions)
+
+
+@transaction.atomic
+def user_memberships_update(
+    *,
+    save: Iterable[Membership] = (),
+    delete: Iterable[Membership] = (),
+) -> None:
+    """Add or change a user's organization memberships and remove others; a membership
+    without a code takes its organization's next one."""
+    for membership in delete:
+        membership.delete()
+    for membership in save:
+        if membership.code is None:
+            membership.code = user_code_allocate(
+                organization_id=membership.organization_id
+            )
+        membership.save()
+
+
+@transaction.atomic
 def user_delete(*, user: User) -> None:
     """Delete the user, its schedule and memberships for good, then its stored picture."""
     picture = user.profile_picture.name
@@ -272,7 +315,7 @@ def user_code_allocate(
 
 
 def _assign(user: User, data: dict[str, Any]) -> None:
-    for field in _SIMPLE_FIELDS:
+    for field in AGENT_FIELDS:
         if field in data:
             # null clears a text member; the API shows an empty one as null
             setattr(user, field, "" if data[field] is None else data[field])

@@ -29,16 +29,17 @@ from accounts.forms import (
 from accounts.keys import key_prefix
 from accounts.models import (
     Account,
+    AccountScheduleDay,
     ApiCredential,
     Organization,
     ScoredDataKey,
     Team,
 )
 from accounts.services import (
+    account_update,
     scored_data_key_issue,
     scored_data_key_revoke,
 )
-from accounts.signals import duty_changed
 from core.admin import (
     ReadOnlyInline,
     ShownKey,
@@ -233,12 +234,37 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
             messages.SUCCESS,
         )
 
+    # Saving: a new account as the form made it (no agent can be on its duty yet); a change
+    # by account_update in save_related, with its schedule days from the inline.
+
+    def save_model(
+        self, request: HttpRequest, obj: Account, form: Any, change: bool
+    ) -> None:
+        if not change:
+            super().save_model(request, obj, form, change)
+
     def save_related(
         self, request: HttpRequest, form: Any, formsets: Any, change: bool
     ) -> None:
-        super().save_related(request, form, formsets, change)
-        # Its hours, timezone or schedule switch may have put agents on duty.
-        duty_changed.send(sender=Account, account_ids=[form.instance.pk])
+        if not change:
+            super().save_related(request, form, formsets, change)
+            return
+        days = None
+        for formset in formsets:
+            if formset.model is AccountScheduleDay:
+                days = formset
+            else:
+                self.save_formset(request, form, formset, change=change)
+        account_update(
+            account=form.instance,
+            data={
+                name: form.cleaned_data[name]
+                for name in form.changed_data
+                if name in form._meta.fields
+            },
+            schedule_save=days.save(commit=False) if days else [],
+            schedule_delete=days.deleted_objects if days else [],
+        )
 
     def _change_url(self, account: Account) -> str:
         return reverse("admin:accounts_account_change", args=[account.pk])

@@ -1,4 +1,4 @@
-from datetime import timedelta
+from datetime import time, timedelta
 
 import pytest
 from django.db import connection
@@ -6,13 +6,14 @@ from django.test.utils import override_settings
 from django.utils import timezone
 
 from accounts.keys import hash_key, key_prefix
-from accounts.models import ApiKey, ScoredDataKey
+from accounts.models import AccountScheduleDay, ApiKey, ScoredDataKey
 from accounts.selectors import (
     account_for_scored_data_key,
     api_credential_for_key,
     credential_account_ids,
 )
 from accounts.services import (
+    account_update,
     api_credential_issue,
     api_credential_revoke,
     api_key_rotate,
@@ -20,6 +21,7 @@ from accounts.services import (
     scored_data_key_issue,
     scored_data_key_revoke,
 )
+from accounts.signals import duty_changed
 from tests.accounts.factories import AccountFactory, OrganizationFactory
 
 pytestmark = pytest.mark.django_db
@@ -291,3 +293,74 @@ def test_a_schedule_day_without_hours_still_has_a_name():
     from accounts.models import AccountScheduleDay
 
     assert str(AccountScheduleDay(weekday=0)) == "Monday (no hours)"
+
+
+@pytest.fixture
+def duty_signals():
+    """The account ids of every ``duty_changed`` sent while the test runs."""
+    sent: list[list[int]] = []
+
+    def receiver(sender, *, account_ids=None, **kwargs):
+        sent.append(account_ids)
+
+    duty_changed.connect(receiver, dispatch_uid="tests.duty_signals")
+    yield sent
+    duty_changed.disconnect(dispatch_uid="tests.duty_signals")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"timezone": "America/Denver"},
+        {"schedule_active": False},
+        {"name": "Renamed Motors", "timezone": "Europe/London"},
+    ],
+    ids=["timezone", "schedule switch", "name and timezone"],
+)
+def test_account_update_tells_the_pipeline_when_its_hours_change(duty_signals, data):
+    account = AccountFactory(timezone="America/New_York", schedule_active=True)
+
+    account_update(account=account, data=data)
+
+    assert duty_signals == [[account.pk]]
+    account.refresh_from_db()
+    assert {name: getattr(account, name) for name in data} == data
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"name": "Renamed Motors", "city": "Boulder", "is_test": True},
+        {"timezone": "America/New_York", "schedule_active": True},  # as they were
+    ],
+    ids=["nothing", "other fields", "the same hours"],
+)
+def test_account_update_leaves_the_pipeline_alone_when_its_hours_stay(
+    duty_signals, data
+):
+    account = AccountFactory(timezone="America/New_York", schedule_active=True)
+
+    account_update(account=account, data=data)
+
+    assert duty_signals == []
+    account.refresh_from_db()
+    assert {name: getattr(account, name) for name in data} == data
+
+
+def test_account_update_tells_the_pipeline_when_its_schedule_days_change(
+    duty_signals,
+):
+    account = AccountFactory(schedule=False)
+    monday = AccountScheduleDay.objects.create(
+        account=account, weekday=0, start_time=time(9), end_time=time(17)
+    )
+    tuesday = AccountScheduleDay(
+        account=account, weekday=1, start_time=time(9), end_time=time(17)
+    )
+
+    account_update(account=account, data={}, schedule_save=[tuesday])
+    account_update(account=account, data={}, schedule_delete=[monday])
+
+    assert duty_signals == [[account.pk], [account.pk]]
+    assert list(account.schedule_days.values_list("weekday", flat=True)) == [1]

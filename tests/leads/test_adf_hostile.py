@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from lxml import etree
 
-from leads import adf as adf_module
 from leads.adf import MAX_ADF_BYTES, MAX_DEPTH, AdfError, parse_adf
+from leads.adf import guards as adf_guards
+from leads.adf import mapping as adf_mapping
 
 SECRET = "TOP-SECRET-42"
 XINCLUDE = "http://www.w3.org/2001/XInclude"
@@ -43,7 +44,7 @@ TOO_LARGE = "The document is larger than 1 MiB."
 
 
 class LxmlSpy:
-    """Stands in for ``leads.adf.etree``: records every body handed to lxml's parser."""
+    """Stands in for ``leads.adf.guards.etree``: records every body handed to lxml's parser."""
 
     def __init__(self) -> None:
         self.parsed: list[bytes] = []
@@ -59,7 +60,7 @@ class LxmlSpy:
 @pytest.fixture(autouse=True)
 def lxml(monkeypatch) -> LxmlSpy:
     spy = LxmlSpy()
-    monkeypatch.setattr(adf_module, "etree", spy)
+    monkeypatch.setattr(adf_guards, "etree", spy)
     return spy
 
 
@@ -352,8 +353,8 @@ def quadratic_calls(monkeypatch) -> list[str]:
 
     # A parser of the service's own making, in a thread-local of the test's, so the
     # service's cached parser is left as it was.
-    monkeypatch.setattr(adf_module, "_threads", threading.local())
-    adf_module._parser().set_element_class_lookup(
+    monkeypatch.setattr(adf_guards, "_threads", threading.local())
+    adf_guards._parser().set_element_class_lookup(
         etree.ElementDefaultClassLookup(element=Element)
     )
     return quadratic
@@ -369,9 +370,9 @@ def test_elements_with_thousands_of_attributes_are_read_in_linear_work(
     document = f"<adf><prospect><vehicle {many}/></prospect></adf>"
     assert len(document) <= MAX_ADF_BYTES
     names = []
-    real_name = adf_module._name
+    real_name = adf_mapping._name
     monkeypatch.setattr(
-        adf_module, "_name", lambda tag: names.append(1) or real_name(tag)
+        adf_mapping, "_name", lambda tag: names.append(1) or real_name(tag)
     )
 
     [lead] = parse_adf(document)
@@ -412,7 +413,7 @@ def test_document_over_the_limit_is_too_large_before_anything_is_read(
     document = adf("x" * MAX_ADF_BYTES).encode()
     scanned = []
     monkeypatch.setattr(
-        adf_module,
+        adf_guards,
         "_strip_prolog",
         lambda raw: scanned.append(raw) or (None, raw),
     )

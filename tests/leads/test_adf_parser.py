@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from lxml import etree
 
-from leads import adf as adf_module
 from leads.adf import (
     FIELDS,
     AdfError,
@@ -19,6 +18,8 @@ from leads.adf import (
     Vehicle,
     parse_adf,
 )
+from leads.adf import guards as adf_guards
+from leads.adf import mapping as adf_mapping
 
 SAMPLES = Path(__file__).resolve().parents[3] / "shared" / "adf-samples"
 
@@ -718,14 +719,14 @@ def test_parsing_is_one_lxml_parse_and_one_visit_per_element(monkeypatch):
             parses.append(body)
             return etree.fromstring(body, parser)
 
-    real_children = adf_module._children
+    real_children = adf_mapping._children
 
     def children(element):
         visited.append(element.getroottree().getpath(element))
         return real_children(element)
 
-    monkeypatch.setattr(adf_module, "etree", Lxml())
-    monkeypatch.setattr(adf_module, "_children", children)
+    monkeypatch.setattr(adf_guards, "etree", Lxml())
+    monkeypatch.setattr(adf_mapping, "_children", children)
 
     [lead] = parse_adf(data)
 

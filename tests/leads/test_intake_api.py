@@ -11,9 +11,9 @@ from django.db import connection
 from rest_framework.test import APIClient
 
 from accounts.services import api_credential_revoke
-from calls.models import Call, CallOrigin, CallStatus
+from calls.models import Call, CallOrigin, CallStatus, LeadType
 from leads.adf import AdfError, parse_adf
-from leads.models import Lead, LeadType, Operator, Outcome, RuleAction
+from leads.models import Lead, Operator, Outcome, RuleAction
 from tests.accounts.factories import AccountFactory, TeamFactory, issue_credential
 from tests.leads.factories import (
     VendorRegistrationFactory,
@@ -751,7 +751,7 @@ def handed_to_lxml(monkeypatch):
     """Every document the parser hands to lxml (a hostile one must never be)."""
     from lxml import etree
 
-    from leads import adf as adf_module
+    from leads.adf import guards as adf_guards
 
     handed: list[bytes | str] = []
 
@@ -763,7 +763,7 @@ def handed_to_lxml(monkeypatch):
             handed.append(body)
             return etree.fromstring(body, parser)
 
-    monkeypatch.setattr(adf_module, "etree", Lxml())
+    monkeypatch.setattr(adf_guards, "etree", Lxml())
     return handed
 
 
@@ -1201,9 +1201,9 @@ def test_call_source_is_cut_to_45_characters(tenant):
     [
         (LeadType.NEW, "used", "New"),
         (LeadType.USED, "new", "Used"),
-        (LeadType.NONE, "new", "New"),
-        (LeadType.NONE, "used", "Used"),
-        (LeadType.NONE, "", "Used"),
+        ("", "new", "New"),
+        ("", "used", "Used"),
+        ("", "", "Used"),
     ],
 )
 def test_call_lead_type_is_the_rules_else_the_buy_vehicle_status(

@@ -20,7 +20,7 @@ from tests.processes import (
     wait_for,
 )
 from tests.users.factories import agent
-from webhooks import services
+from webhooks import outbox
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_endpoint_create, webhook_test_send
 from webhooks.tasks import webhook_deliver_task
@@ -130,7 +130,7 @@ def test_events_reach_the_receiver_through_a_real_worker_also_when_the_broker_wa
         )
 
         # One delivery handed to the worker twice is sent once.
-        monkeypatch.setattr(services, "_enqueue", lambda *args, **kwargs: None)
+        monkeypatch.setattr(outbox, "_enqueue", lambda *args, **kwargs: None)
         twice = webhook_test_send(endpoint=endpoint)
         marker = webhook_test_send(endpoint=endpoint)
         with app.connection_for_write(broker_url) as connection:

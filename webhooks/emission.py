@@ -1,0 +1,119 @@
+"""Webhook events: written in the transaction of the change they report, with one
+delivery row per subscribed endpoint, each handed to the broker once that commits."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, overload
+
+from django.conf import settings
+from django.core.serializers.json import DjangoJSONEncoder
+from django.utils import timezone
+
+from accounts.models import Account
+from webhooks.models import EventType, WebhookDelivery, WebhookEndpoint, WebhookEvent
+from webhooks.outbox import enqueue_on_commit
+
+
+@overload
+def iso(at: datetime) -> str: ...
+@overload
+def iso(at: None) -> None: ...
+def iso(at: datetime | None) -> str | None:
+    """ISO 8601 in UTC with a Z, to the second, as every moment in an event is written."""
+    if at is None:
+        return None
+    return at.astimezone(UTC).replace(microsecond=0).isoformat()[:-6] + "Z"
+
+
+def _subscribed(endpoint: WebhookEndpoint, type: str, account_id: int | None) -> bool:
+    if endpoint.event_types and type not in endpoint.event_types:
+        return False
+    accounts = {account.pk for account in endpoint.accounts.all()}
+    return not accounts or account_id in accounts
+
+
+def webhook_event_emit(
+    *,
+    type: str,
+    organization_id: int,
+    account: Account | None,
+    objects: dict[str, Any] | Callable[[], dict[str, Any]],
+    subject: str = "",
+) -> WebhookEvent | None:
+    """Write an event and its deliveries in the caller's transaction; each delivery is
+    handed to the broker once it commits. Nothing is written (and ``objects``, when a
+    callable, is never built) for an organization without endpoints."""
+    endpoints = list(
+        WebhookEndpoint.objects.filter(organization_id=organization_id)
+        .prefetch_related("accounts")
+        .order_by("id")
+    )
+    if not endpoints:
+        return None
+    account_id = account.pk if account else None
+    return _event_write(
+        type=type,
+        organization_id=organization_id,
+        account=account,
+        objects=objects() if callable(objects) else objects,
+        subject=subject,
+        endpoints=[
+            e for e in endpoints if e.is_active and _subscribed(e, type, account_id)
+        ],
+    )
+
+
+def _event_write(
+    *,
+    type: str,
+    organization_id: int,
+    account: Account | None,
+    objects: dict[str, Any],
+    subject: str,
+    endpoints: list[WebhookEndpoint],
+) -> WebhookEvent:
+    created = timezone.now()
+    public_id = f"evt_{secrets.token_hex(12)}"
+    body = {
+        "type": type,
+        "id": public_id,
+        "created": iso(created),
+        "account": {"id": account.pk, "name": account.name} if account else None,
+        **objects,
+    }
+    event = WebhookEvent.objects.create(
+        public_id=public_id,
+        type=type,
+        organization_id=organization_id,
+        account=account,
+        subject=subject,
+        body=json.dumps(body, cls=DjangoJSONEncoder),
+    )
+    deliveries = WebhookDelivery.objects.bulk_create(
+        WebhookDelivery(
+            event=event,
+            endpoint=endpoint,
+            next_attempt_at=created,
+            retry_until=created + settings.WEBHOOK_RETRY_WINDOW,
+        )
+        for endpoint in endpoints
+    )
+    for delivery in deliveries:
+        enqueue_on_commit(delivery.pk)
+    return event
+
+
+def webhook_test_send(*, endpoint: WebhookEndpoint) -> WebhookEvent:
+    """Send a ``test_event`` to this endpoint alone, as support's "send test event" button."""
+    return _event_write(
+        type=EventType.TEST_EVENT,
+        organization_id=endpoint.organization_id,
+        account=None,
+        objects={"message": "A test event sent from the service's admin."},
+        subject="",
+        endpoints=[endpoint],
+    )
