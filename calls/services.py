@@ -21,7 +21,6 @@ from django.utils import timezone
 
 from accounts.models import Account, Team
 from calls import media, signals, transcripts
-from calls.events import call_event_emit
 from calls.models import (
     AttemptOutcome,
     Call,
@@ -33,6 +32,7 @@ from calls.models import (
     NoAgentPolicy,
     RingMode,
 )
+from calls.payloads import call_event_emit
 from calls.recordings import attempt_for_token, recording_link
 from calls.routing import (
     agent_first_available,
