@@ -11,6 +11,7 @@ from typing import Any
 
 from calls import services
 from calls.models import Call
+from calls.pipeline import broker
 from calls.telephony import simulator
 from calls.telephony.base import Event
 from calls.telephony.simulator import SimulatorProvider
@@ -35,8 +36,8 @@ class World:
         self.dials: list[int] = []
         self.requeued_for: list[Any] = []
         monkeypatch.setattr(simulator, "_at", self._at)
-        monkeypatch.setattr(services, "_dispatch", self._dispatch)
-        monkeypatch.setattr(services, "_dial_later", self._dial_later)
+        monkeypatch.setattr(broker, "dispatch_setup", self._dispatch)
+        monkeypatch.setattr(broker, "dispatch_dial", self._dial_later)
         original = SimulatorProvider.dial_agent
 
         def counting_dial(provider, dial):

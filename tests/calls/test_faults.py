@@ -262,7 +262,7 @@ import json, socket, sys
 import django
 django.setup()
 from config.celery import app
-from calls.services import _dispatch
+from calls.pipeline.broker import dispatch_setup
 
 port = int(sys.argv[1])
 attempts = []
@@ -274,7 +274,7 @@ def counting_connect(sock, address):
     return connect(sock, address)
 
 socket.socket.connect = counting_connect
-_dispatch(4242)
+dispatch_setup(4242)
 print(json.dumps({"attempts": len(attempts), "timeout": app.conf.broker_connection_timeout}))
 """
 
