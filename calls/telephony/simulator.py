@@ -1,5 +1,5 @@
 """The simulator: places no real calls, plays a provider's callbacks through the same
-handler a real provider's webhooks reach (``calls.services.call_event``).
+handler a real provider's callbacks reach (``calls.services.call_event``).
 
 Outcomes follow the last four digits of the number dialed (CONTRACT.md, Simulator):
 ``0000`` never answers, ``0001`` busy, ``0002`` fails, ``0003`` answers but (agent) never
