@@ -166,5 +166,5 @@ def test_a_setup_task_delivered_many_times_dials_each_leg_once(dealer, worker):
 
 def test_the_recording_link_is_signed(client):
     assert (
-        client.get(reverse("call-recording", kwargs={"token": "1"})).status_code == 404
+        client.get(reverse("calls:recording", kwargs={"token": "1"})).status_code == 404
     )
