@@ -91,8 +91,3 @@ def audio_range(seconds: int, start: int, end: int) -> Iterator[bytes]:
             piece = block[within : within + min(CHUNK, end + 1 - position)]
         yield piece
         position += len(piece)
-
-
-def generated_audio(seconds: int = SHORTEST_SECONDS) -> bytes:
-    """A whole short recording (tests and small files)."""
-    return b"".join(audio_range(seconds, 0, wav_size(seconds) - 1))

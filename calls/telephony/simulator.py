@@ -181,14 +181,6 @@ class SimulatorProvider(Provider):
         _at(ends, Event(agent_attempt_id, EventKind.COMPLETED))
 
 
-def dials_of(attempt_id: int) -> int:
-    """How many times the simulated switch dialed a leg (the fault tests' witness: never twice)."""
-    from calls.models import SimulatedLeg
-
-    record = SimulatedLeg.objects.filter(attempt_id=attempt_id).first()
-    return record.dials if record else 0
-
-
 def _log_dial(attempt_id: int) -> None:
     from calls.models import SimulatedLeg
 

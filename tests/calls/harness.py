@@ -10,11 +10,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calls import services
-from calls.models import Call
+from calls.models import Call, SimulatedLeg
 from calls.pipeline import broker
 from calls.telephony import simulator
 from calls.telephony.base import Event
 from calls.telephony.simulator import SimulatorProvider
+
+
+def dials_of(attempt_id: int) -> int:
+    """How many times the simulated switch dialed a leg (the fault tests' witness: never twice)."""
+    record = SimulatedLeg.objects.filter(attempt_id=attempt_id).first()
+    return record.dials if record else 0
 
 
 @dataclass(order=True)

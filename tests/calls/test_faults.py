@@ -25,9 +25,9 @@ from django.utils import timezone
 
 from calls.models import Call, CallAttempt, CallStatus, Leg, SimulatedLeg
 from calls.routing import agents_available
-from calls.telephony.simulator import dials_of
 from config.celery import app
 from leads.models import Lead
+from tests.calls.harness import dials_of
 from tests.leads.factories import ParsingRuleFactory, VendorRegistrationFactory, adf
 from tests.processes import (
     ROOT,
