@@ -34,7 +34,7 @@ SHORTEST_SECONDS = 3
 def recording_link(attempt_id: int) -> str:
     """A new public URL of the recording of a lead leg (each call gives a different link)."""
     token = signing.dumps({"a": attempt_id, "n": secrets.token_urlsafe(8)}, salt=_SALT)
-    return f"{settings.PUBLIC_BASE_URL}{reverse('call-recording', kwargs={'token': token})}"
+    return f"{settings.PUBLIC_BASE_URL}{reverse('calls:recording', kwargs={'token': token})}"
 
 
 def attempt_for_token(token: str) -> int | None:
@@ -91,8 +91,3 @@ def audio_range(seconds: int, start: int, end: int) -> Iterator[bytes]:
             piece = block[within : within + min(CHUNK, end + 1 - position)]
         yield piece
         position += len(piece)
-
-
-def generated_audio(seconds: int = SHORTEST_SECONDS) -> bytes:
-    """A whole short recording (tests and small files)."""
-    return b"".join(audio_range(seconds, 0, wav_size(seconds) - 1))

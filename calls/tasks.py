@@ -56,7 +56,7 @@ def simulator_event_task(
     recording_url: str = "",
     due: float | None = None,
 ) -> None:
-    """Deliver one simulated provider callback through the same handler as real webhooks.
+    """Deliver one simulated provider callback through the same handler as real callbacks.
     One handled later than a switch waits for its answer (``due``: when the switch sent
     it) is logged: the pipeline fell behind its provider."""
     from calls.services import call_event

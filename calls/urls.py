@@ -2,6 +2,7 @@ from django.urls import path
 
 from calls import views
 
+app_name = "calls"
 urlpatterns = [
-    path("recordings/<str:token>.wav", views.recording, name="call-recording"),
+    path("recordings/<str:token>.wav", views.recording, name="recording"),
 ]

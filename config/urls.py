@@ -18,7 +18,7 @@ urlpatterns = [
     path("api/", include("leads.urls")),
     path("api/", include("clicktocall.urls")),
     path("api/", include("scoring.urls")),
-    path("calls/twilio/", include("calls.webhook_urls")),
+    path("calls/twilio/", include("calls.telephony.twilio_callback_urls")),
     path("calls/", include("calls.urls")),
     path("healthz", healthz),
     # Pages for scorers, managers and agents, and their sign-in.

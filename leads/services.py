@@ -26,7 +26,6 @@ from core.logging import log_event
 from core.phones import to_e164
 from leads.adf import AdfError, ParsedLead, document_text, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
-from leads.events import lead_outcome_emit
 from leads.models import (
     Lead,
     Outcome,
@@ -35,6 +34,7 @@ from leads.models import (
     RuleCondition,
     VendorRegistration,
 )
+from leads.payloads import lead_outcome_emit
 from leads.rules import rules_evaluate
 
 MALFORMED = (

@@ -10,7 +10,6 @@ from typing import Any
 from django import forms
 
 from calls.models import Call
-from scoring.events import VEHICLE
 from scoring.models import (
     CATEGORY_SLOTS,
     ChoiceKind,
@@ -19,6 +18,7 @@ from scoring.models import (
     Scorecard,
     ScorecardCategory,
 )
+from scoring.payloads import VEHICLE
 from scoring.services import TEXT_MEMBERS, score_values
 
 # Keys 1..9 then 0 toggle categories 1..10 (shown beside each).

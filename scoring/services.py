@@ -27,7 +27,6 @@ from scoring.defaults import (
     DEFAULT_CHOICE_RULES,
     DEFAULT_CHOICES,
 )
-from scoring.events import coaching_event_emit, score_event_emit
 from scoring.models import (
     CATEGORY_SLOTS,
     MEDIUMTEXT,
@@ -44,6 +43,7 @@ from scoring.models import (
     ScoreRevision,
     ScoringClaim,
 )
+from scoring.payloads import coaching_event_emit, score_event_emit
 from scoring.selectors import accounts_coachable_by, accounts_scorable_by, scoring_queue
 from users.models import User
 

@@ -1,5 +1,5 @@
 """The simulator: places no real calls, plays a provider's callbacks through the same
-handler a real provider's webhooks reach (``calls.services.call_event``).
+handler a real provider's callbacks reach (``calls.services.call_event``).
 
 Outcomes follow the last four digits of the number dialed (CONTRACT.md, Simulator):
 ``0000`` never answers, ``0001`` busy, ``0002`` fails, ``0003`` answers but (agent) never
@@ -179,14 +179,6 @@ class SimulatorProvider(Provider):
                     ),
                 )
         _at(ends, Event(agent_attempt_id, EventKind.COMPLETED))
-
-
-def dials_of(attempt_id: int) -> int:
-    """How many times the simulated switch dialed a leg (the fault tests' witness: never twice)."""
-    from calls.models import SimulatedLeg
-
-    record = SimulatedLeg.objects.filter(attempt_id=attempt_id).first()
-    return record.dials if record else 0
 
 
 def _log_dial(attempt_id: int) -> None:

@@ -1,6 +1,6 @@
 """The Twilio provider: rings agents through Twilio's REST API with the official library.
 
-What happens on a leg after that is driven by Twilio's callbacks (``calls.webhooks``):
+What happens on a leg after that is driven by Twilio's callbacks (``calls.telephony.twilio_callbacks``):
 Twilio fetches TwiML when the agent answers, posts the key pressed and every status
 change, and the views answer with the TwiML of the pipeline's ``Instruction``.
 
@@ -52,8 +52,11 @@ ENDED_BY = {
 
 
 def webhook_url(name: str, attempt_id: int) -> str:
-    """The absolute URL Twilio calls back for one leg (``name`` from ``calls.webhook_urls``)."""
-    return settings.PUBLIC_BASE_URL + reverse(name, kwargs={"attempt_id": attempt_id})
+    """The absolute URL Twilio calls back for one leg (``name`` in the ``twilio`` namespace,
+    ``calls.telephony.twilio_callback_urls``)."""
+    return settings.PUBLIC_BASE_URL + reverse(
+        f"twilio:{name}", kwargs={"attempt_id": attempt_id}
+    )
 
 
 class RoutedHttpClient(TwilioHttpClient):
@@ -109,9 +112,9 @@ class TwilioProvider(Provider):
             call = self.client.calls.create(
                 to=dial.number,
                 from_=dial.caller_id,
-                url=webhook_url("twilio-agent-answer", dial.attempt_id),
+                url=webhook_url("agent-answer", dial.attempt_id),
                 method="POST",
-                status_callback=webhook_url("twilio-agent-status", dial.attempt_id),
+                status_callback=webhook_url("agent-status", dial.attempt_id),
                 status_callback_event=STATUS_EVENTS,
                 status_callback_method="POST",
                 timeout=dial.ring_seconds,
@@ -128,7 +131,7 @@ class TwilioProvider(Provider):
         """End a leg, best effort: ``completed`` hangs up a leg in progress and cancels one
         still queued or ringing.
 
-        Nothing is raised: hang-ups run inside other legs' webhooks, which must still answer
+        Nothing is raised: hang-ups run inside other legs' callbacks, which must still answer
         their TwiML. A leg left up is harmless, since its attempt is already ended and its
         next callback is answered with ``<Hangup/>``."""
         if not provider_id:

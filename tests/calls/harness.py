@@ -10,10 +10,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from calls import services
-from calls.models import Call
+from calls.models import Call, SimulatedLeg
+from calls.pipeline import broker
 from calls.telephony import simulator
 from calls.telephony.base import Event
 from calls.telephony.simulator import SimulatorProvider
+
+
+def dials_of(attempt_id: int) -> int:
+    """How many times the simulated switch dialed a leg (the fault tests' witness: never twice)."""
+    record = SimulatedLeg.objects.filter(attempt_id=attempt_id).first()
+    return record.dials if record else 0
 
 
 @dataclass(order=True)
@@ -35,8 +42,8 @@ class World:
         self.dials: list[int] = []
         self.requeued_for: list[Any] = []
         monkeypatch.setattr(simulator, "_at", self._at)
-        monkeypatch.setattr(services, "_dispatch", self._dispatch)
-        monkeypatch.setattr(services, "_dial_later", self._dial_later)
+        monkeypatch.setattr(broker, "dispatch_setup", self._dispatch)
+        monkeypatch.setattr(broker, "dispatch_dial", self._dial_later)
         original = SimulatorProvider.dial_agent
 
         def counting_dial(provider, dial):

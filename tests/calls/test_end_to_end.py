@@ -9,10 +9,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from calls.models import Call, CallStatus, DialingSettings, Leg
-from calls.telephony.simulator import dials_of, talk_seconds
+from calls.telephony.simulator import talk_seconds
 from config.celery import app
 from leads.models import Lead
 from tests.accounts.factories import issue_scored_data_key
+from tests.calls.harness import dials_of
 from tests.leads.factories import ParsingRuleFactory, VendorRegistrationFactory, adf
 from tests.processes import service_env, start_worker, wait_for
 from tests.users.factories import agent
@@ -166,5 +167,5 @@ def test_a_setup_task_delivered_many_times_dials_each_leg_once(dealer, worker):
 
 def test_the_recording_link_is_signed(client):
     assert (
-        client.get(reverse("call-recording", kwargs={"token": "1"})).status_code == 404
+        client.get(reverse("calls:recording", kwargs={"token": "1"})).status_code == 404
     )

@@ -25,9 +25,9 @@ from django.utils import timezone
 
 from calls.models import Call, CallAttempt, CallStatus, Leg, SimulatedLeg
 from calls.routing import agents_available
-from calls.telephony.simulator import dials_of
 from config.celery import app
 from leads.models import Lead
+from tests.calls.harness import dials_of
 from tests.leads.factories import ParsingRuleFactory, VendorRegistrationFactory, adf
 from tests.processes import (
     ROOT,
@@ -262,7 +262,7 @@ import json, socket, sys
 import django
 django.setup()
 from config.celery import app
-from calls.services import _dispatch
+from calls.pipeline.broker import dispatch_setup
 
 port = int(sys.argv[1])
 attempts = []
@@ -274,7 +274,7 @@ def counting_connect(sock, address):
     return connect(sock, address)
 
 socket.socket.connect = counting_connect
-_dispatch(4242)
+dispatch_setup(4242)
 print(json.dumps({"attempts": len(attempts), "timeout": app.conf.broker_connection_timeout}))
 """
 

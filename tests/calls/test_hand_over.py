@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from calls import services, workers
 from calls.models import Call, CallAttempt, CallStatus, Leg, WorkerBeat
+from calls.pipeline import recovery, transitions
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World
@@ -136,20 +137,20 @@ def test_two_agents_freed_at_once_take_different_calls(monkeypatch, sent):
     now = timezone.now()
     calls = [waiting_call(account, now - timedelta(seconds=30 - n)) for n in range(3)]
     both_free = threading.Barrier(2)
-    is_free = services.agent_is_free
+    is_free = transitions.agent_is_free
 
     def free_then_wait(**kwargs):
         answer = is_free(**kwargs)
         both_free.wait(timeout=10)
         return answer
 
-    monkeypatch.setattr(services, "agent_is_free", free_then_wait)
+    monkeypatch.setattr(transitions, "agent_is_free", free_then_wait)
     handed: list[int | None] = []
 
     def free(taker):
         try:
             with transaction.atomic():
-                handed.append(services._hand_over(taker.pk))
+                handed.append(transitions._hand_over(taker.pk))
         finally:
             connection.close()
 
@@ -183,7 +184,7 @@ def test_the_sweep_sends_one_setup_per_call_and_another_only_once_it_was_lost(
     assert services.calls_sweep(now=later)["queued"] == 1
     assert services.calls_sweep(now=later)["queued"] == 0  # the new one is pending
     # Pending past PENDING_AT_MOST, lost without anyone seeing it: sent again.
-    much_later = later + services.PENDING_AT_MOST + timedelta(seconds=1)
+    much_later = later + recovery.PENDING_AT_MOST + timedelta(seconds=1)
     assert services.calls_sweep(now=much_later)["queued"] == 1
     assert sent == [call.pk, call.pk, call.pk]
 

@@ -18,8 +18,9 @@ from calls.models import (
     Leg,
     SimulatedLeg,
 )
+from calls.pipeline import broker
 from calls.telephony import simulator
-from calls.telephony.base import Event, EventKind
+from calls.telephony.base import Event, EventKind, Instruction
 from tests.accounts.factories import AccountFactory
 from tests.users.factories import agent
 from webhooks.models import WebhookEvent
@@ -40,7 +41,7 @@ def no_callbacks(monkeypatch):
         "hangup",
         lambda self, *, provider_id, attempt_id: hangups.append(attempt_id),
     )
-    monkeypatch.setattr(services, "_dispatch", lambda call_id, at=None: None)
+    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None: None)
     return hangups
 
 
@@ -239,7 +240,7 @@ def test_a_connect_cut_off_half_way_leaves_no_lead_leg_ringing_for_ever(monkeypa
     with pytest.raises(SystemExit):
         simulator.SimulatorProvider().follow(
             attempt_id=agent_leg.pk,
-            instruction=services.Instruction(
+            instruction=Instruction(
                 connect=True, lead_attempt_id=lead_leg.pk, number=LEAD
             ),
         )

@@ -15,6 +15,7 @@ from accounts.models import AccountScheduleDay
 from accounts.schedules import WEEKDAYS
 from calls import services
 from calls.models import Call, CallAttempt, CallStatus, Leg
+from calls.pipeline import waiting
 from tests.accounts.factories import AccountFactory
 from tests.admin_pages import form_data, sign_in_support, typed
 from tests.calls.test_hand_over import open_leg, waiting_call
@@ -211,7 +212,7 @@ def test_a_failing_hand_over_never_undoes_the_change_that_came_first(
         tried.append(agent_id)
         raise OperationalError("the database went away mid-hand-over")
 
-    monkeypatch.setattr(services, "_hand_over", broken)
+    monkeypatch.setattr(waiting, "_hand_over", broken)
     with django_capture_on_commit_callbacks(execute=True):
         response = tenant.client().put(
             f"/api/users/{taker.pk}", {"firstName": "Kept"}, format="json"

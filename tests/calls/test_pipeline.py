@@ -18,6 +18,7 @@ from calls.models import (
     SimulatedLeg,
     WorkerBeat,
 )
+from calls.pipeline import broker, dispatch
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory, TeamFactory
 from tests.calls.harness import World
@@ -398,7 +399,7 @@ def test_sweep_redials_an_attempt_whose_worker_died_before_dialing(
     agent(account, phone="+13035550140")
     call = queue(world, account)
     monkeypatch.setattr(
-        services, "_ring_agent", lambda *args: None
+        dispatch, "_ring_agent", lambda *args: None
     )  # the worker died here
     world.step()
     monkeypatch.undo()
@@ -447,7 +448,7 @@ def test_two_calls_set_up_at_once_never_ring_the_same_agent(monkeypatch):
         for _ in range(2)
     ]
     monkeypatch.setattr(simulator, "_at", lambda seconds, event, **kwargs: None)
-    monkeypatch.setattr(services, "_dispatch", lambda call_id, at=None: None)
+    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None: None)
     both_looked = threading.Barrier(2)
     looked_up = routing.agents_available
 
@@ -456,7 +457,7 @@ def test_two_calls_set_up_at_once_never_ring_the_same_agent(monkeypatch):
         both_looked.wait(timeout=10)
         return found
 
-    monkeypatch.setattr(services, "agents_available", available_then_wait)
+    monkeypatch.setattr(dispatch, "agents_available", available_then_wait)
 
     def setup(call):
         try:

@@ -13,8 +13,9 @@ from django.utils import timezone
 from accounts.models import Account
 from accounts.selectors import api_credential_for_key
 from calls.models import AttemptOutcome, Call, CallAttempt, CallOrigin, CallStatus, Leg
+from calls.pipeline.transitions import FINAL
 from calls.recordings import attempt_for_token, recording_link
-from calls.services import FINAL, dialing_settings
+from calls.services import dialing_settings
 from leads.models import (
     Lead,
     Outcome,

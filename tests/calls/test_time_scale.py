@@ -16,6 +16,7 @@ from calls.models import (
     DialingSettings,
     Leg,
 )
+from calls.pipeline import waiting
 from calls.telephony import provider_for, provider_named
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory
@@ -118,7 +119,7 @@ def test_a_recheck_for_a_free_agent_waits_at_the_providers_time_scale(
     with django_capture_on_commit_callbacks(execute=False):
         low, high = due_in(call, lambda: services.call_setup(call_id=call.pk))
 
-    assert low <= services.BUSY_RECHECK * scale <= high
+    assert low <= waiting.BUSY_RECHECK * scale <= high
     assert not call.attempts_log.exists()
 
 

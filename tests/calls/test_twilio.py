@@ -30,6 +30,7 @@ from calls.models import (
     Leg,
     RingMode,
 )
+from calls.pipeline import broker
 from calls.telephony import provider_named
 from calls.telephony.base import AgentDial, EventKind, LegStatus, TelephonyUnavailable
 from calls.telephony.twilio import RoutedHttpClient, TwilioProvider
@@ -81,12 +82,12 @@ class Tasks:
 def tasks(monkeypatch) -> Tasks:
     recorded = Tasks()
     monkeypatch.setattr(
-        services,
-        "_dispatch",
+        broker,
+        "dispatch_setup",
         lambda call_id, at=None: recorded.dispatched.append(call_id),
     )
     monkeypatch.setattr(
-        services, "_dial_later", lambda attempt_id: recorded.dials.append(attempt_id)
+        broker, "dispatch_dial", lambda attempt_id: recorded.dials.append(attempt_id)
     )
     return recorded
 

@@ -7,7 +7,6 @@ import pytest
 from django.utils import timezone
 
 from calls import services
-from calls.events import agent_object, call_object
 from calls.models import (
     AttemptOutcome,
     Call,
@@ -19,6 +18,7 @@ from calls.models import (
     NoAgentPolicy,
     RingMode,
 )
+from calls.payloads import agent_object, call_object
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from calls import services, workers
 from calls.models import CallAttempt, Leg, WorkerBeat
+from calls.pipeline import broker, recovery
 from tests.accounts.factories import AccountFactory
 from tests.users.factories import agent
 
@@ -110,7 +111,7 @@ def test_the_broker_identity_is_the_redis_servers_run_id():
 def test_a_dial_waiting_in_the_queue_is_never_sent_twice_and_a_lost_one_is(
     undialed_leg, dials
 ):
-    services._dial_later(undialed_leg.pk)
+    broker.dispatch_dial(undialed_leg.pk)
     assert dials == [undialed_leg.pk]
     now = timezone.now()
 
@@ -127,7 +128,7 @@ def test_a_leg_whose_setup_died_before_ringing_it_is_dialed_by_the_sweep(
 ):
     now = timezone.now()
     assert services.calls_sweep(now=now)["undialed"] == 0  # its setup may ring it yet
-    later = now + services.UNDIALED_AFTER + timedelta(seconds=1)
+    later = now + recovery.UNDIALED_AFTER + timedelta(seconds=1)
     assert services.calls_sweep(now=later)["undialed"] == 1
     assert dials == [undialed_leg.pk]
 
@@ -138,7 +139,7 @@ def test_a_dial_whose_publish_failed_is_left_to_the_sweep(undialed_leg, monkeypa
 
     monkeypatch.setattr("calls.tasks.attempt_dial_task.apply_async", broker_down)
     monkeypatch.setattr("config.celery.breaker.allow", lambda: True)
-    services._dial_later(undialed_leg.pk)
+    broker.dispatch_dial(undialed_leg.pk)
     undialed_leg.refresh_from_db()
     assert undialed_leg.dial_dispatched_at is None
 

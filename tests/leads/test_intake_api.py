@@ -456,7 +456,8 @@ def test_concurrent_copies_of_a_lead_set_up_one_call(tenant, monkeypatch):
     dispatched = []
     # The hand-over would enqueue a Celery task once each transaction commits; record it instead.
     monkeypatch.setattr(
-        "calls.services._dispatch", lambda call_id, at=None: dispatched.append(call_id)
+        "calls.pipeline.broker.dispatch_setup",
+        lambda call_id, at=None: dispatched.append(call_id),
     )
     xml = document()
     start = Barrier(6)

@@ -1,5 +1,5 @@
 """Twilio's callbacks: each one is signed, mapped to a provider-neutral ``Event`` for
-``calls.services.call_event``, and answered with the TwiML of the returned ``Instruction``.
+``calls.pipeline.events.call_event``, and answered with the TwiML of the returned ``Instruction``.
 
 Twilio may post a callback twice or out of order; ``call_event`` only ever moves a leg
 forward, so a repeat or a late status changes nothing.
@@ -25,7 +25,7 @@ from twilio.twiml.voice_response import VoiceResponse
 
 from calls.media import recording_source_set
 from calls.models import CallAttempt, Leg
-from calls.services import call_event
+from calls.pipeline.events import call_event
 from calls.telephony.base import Event, EventKind, Instruction
 from calls.telephony.twilio import webhook_url
 from core.logging import log_event
@@ -195,7 +195,7 @@ def voice_response(agent_attempt_id: int, instruction: Instruction) -> VoiceResp
     if instruction.gather:
         gather = response.gather(
             num_digits=1,
-            action=webhook_url("twilio-agent-gather", agent_attempt_id),
+            action=webhook_url("agent-gather", agent_attempt_id),
             method="POST",
             timeout=GATHER_TIMEOUT,
         )
@@ -210,17 +210,15 @@ def voice_response(agent_attempt_id: int, instruction: Instruction) -> VoiceResp
             caller_id=instruction.caller_id,
             record="record-from-answer-dual",
             recording_status_callback=webhook_url(
-                "twilio-lead-recording", instruction.lead_attempt_id
+                "lead-recording", instruction.lead_attempt_id
             ),
             recording_status_callback_event="completed",
-            action=webhook_url("twilio-agent-dial-action", agent_attempt_id),
+            action=webhook_url("agent-dial-action", agent_attempt_id),
             timeout=LEAD_RING_SECONDS,
         )
         dial.number(
             instruction.number,
-            status_callback=webhook_url(
-                "twilio-lead-status", instruction.lead_attempt_id
-            ),
+            status_callback=webhook_url("lead-status", instruction.lead_attempt_id),
             status_callback_event=LEAD_STATUS_EVENTS,
         )
     elif instruction.hangup:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calls.events import call_lead_object
+from calls.payloads import call_lead_object
 from leads.models import Lead, Outcome
 from webhooks.services import webhook_event_emit
 

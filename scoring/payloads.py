@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from calls.events import call_event_emit, iso
+from calls.payloads import call_event_emit, iso
 from scoring.models import CATEGORY_SLOTS, Score
 
 # A vehicle's members on a score, each prefixed "current_" or "called_on_".

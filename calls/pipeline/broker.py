@@ -1,0 +1,56 @@
+"""Handing the pipeline's work to Celery: a call's setup and an agent leg's dial.
+
+With the broker down nothing is lost: the call or leg is left unmarked and the sweep
+(``calls.pipeline.recovery``) sends it later. Every module of the pipeline calls these
+through the module (``broker.dispatch_setup``), so the tests' stand-in broker replaces
+them in one place.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from calls.models import Call, CallAttempt, CallStatus
+from config.celery import publish_or_leave_to_sweep
+
+log = logging.getLogger(__name__)
+
+
+# Retries due within this are handed to the broker with a countdown; later ones to the sweep.
+HELD_BY_BROKER = timedelta(minutes=2)
+
+
+def dispatch_setup(call_id: int, at: datetime | None = None) -> None:
+    """Hand a call to a worker; with the broker down the sweep dispatches it later."""
+    from calls.tasks import call_setup_task
+
+    if not publish_or_leave_to_sweep(
+        call_setup_task,
+        kwargs={"call_id": call_id},
+        event="call.dispatch_failed",
+        log=log,
+        eta=at,
+    ):
+        # No setup is pending after all: the sweep's next run dispatches it.
+        Call.objects.filter(pk=call_id, status=CallStatus.QUEUED).update(
+            setup_dispatched_at=None
+        )
+
+
+def dispatch_dial(attempt_id: int) -> None:
+    """Hand an agent leg's dial to a worker, marked pending once sent; with the broker down
+    (or the mark not made) the sweep dials it later."""
+    from calls.tasks import attempt_dial_task
+
+    if publish_or_leave_to_sweep(
+        attempt_dial_task,
+        kwargs={"attempt_id": attempt_id},
+        event="call.dial_dispatch_failed",
+        log=log,
+    ):
+        CallAttempt.objects.filter(pk=attempt_id).update(
+            dial_dispatched_at=timezone.now()
+        )

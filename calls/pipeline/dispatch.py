@@ -1,0 +1,190 @@
+"""Dispatching calls to agents: queue a call, start a round (offer it to the available
+agents), and ring each agent's leg, once.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Account, Team
+from calls.models import (
+    Call,
+    CallAttempt,
+    CallOrigin,
+    CallStatus,
+    DialingSettings,
+    RingMode,
+)
+from calls.pipeline import broker
+from calls.pipeline.events import call_event
+from calls.pipeline.transitions import _agent_attempt, dialing_settings
+from calls.pipeline.waiting import _no_agent_now
+from calls.routing import (
+    agent_first_available,
+    agents_available,
+    agents_claim,
+    calls_waiting_before,
+)
+from calls.telephony import provider_named
+from calls.telephony.base import AgentDial, Event, EventKind, TelephonyUnavailable
+from core.logging import log_event, mask_phone
+from users.models import User
+
+log = logging.getLogger(__name__)
+
+
+def call_queue(
+    *,
+    account: Account,
+    phone: str,
+    received_at: datetime,
+    origin: str = CallOrigin.LEAD,
+    team: Team | None = None,
+    requested_agent: User | None = None,
+    vendor_agent_id: str = "",
+    agent_number: str = "",
+    **lead: Any,
+) -> Call:
+    """Queue a call for the pipeline; it is dispatched once the caller's transaction commits.
+    With ``agent_number`` its agent is not a user: that number is rung for every round."""
+    call = Call.objects.create(
+        account=account,
+        phone=phone,
+        received_at=received_at,
+        origin=origin,
+        team=team,
+        requested_agent=requested_agent,
+        vendor_agent_id=vendor_agent_id,
+        agent_number=agent_number,
+        is_test=account.is_test,
+        setup_dispatched_at=timezone.now(),
+        **lead,
+    )
+    transaction.on_commit(lambda: _queued(call), robust=True)
+    return call
+
+
+def call_setup(*, call_id: int) -> None:
+    """Start a round for a due queued call: offer it to the available agents. Safe to run twice."""
+    now = timezone.now()
+    with transaction.atomic():
+        call = (
+            Call.objects.select_for_update(of=("self",))
+            .select_related("account__dialing_settings")
+            .filter(pk=call_id)
+            .first()
+        )
+        if (
+            call is None
+            or call.status != CallStatus.QUEUED
+            or (
+                call.next_attempt_at
+                and call.next_attempt_at > now
+                and not call.waiting_since  # handed over early: an agent just came free
+            )
+        ):
+            return
+        call.setup_dispatched_at = None
+        config = dialing_settings(call.account)
+        agents: Sequence[User | None]
+        if call.agent_number:
+            # An agent who is not a user: rung at once, no schedule or busy check.
+            agents = [None]
+        elif not call.waiting_since and calls_waiting_before(call=call):
+            agents = []  # older calls wait for the next free agent: this one queues behind
+        elif config.ring_mode == RingMode.SEQUENTIAL:
+            first = agent_first_available(call=call, at=now)
+            agents = [first] if first else []
+        else:
+            agents = agents_claim(agents_available(call=call, at=now), at=now)
+        if not agents:
+            _no_agent_now(call, config, now)
+            return
+        call.status = CallStatus.DIALING
+        call.rounds += 1
+        call.next_attempt_at = None
+        call.waiting_since = None
+        call.save(
+            update_fields=[
+                "status",
+                "rounds",
+                "next_attempt_at",
+                "waiting_since",
+                "setup_dispatched_at",
+            ]
+        )
+        attempts = [_agent_attempt(call, agent) for agent in agents]
+    for attempt in attempts:
+        try:
+            _ring_agent(attempt, call, config)
+        except TelephonyUnavailable:
+            broker.dispatch_dial(attempt.pk)
+
+
+def attempt_dial(*, attempt_id: int) -> None:
+    """Ask the provider to ring an agent leg, once: a leg already requested is left alone."""
+    attempt = (
+        CallAttempt.objects.select_related("call__account__dialing_settings")
+        .filter(pk=attempt_id, dial_requested_at__isnull=True, ended_at__isnull=True)
+        .first()
+    )
+    if attempt is not None:
+        _ring_agent(attempt, attempt.call, dialing_settings(attempt.call.account))
+
+
+def _ring_agent(attempt: CallAttempt, call: Call, config: DialingSettings) -> None:
+    """Ring an agent leg, once. The request is marked before the provider is asked (one
+    conditional update: only the first of two deliveries gets to ring), so a redelivered
+    task never rings twice; if the provider is unreachable the mark is taken back and
+    TelephonyUnavailable raised for a retry. A provider that refuses the number ends the
+    leg as FAILED."""
+    if not CallAttempt.objects.filter(
+        pk=attempt.pk, dial_requested_at__isnull=True, ended_at__isnull=True
+    ).update(dial_requested_at=timezone.now()):
+        return
+    dial = AgentDial(
+        attempt_id=attempt.pk,
+        number=attempt.number,
+        caller_id=call.account.caller_id,
+        ring_seconds=config.agent_ring_seconds,
+    )
+    try:
+        provider_id = provider_named(attempt.provider).dial_agent(dial)
+    except TelephonyUnavailable:
+        CallAttempt.objects.filter(pk=attempt.pk).update(dial_requested_at=None)
+        raise
+    except Exception:
+        log.exception("provider refused to dial attempt %s", attempt.pk)
+        call_event(Event(attempt.pk, EventKind.FAILED))
+        return
+    CallAttempt.objects.filter(pk=attempt.pk).update(provider_id=provider_id)
+    log_event(
+        log,
+        "call.agent_offered",
+        call_id=call.pk,
+        attempt_id=attempt.pk,
+        agent_id=attempt.agent_id,
+        round=attempt.round,
+        provider=attempt.provider,
+        number=mask_phone(attempt.number),
+    )
+
+
+def _queued(call: Call) -> None:
+    log_event(
+        log,
+        "call.queued",
+        call_id=call.pk,
+        account_id=call.account_id,
+        origin=call.origin,
+        team_id=call.team_id,
+        requested_agent_id=call.requested_agent_id,
+        number=mask_phone(call.phone),
+    )
+    broker.dispatch_setup(call.pk)

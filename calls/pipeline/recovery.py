@@ -1,0 +1,274 @@
+"""Recovery: the periodic sweep re-drives from the database whatever no task is driving,
+and settles legs the provider went silent on from the provider's own record.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import DateTimeField, Exists, OuterRef, Q
+from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
+
+from calls import media
+from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from calls.pipeline import broker
+from calls.pipeline.broker import HELD_BY_BROKER
+from calls.pipeline.events import call_event
+from calls.pipeline.transitions import _finish, _seconds
+from calls.pipeline.waiting import calls_hand_over
+from calls.telephony import PROVIDERS, provider_named
+from calls.telephony.base import Event, EventKind, LegStatus, TelephonyUnavailable
+from calls.workers import losses_take
+from core.logging import log_event
+
+log = logging.getLogger(__name__)
+
+
+# A setup or dial handed to the broker is sent again only when what held it was lost
+# (``calls.workers``: a worker died, the broker restarted), never because it waits long in
+# a queue; past this, it is sent again all the same (a loss nothing saw).
+PENDING_AT_MOST = timedelta(minutes=10)
+# An agent leg rung by its setup (not through the broker) and still not dialed after this
+# was left by a worker that died on it: the sweep dials it.
+UNDIALED_AFTER = timedelta(seconds=10)
+
+
+def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
+    """Re-drive from the database whatever no task is driving: due queued calls with no
+    setup pending, dials never requested, legs the provider went silent on (settled from
+    the provider's record), free agents while calls wait, and recordings not stored.
+    Returns how many of each."""
+    now = now or timezone.now()
+    # Pending setups and dials whose holder may have been lost are all sent again, once.
+    lost = losses_take(now=now)
+    counts = {
+        "queued": 0,
+        "undialed": 0,
+        "silent": 0,
+        "handed_over": 0,
+        "answered_finished": 0,
+        "recordings": 0,
+    }
+    # Due now, or soon enough for the broker to hold it until then (a retry, a schedule
+    # opening): it is dialed on time, not at the first sweep after.
+    # A call created moments ago with no setup pending is still being handed over by the
+    # intake. A pending setup is sent again after a loss however young its call: the loss
+    # is answered once, so a setup left out now would wait for PENDING_AT_MOST.
+    due = (
+        Call.objects.filter(status=CallStatus.QUEUED)
+        .filter(
+            Q(next_attempt_at__isnull=True)
+            | Q(next_attempt_at__lte=now + HELD_BY_BROKER)
+        )
+        .exclude(
+            setup_dispatched_at__isnull=True, created_at__gte=now - timedelta(seconds=5)
+        )
+    )
+    if not lost:
+        due = due.filter(
+            Q(setup_dispatched_at__isnull=True)
+            | Q(setup_dispatched_at__lt=now - PENDING_AT_MOST)
+        )
+    for call_id, due_at, pending in due.values_list(
+        "pk", "next_attempt_at", "setup_dispatched_at"
+    ).iterator():
+        at = due_at if due_at and due_at > now else None
+        # Marked first, and only if no one else marked it since it was read: a hand-over or
+        # a sweep running beside this one leaves it alone while this one is pending.
+        if Call.objects.filter(
+            pk=call_id, status=CallStatus.QUEUED, setup_dispatched_at=pending
+        ).update(setup_dispatched_at=at or now):
+            broker.dispatch_setup(call_id, at=at)
+            counts["queued"] += 1
+    undialed = CallAttempt.objects.filter(
+        leg=Leg.AGENT, dial_requested_at__isnull=True, ended_at__isnull=True
+    )
+    if not lost:
+        undialed = undialed.filter(
+            Q(dial_dispatched_at__isnull=True, created_at__lt=now - UNDIALED_AFTER)
+            | Q(dial_dispatched_at__lt=now - PENDING_AT_MOST)
+        )
+    for attempt_id in undialed.values_list("pk", flat=True):
+        broker.dispatch_dial(attempt_id)
+        counts["undialed"] += 1
+    for attempt_id in _silent_legs(now):
+        try:
+            attempt_settle(attempt_id=attempt_id, now=now)
+        except TelephonyUnavailable as error:
+            log_event(
+                log,
+                "call.leg_check_failed",
+                level=logging.WARNING,
+                attempt_id=attempt_id,
+                error=str(error),
+                then="the next sweep asks again",
+            )
+        counts["silent"] += 1
+    counts["handed_over"] = len(calls_hand_over(now=now))
+    counts["answered_finished"] = len(calls_answered_finish())
+    counts["recordings"] = media.recordings_sweep(now=now)
+    return counts
+
+
+def _silent_legs(now: datetime) -> list[int]:
+    """Open legs, dialed, that nothing was heard of (no event, no check with the provider)
+    for ``CALLS_LOST_AFTER_SECONDS`` at their provider's time scale."""
+    last_heard = Greatest(
+        *(
+            Coalesce(name, "created_at", output_field=DateTimeField())
+            for name in ("dial_requested_at", "ringing_at", "answered_at", "checked_at")
+        )
+    )
+    lost_after = timedelta(seconds=settings.CALLS_LOST_AFTER_SECONDS)
+    silent: list[int] = []
+    for name in PROVIDERS:
+        cutoff = now - lost_after * provider_named(name).time_scale
+        silent += (
+            CallAttempt.objects.filter(
+                provider=name, ended_at__isnull=True, dial_requested_at__isnull=False
+            )
+            .annotate(last_heard=last_heard)
+            .filter(last_heard__lt=cutoff)
+            .values_list("pk", flat=True)
+        )
+    return silent
+
+
+def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
+    """Settle a leg we heard nothing of from the provider's own record: a leg still up is
+    left up (and counted busy); one that ended is ended as it did; one the provider has no
+    record of is hung up first, then ended. A lead's leg is never given up while it may
+    still ring, so a retry never rings a lead who is already on the phone."""
+    now = now or timezone.now()
+    attempt = (
+        CallAttempt.objects.filter(pk=attempt_id, ended_at__isnull=True)
+        .select_related("call")
+        .first()
+    )
+    if attempt is None:
+        return "ended"
+    provider = provider_named(attempt.provider)
+    parent = (
+        attempt.call.attempts_log.filter(
+            leg=Leg.AGENT, outcome=AttemptOutcome.ACCEPTED, round=attempt.round
+        )
+        .values_list("provider_id", flat=True)
+        .first()
+        if attempt.leg == Leg.LEAD
+        else None
+    )
+    status = provider.leg_status(
+        provider_id=attempt.provider_id,
+        attempt_id=attempt.pk,
+        parent_provider_id=parent or "",
+    )
+    if (
+        status is not None
+        and status.answered
+        and attempt.leg == Leg.LEAD
+        and not attempt.answered_at
+    ):
+        call_event(Event(attempt.pk, EventKind.ANSWERED))  # its answer event was lost
+    if status is not None and status.live:
+        CallAttempt.objects.filter(pk=attempt.pk).update(checked_at=now)
+        return "live"
+    from_record = status is not None
+    if status is None:
+        # No record: never placed, or the provider cannot tell. Hang it up (and, for a
+        # lead, the agent's leg it is dialed from) before giving up on it.
+        provider.hangup(provider_id=attempt.provider_id, attempt_id=attempt.pk)
+        if parent:
+            provider.hangup(provider_id=parent, attempt_id=attempt.pk)
+        if attempt.leg == Leg.LEAD and attempt.answered_at:
+            # An answered lead is never settled as not answered: the call ended at the
+            # last moment we know it was up.
+            return _estimated_end(attempt)
+        status = LegStatus(live=False, ended_by=EventKind.NO_ANSWER)
+    assert status.ended_by is not None
+    log_event(
+        log,
+        "call.leg_settled",
+        call_id=attempt.call_id,
+        attempt_id=attempt.pk,
+        leg=attempt.leg,
+        ended_by=status.ended_by.value,
+        provider_record=from_record,
+    )
+    call_event(Event(attempt.pk, status.ended_by, duration=status.duration))
+    return "ended"
+
+
+def _estimated_end(attempt: CallAttempt) -> str:
+    """End an answered lead leg the provider has no record of at the last moment we knew it
+    was up; its call is marked ``end_estimated``."""
+    answered_at = attempt.answered_at
+    assert answered_at is not None
+    duration = _seconds(answered_at, attempt.checked_at or answered_at)
+    Call.objects.filter(pk=attempt.call_id).update(end_estimated=True)
+    log_event(
+        log,
+        "call.end_estimated",
+        level=logging.WARNING,
+        call_id=attempt.call_id,
+        attempt_id=attempt.pk,
+        duration=duration,
+        then="ended at the last moment known, the provider having no record",
+    )
+    call_event(Event(attempt.pk, EventKind.COMPLETED, duration=duration))
+    return "ended"
+
+
+def calls_answered_finish() -> list[int]:
+    """Answered calls with no lead leg left up but no end (a leg ended behind the call's
+    back): each is finished from its answered leg, so every answered call gets its end,
+    duration and ``call_completed``. Returns the calls finished."""
+    lead_leg_up = CallAttempt.objects.filter(
+        call=OuterRef("pk"), leg=Leg.LEAD, ended_at__isnull=True
+    )
+    stuck = (
+        Call.objects.filter(status=CallStatus.ANSWER, ended_at__isnull=True)
+        .exclude(Exists(lead_leg_up))
+        .values_list("pk", flat=True)
+    )
+    finished = []
+    for call_id in stuck:
+        with transaction.atomic():
+            call = (
+                Call.objects.select_for_update(of=("self",))
+                .select_related("account")
+                .filter(pk=call_id, status=CallStatus.ANSWER, ended_at__isnull=True)
+                .first()
+            )
+            if call is None:
+                continue
+            leg = (
+                call.attempts_log.filter(leg=Leg.LEAD, answered_at__isnull=False)
+                .order_by("-answered_at")
+                .first()
+            )
+            if leg is None or leg.answered_at is None or leg.ended_at is None:
+                # Cannot be (ANSWER comes with a lead's answer): ended now, length unknown.
+                call.duration, call.end_estimated = call.duration or 0, True
+                _finish(
+                    call, CallStatus.ANSWER, save_also=["duration", "end_estimated"]
+                )
+            else:
+                measured = leg.duration is not None
+                call.duration = (
+                    leg.duration
+                    if measured
+                    else _seconds(leg.answered_at, leg.ended_at)
+                )
+                call.end_estimated = call.end_estimated or not measured
+                _finish(
+                    call,
+                    CallStatus.ANSWER,
+                    save_also=["duration", "end_estimated"],
+                    at=leg.ended_at,
+                )
+        finished.append(call_id)
+    return finished
