@@ -6,7 +6,7 @@ from django.contrib.messages import get_messages
 from django.urls import reverse
 from django.utils import timezone
 
-from calls.admin import RUNS_ON_DEFAULTS, RUNS_ON_ITS_OWN
+from calls.admin.dialing import RUNS_ON_DEFAULTS, RUNS_ON_ITS_OWN
 from calls.models import (
     AttemptOutcome,
     Call,
