@@ -36,8 +36,8 @@ class ApiUserKeyAuthentication(BaseAuthentication):
     """The User API's header pair ``apiuser`` and ``apikey``; ``request.auth`` is the credential."""
 
     def authenticate(self, request: Request) -> tuple[Any, ApiCredential]:
-        api_user = request.META.get("HTTP_APIUSER", "").strip()
-        key = request.META.get("HTTP_APIKEY", "").strip()
+        api_user = request.headers.get("apiuser", "").strip()
+        key = request.headers.get("apikey", "").strip()
         credential = (
             api_credential_for_key(key=key, api_user=api_user)
             if api_user and key

@@ -39,11 +39,11 @@ class CallOrigin(models.TextChoices):
 class Call(models.Model):
     account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="calls")
     origin = models.CharField(
-        max_length=16, choices=CallOrigin.choices, default=CallOrigin.LEAD
+        max_length=16, choices=CallOrigin, default=CallOrigin.LEAD
     )
     status = models.CharField(
         max_length=16,
-        choices=CallStatus.choices,
+        choices=CallStatus,
         default=CallStatus.QUEUED,
         db_index=True,
     )
@@ -211,7 +211,7 @@ class DialingSettings(models.Model):
         Account, on_delete=models.CASCADE, related_name="dialing_settings"
     )
     ring_mode = models.CharField(
-        max_length=16, choices=RingMode.choices, default=RingMode.SEQUENTIAL
+        max_length=16, choices=RingMode, default=RingMode.SEQUENTIAL
     )
     agent_ring_seconds = models.PositiveSmallIntegerField(
         default=20,
@@ -235,7 +235,7 @@ class DialingSettings(models.Model):
     )
     agent_round_pause_seconds = models.PositiveSmallIntegerField(default=60)
     no_agent_policy = models.CharField(
-        max_length=8, choices=NoAgentPolicy.choices, default=NoAgentPolicy.WAIT
+        max_length=8, choices=NoAgentPolicy, default=NoAgentPolicy.WAIT
     )
 
     class Meta:
@@ -267,7 +267,7 @@ class CallAttempt(models.Model):
     call = models.ForeignKey(
         Call, on_delete=models.CASCADE, related_name="attempts_log"
     )
-    leg = models.CharField(max_length=8, choices=Leg.choices)
+    leg = models.CharField(max_length=8, choices=Leg)
     round = models.PositiveSmallIntegerField(default=1)
     agent = models.ForeignKey(
         settings.AUTH_USER_MODEL,
@@ -289,9 +289,7 @@ class CallAttempt(models.Model):
     ringing_at = models.DateTimeField(null=True, blank=True)
     answered_at = models.DateTimeField(null=True, blank=True)
     ended_at = models.DateTimeField(null=True, blank=True)
-    outcome = models.CharField(
-        max_length=16, choices=AttemptOutcome.choices, blank=True
-    )
+    outcome = models.CharField(max_length=16, choices=AttemptOutcome, blank=True)
     key_pressed = models.CharField(max_length=8, blank=True)
     duration = models.PositiveIntegerField(
         null=True, blank=True, help_text="Seconds answered."
@@ -377,7 +375,7 @@ class Recording(models.Model):
         CallAttempt, on_delete=models.CASCADE, related_name="recordings"
     )
     status = models.CharField(
-        max_length=16, choices=RecordingStatus.choices, default=RecordingStatus.PENDING
+        max_length=16, choices=RecordingStatus, default=RecordingStatus.PENDING
     )
     audio = models.FileField(upload_to="recordings/%Y/%m/", blank=True, max_length=255)
     source_url = models.URLField(

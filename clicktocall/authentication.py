@@ -35,7 +35,7 @@ class ClickToCallKeyAuthentication(BaseAuthentication):
 
 
 def _header_key(request: Request) -> str:
-    value = request.META.get("HTTP_API_KEY", "")
+    value = request.headers.get("api-key", "")
     return value.strip() if isinstance(value, str) else ""
 
 

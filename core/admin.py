@@ -121,7 +121,8 @@ def m2m_through(model: type[models.Model], relation: str) -> type[models.Model]:
     field = model._meta.get_field(relation)
     if isinstance(field, models.ManyToManyField):
         field = field.remote_field
-    assert isinstance(field, models.ManyToManyRel) and field.through is not None
+    assert isinstance(field, models.ManyToManyRel)
+    assert field.through is not None
     return field.through
 
 

@@ -99,9 +99,11 @@ class EventFormatter(logging.Formatter):
         event = getattr(record, "event", None)
         if event is not None:
             fields["event"] = event
-            for key, value in getattr(record, "event_fields", {}).items():
-                if key not in _FIXED:
-                    fields[key] = value
+            fields.update(
+                (key, value)
+                for key, value in getattr(record, "event_fields", {}).items()
+                if key not in _FIXED
+            )
         else:
             fields["message"] = record.getMessage()
         context = getattr(record, "log_context", None)

@@ -55,7 +55,7 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 def _content_length(request: HttpRequest) -> int:
     try:
-        return int(request.META.get("CONTENT_LENGTH") or 0)
+        return int(request.headers.get("content-length") or 0)
     except ValueError:
         return 0
 

@@ -24,7 +24,7 @@ class Transcription(models.Model):
     )
     status = models.CharField(
         max_length=16,
-        choices=TranscriptionStatus.choices,
+        choices=TranscriptionStatus,
         default=TranscriptionStatus.PENDING,
     )
     engine = models.CharField(max_length=32, blank=True)

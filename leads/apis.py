@@ -71,7 +71,7 @@ def _key_prefix(request: Request) -> str | None:
     """The public prefix of the key the request authenticated with (form field or header)."""
     key: Any = request.data.get("apikey") if hasattr(request.data, "get") else None
     if not isinstance(key, str) or not key.strip():
-        key = request.META.get("HTTP_APIKEY", "")
+        key = request.headers.get("apikey", "")
     return key_prefix(key.strip())
 
 

@@ -71,7 +71,7 @@ class ParsingRule(models.Model):
     priority = models.PositiveIntegerField(default=100, help_text="Lower runs first.")
     is_active = models.BooleanField(default=True)
     action = models.CharField(
-        max_length=16, choices=RuleAction.choices, default=RuleAction.PROCESS
+        max_length=16, choices=RuleAction, default=RuleAction.PROCESS
     )
     source_label = models.CharField(
         max_length=45, blank=True, help_text="The call's source; empty: the lead's."
@@ -106,7 +106,7 @@ class RuleCondition(models.Model):
     )
     field = models.CharField(max_length=64, choices=sorted(FIELDS.items()))
     operator = models.CharField(
-        max_length=16, choices=Operator.choices, default=Operator.EQUALS
+        max_length=16, choices=Operator, default=Operator.EQUALS
     )
     value = models.CharField(max_length=255, blank=True)
 
@@ -154,7 +154,7 @@ class Lead(models.Model):
     processed_at = models.DateTimeField(null=True, blank=True)
     processing_ms = models.FloatField(null=True, blank=True)
     outcome = models.CharField(
-        max_length=16, choices=Outcome.choices, default=Outcome.RECEIVED, db_index=True
+        max_length=16, choices=Outcome, default=Outcome.RECEIVED, db_index=True
     )
     reason = models.TextField(blank=True)
     parsed = models.JSONField(null=True, blank=True)

@@ -57,7 +57,7 @@ class SuggestionRule(models.Model):
             "name; {weekday}: any weekday; a line starting with re: is a regular expression."
         ),
     )
-    side = models.CharField(max_length=8, choices=Side.choices, default=Side.EITHER)
+    side = models.CharField(max_length=8, choices=Side, default=Side.EITHER)
     within_seconds = models.PositiveIntegerField(
         null=True,
         blank=True,
@@ -121,7 +121,7 @@ class ScorecardChoice(SuggestionRule):
     scorecard = models.ForeignKey(
         Scorecard, on_delete=models.CASCADE, related_name="choices"
     )
-    kind = models.CharField(max_length=16, choices=ChoiceKind.choices)
+    kind = models.CharField(max_length=16, choices=ChoiceKind)
     name = models.CharField(max_length=SHORT)
     position = models.PositiveSmallIntegerField(default=0)
     needs_appointment = models.BooleanField(
@@ -255,7 +255,7 @@ class ScoreRevision(models.Model):
     """One change to a score or its coaching: who, when, and each member's old and new value."""
 
     score = models.ForeignKey(Score, on_delete=models.CASCADE, related_name="revisions")
-    kind = models.CharField(max_length=16, choices=RevisionKind.choices)
+    kind = models.CharField(max_length=16, choices=RevisionKind)
     changed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         null=True,

@@ -15,7 +15,7 @@ from tests.accounts.factories import (
 def _clear_cache():
     """Rate-limit counters and cached values never leak between tests (each xdist worker has its own Redis db)."""
     cache.clear()
-    yield
+    return
 
 
 @pytest.fixture(autouse=True)

@@ -243,7 +243,7 @@ def test_overview_counts_calls_queued_dialing_stuck_and_ended_badly_with_links(c
     assert {
         label: listed(client, link) for label, _, link in now_rows + ended_rows
     } == (counts(now_rows) | counts(ended_rows))
-    stuck_link = dict((label, link) for label, _, link in now_rows)["Stuck"]
+    stuck_link = {label: link for label, _, link in now_rows}["Stuck"]
     assert set(client.get(stuck_link).context["cl"].result_list) == {
         calls["retry overdue"],
         calls["never picked up"],
@@ -311,7 +311,8 @@ def test_overview_sits_above_the_app_list(client):
     page = client.get(INDEX).content.decode()
 
     assert page.index('id="support-overview"') < page.index('id="content-main"')
-    assert 'class="app-leads module' in page and 'class="app-calls module' in page
+    assert 'class="app-leads module' in page
+    assert 'class="app-calls module' in page
 
 
 def test_staff_without_those_permissions_see_only_the_app_list(client, tenant):

@@ -95,7 +95,8 @@ def test_kv_lines_split_back_into_their_fields():
 def test_kv_escapes_line_breaks_and_control_characters_so_one_record_is_one_line():
     line = KV.format(record(detail="first\nsecond\x1b[31m"))
 
-    assert "\n" not in line and "\x1b" not in line
+    assert "\n" not in line
+    assert "\x1b" not in line
     assert line.endswith('detail="first\\nsecond\\u001b[31m"')
 
 
@@ -295,10 +296,13 @@ def assert_nothing_personal(lines, tenant):
     for line in lines:
         assert tenant.key not in line
         assert secret not in line
-        assert "Maria" not in line and "Lopez" not in line
+        assert "Maria" not in line
+        assert "Lopez" not in line
         assert "maria@example.com" not in line
-        assert "5550123" not in line and "5550140" not in line
-        assert "<adf>" not in line and "<prospect" not in line
+        assert "5550123" not in line
+        assert "5550140" not in line
+        assert "<adf>" not in line
+        assert "<prospect" not in line
 
 
 def only(found, name):
@@ -396,7 +400,8 @@ def test_a_lead_and_its_call_are_told_one_event_per_line(
         "duration": call.duration,
         "response_time": call.response_time,
     }
-    assert ended["agent_id"] == taker.pk and ended["lead_attempts"] == 1
+    assert ended["agent_id"] == taker.pk
+    assert ended["lead_attempts"] == 1
     assert_nothing_personal(lines, dealer)
 
 

@@ -135,7 +135,8 @@ def test_one_signal_stops_every_process_cleanly(make_serve, how, sig):
     processes = descendants(make.handle.pid)
     seen.update(processes)
     commands = " | ".join(cmdline(pid) for pid in processes)
-    assert "honcho start" in commands and "gunicorn" in commands, commands
+    assert "honcho start" in commands, commands
+    assert "gunicorn" in commands, commands
     assert "celery -A config worker -B" in commands, commands
     # honcho forks a helper per Procfile line (same command line): take the parent.
     (honcho,) = [

@@ -200,7 +200,8 @@ def sign_in_form(clients: Clients) -> tuple[dict[str, str], str]:
         conn.close()
     csrf_cookie = re.search(r"csrftoken=([^;]+)", cookie)
     csrf_field = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
-    assert csrf_cookie and csrf_field
+    assert csrf_cookie
+    assert csrf_field
     headers = {
         "Content-Type": "application/x-www-form-urlencoded",
         "Cookie": f"csrftoken={csrf_cookie.group(1)}",

@@ -184,10 +184,12 @@ def check_answers(
         for (status, body), (want_status, want_body) in zip(
             answered, documented, strict=True
         ):
-            assert status == want_status and body_matches(want_body, body), (
+            said = (
                 f"{name}:{block.line}: answered {status} {body[:600]}\n"
                 f"documented {want_status} {want_body}"
             )
+            assert status == want_status, said
+            assert body_matches(want_body, body), said
 
 
 def call_states(calls: Any) -> list[Any]:
@@ -234,7 +236,8 @@ def test_readme_blocks_run_as_written_and_answer_as_documented(live):
     blocks, skipped = shell_blocks(ROOT / "README.md")
     # Only `make run` itself, the production set-up and the GPU and whole-history
     # transcription commands are not run.
-    assert len(skipped) == 4 and len(blocks) >= 5
+    assert len(skipped) == 4
+    assert len(blocks) >= 5
 
     run = run_blocks(blocks, port=port, cwd=folder, calls=folder / "calls")
 
@@ -284,7 +287,8 @@ def test_no_document_points_outside_the_repository():
     assert len(documents) >= 2
     for document in documents:
         text = document.read_text()
-        assert "../shared" not in text and "/work/" not in text, document
+        assert "../shared" not in text, document
+        assert "/work/" not in text, document
         for target in re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", text):
             if not re.match(r"https?://", target):
                 assert (document.parent / target).resolve().is_relative_to(ROOT)

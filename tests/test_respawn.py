@@ -74,7 +74,9 @@ def test_a_killed_worker_is_started_again_and_a_signal_stops_it_for_good(tmp_pat
             process=supervisor,
         )
         first_again, second = started_pids(supervisor)
-        assert first_again == first and second != first and alive(second)
+        assert first_again == first
+        assert second != first
+        assert alive(second)
         assert "exited with -9" in supervisor.log.read_text()
 
         os.kill(supervisor.handle.pid, signal.SIGTERM)

@@ -80,7 +80,7 @@ class WebhookEvent(models.Model):
     """One event as it was sent: ``body`` holds the exact JSON every endpoint receives."""
 
     public_id = models.CharField(max_length=40, unique=True, editable=False)
-    type = models.CharField(max_length=32, choices=EventType.choices)
+    type = models.CharField(max_length=32, choices=EventType)
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="webhook_events"
     )
@@ -121,7 +121,7 @@ class WebhookDelivery(models.Model):
         WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries"
     )
     status = models.CharField(
-        max_length=16, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING
+        max_length=16, choices=DeliveryStatus, default=DeliveryStatus.PENDING
     )
     attempts = models.PositiveIntegerField(default=0)
     next_attempt_at = models.DateTimeField(null=True, blank=True)

@@ -120,14 +120,13 @@ def _accept(
         number=mask_phone(call.phone),
     )
     call_event_emit(call=call, type="agent_presses_one")
-    instruction = Instruction(
+    return Instruction(
         say=say,
         connect=True,
         lead_attempt_id=lead_attempt.pk,
         number=call.phone,
         caller_id=call.account.caller_id,
     )
-    return instruction
 
 
 def _after_agent_miss(call: Call, followups: list[Any]) -> None:

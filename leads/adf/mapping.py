@@ -172,20 +172,28 @@ def _vehicle(vehicle: etree._Element) -> Vehicle:
                 _line(child), _attr(child, "type"), _attr(child, "currency")
             )
         elif name == "colorcombination" and "interior_color" not in values:
-            # The first combination that names a colour; ADF lists them by preference.
-            colors = {"interiorcolor": "", "exteriorcolor": ""}
-            for color_name, color in _children(child):
-                if color_name in colors and not colors[color_name]:
-                    colors[color_name] = _line(color)
-            if any(colors.values()):
-                values["interior_color"] = colors["interiorcolor"]
-                values["exterior_color"] = colors["exteriorcolor"]
+            values.update(_colors(child))
     interest = _attr(vehicle, "interest").lower()
     # "trade-in" is the ADF value; senders also write trade, tradein or trade_in.
     if interest.startswith("trade"):
         return Vehicle(interest="trade-in", status="used", **values)
     status = "new" if _attr(vehicle, "status").lower() == "new" else "used"
     return Vehicle(interest=interest or "buy", status=status, **values)
+
+
+def _colors(combination: etree._Element) -> dict[str, str]:
+    """A <colorcombination>'s colours, or nothing when it names none (ADF lists the
+    combinations by preference: the first that names a colour counts)."""
+    colors = {"interiorcolor": "", "exteriorcolor": ""}
+    for name, color in _children(combination):
+        if name in colors and not colors[name]:
+            colors[name] = _line(color)
+    if not any(colors.values()):
+        return {}
+    return {
+        "interior_color": colors["interiorcolor"],
+        "exterior_color": colors["exteriorcolor"],
+    }
 
 
 _NAME_PARTS = ("first", "middle", "last", "suffix")

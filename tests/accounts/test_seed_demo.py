@@ -94,7 +94,9 @@ def test_accounts_have_address_caller_id_and_an_always_open_schedule():
     seed()
 
     for account in Account.objects.all():
-        assert account.address and account.city and account.postal_code
+        assert account.address
+        assert account.city
+        assert account.postal_code
         assert phonenumbers.is_valid_number(phonenumbers.parse(account.caller_id))
         assert account.schedule_active is True
         assert sorted(account.schedule_days.values_list("weekday", flat=True)) == list(
@@ -155,7 +157,8 @@ def test_superuser_is_created_once_and_its_password_printed_on_stderr_only():
     password = match.group(1)
     assert password not in out
     admin = User.objects.get(username="admin")
-    assert admin.is_superuser and admin.is_staff
+    assert admin.is_superuser
+    assert admin.is_staff
     assert admin.check_password(password)
 
     _, again_err = seed()
@@ -246,7 +249,9 @@ def record_step(demo) -> None:
     )
     for org in demo.organizations:
         for acc in org.accounts:
-            assert acc.account.pk and len(acc.agents) == 3 and acc.teams["Service"].pk
+            assert acc.account.pk
+            assert len(acc.agents) == 3
+            assert acc.teams["Service"].pk
             acc.vendor_id = f"step-{acc.vendor_id}"
 
 
@@ -322,7 +327,8 @@ def assert_first_account_values(values: dict[str, str]) -> None:
     credential = api_credential_for_key(
         key=values["API_KEY"], api_user="demo-motors-group"
     )
-    assert credential is not None and credential.organization == organization
+    assert credential is not None
+    assert credential.organization == organization
     assert account_for_scored_data_key(key=values["SCORED_DATA_KEY"]) == account
 
 
@@ -330,7 +336,8 @@ def test_summary_ends_with_export_lines_for_the_readme():
     out, _ = seed()
 
     exports = out[out.index("paste these lines") :].splitlines()[1:]
-    assert exports and all(line.startswith("export ") for line in exports)
+    assert exports
+    assert all(line.startswith("export ") for line in exports)
     assert_first_account_values(shell_values("\n".join(exports)))
 
 

@@ -141,7 +141,8 @@ def test_call_changelist_filtered_by_account_offers_its_agents(
     )
 
     page = response.content.decode()
-    assert "Avery Lopez" in page and "Jordan Kim" in page
+    assert "Avery Lopez" in page
+    assert "Jordan Kim" in page
     assert [call.agent for call in by_agent.context["cl"].result_list] == [first]
 
 
@@ -175,8 +176,10 @@ def test_call_detail_shows_the_attempts_timeline_and_the_recording_player(admin_
         ("agent", "accepted"),
         ("lead", "answered"),
     ]
-    assert "SIM-A1" in page and "SIM-L1" in page
-    assert "Agent pressed 1" in page and "Lead answered" in page
+    assert "SIM-A1" in page
+    assert "SIM-L1" in page
+    assert "Agent pressed 1" in page
+    assert "Lead answered" in page
     assert f'<audio controls preload="none" src="{call.recording_url}"></audio>' in page
     assert 'name="_save"' not in page
 
@@ -257,7 +260,8 @@ def test_cancel_action_cancels_calls_not_connected_and_reports_the_rest(admin_cl
         answered.pk: CallStatus.ANSWER,
     }
     leg.refresh_from_db()
-    assert leg.outcome == AttemptOutcome.CANCELED and leg.ended_at is not None
+    assert leg.outcome == AttemptOutcome.CANCELED
+    assert leg.ended_at is not None
     assert '<option value="cancel_calls">Cancel queued calls</option>' in listed
     assert messages_of(response) == [
         "Cancelled 2 calls. 2 calls could not be cancelled: already connected to an agent, or ended."
@@ -671,4 +675,5 @@ def test_a_vendor_agents_call_shows_their_id_as_the_agent(admin_client):
     ]
     # Newest first: the call without a vendor id is shown by the number it rang.
     assert shown == ["+13035550143", "crm-417"]
-    assert "crm-417" in detail and "+13035550142" in detail
+    assert "crm-417" in detail
+    assert "+13035550142" in detail

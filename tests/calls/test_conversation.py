@@ -51,7 +51,8 @@ def test_what_a_script_says_it_met_is_in_its_words():
         assert (GREETED_BY_NAME in script.met) == agent.startswith("Hi Sam,")
         assert (ASKED_ABOUT_TRADE_IN in script.met) == ("2016 Honda Civic" in agent)
         if script.ending == "appointment":
-            assert script.appointment and script.appointment in script.said_by("lead")
+            assert script.appointment
+            assert script.appointment in script.said_by("lead")
         else:
             assert script.appointment == ""
         assert "2025 Toyota RAV4" in agent + script.said_by("lead")

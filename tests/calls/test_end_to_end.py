@@ -121,7 +121,8 @@ def test_a_posted_lead_becomes_an_answered_recorded_call(dealer, worker, client)
     recording = client.get(
         record["callRecording"].removeprefix("https://leads.example.test")
     )
-    assert recording.status_code == 200 and recording["Content-Type"] == "audio/wav"
+    assert recording.status_code == 200
+    assert recording["Content-Type"] == "audio/wav"
     audio = b"".join(recording.streaming_content)
     assert audio[:4] == b"RIFF"
     # As long as the call: 8 kHz, 16-bit mono after the 44-byte header.
@@ -146,8 +147,10 @@ def test_retries_and_refusals_end_in_the_right_status_with_a_real_worker(
 
     answered_call = Call.objects.get(pk=answered.call_id)
     busy_call = Call.objects.get(pk=busy.call_id)
-    assert answered_call.status == CallStatus.ANSWER and answered_call.agent == taker
-    assert busy_call.status == CallStatus.BUSY and busy_call.attempts == 3
+    assert answered_call.status == CallStatus.ANSWER
+    assert answered_call.agent == taker
+    assert busy_call.status == CallStatus.BUSY
+    assert busy_call.attempts == 3
 
 
 def test_a_setup_task_delivered_many_times_dials_each_leg_once(dealer, worker):

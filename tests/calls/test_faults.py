@@ -91,7 +91,8 @@ def assert_each_leg_dialed_at_most_once(call_ids):
         call_id__in=call_ids, dial_requested_at__isnull=False
     )
     dials = {a.pk: dials_of(a.pk) for a in attempts}
-    assert dials and max(dials.values()) == 1, dials
+    assert dials
+    assert max(dials.values()) == 1, dials
 
 
 def assert_all_answered_once(call_ids):

@@ -82,7 +82,8 @@ def test_a_setup_with_every_agent_busy_waits_without_queueing_itself_again(
 
     call.refresh_from_db()
     assert call.status == CallStatus.QUEUED
-    assert call.waiting_since is not None and call.setup_dispatched_at is None
+    assert call.waiting_since is not None
+    assert call.setup_dispatched_at is None
     assert sent == []  # it waits for the hand-over (the sweep looks again later)
 
 
@@ -107,7 +108,8 @@ def test_a_freed_agent_is_handed_the_oldest_waiting_call_at_once(
         services.call_setup(call_id=oldest.pk)
     oldest.refresh_from_db()
     newer.refresh_from_db()
-    assert oldest.status == CallStatus.DIALING and oldest.waiting_since is None
+    assert oldest.status == CallStatus.DIALING
+    assert oldest.waiting_since is None
     assert newer.status == CallStatus.QUEUED
     assert CallAttempt.objects.get(call=oldest, leg=Leg.AGENT).agent == taker
 

@@ -106,7 +106,8 @@ def test_a_silent_leg_the_switch_says_is_still_up_stays_up(no_callbacks):
     lead_leg.refresh_from_db()
     agent_leg.refresh_from_db()
     assert call.status == CallStatus.ANSWER  # the lead's answer, read from the record
-    assert lead_leg.ended_at is None and lead_leg.checked_at is not None
+    assert lead_leg.ended_at is None
+    assert lead_leg.checked_at is not None
     assert agent_leg.ended_at is None  # the agent stays busy: the call is live
     assert no_callbacks == []
     # Checked just now: the next sweep leaves them alone.
@@ -128,7 +129,8 @@ def test_a_silent_answered_call_is_finished_from_the_switchs_record(no_callbacks
     services.calls_sweep()
 
     call.refresh_from_db()
-    assert call.status == CallStatus.ANSWER and call.duration == 95
+    assert call.status == CallStatus.ANSWER
+    assert call.duration == 95
     assert call.ended_at is not None
     assert not CallAttempt.objects.filter(call=call, ended_at__isnull=True).exists()
     assert no_callbacks == []
@@ -174,7 +176,8 @@ def test_an_answered_lead_whose_record_is_gone_is_ended_at_the_last_moment_known
     lead_leg.refresh_from_db()
     assert lead_leg.outcome == AttemptOutcome.ANSWERED
     assert call.status == CallStatus.ANSWER
-    assert call.ended_at is not None and call.duration == 70
+    assert call.ended_at is not None
+    assert call.duration == 70
     assert call.end_estimated is True
     assert CallAttempt.objects.filter(call=call, leg=Leg.LEAD).count() == 1
     assert WebhookEvent.objects.filter(
@@ -202,7 +205,8 @@ def test_an_answered_call_whose_leg_ended_behind_its_back_is_finished_by_the_swe
     call.refresh_from_db()
     assert counts["answered_finished"] == 1
     assert call.ended_at == answered + timedelta(seconds=42)
-    assert call.duration == 42 and call.end_estimated is True
+    assert call.duration == 42
+    assert call.end_estimated is True
     assert services.calls_sweep()["answered_finished"] == 0
 
 
@@ -212,14 +216,16 @@ def test_a_late_answer_for_a_lead_leg_given_up_answers_the_call_instead_of_a_ret
     call, agent_leg, lead_leg = connected_call()
     services.call_event(Event(lead_leg.pk, EventKind.NO_ANSWER))
     call.refresh_from_db()
-    assert call.status == CallStatus.QUEUED and call.next_attempt_at is not None
+    assert call.status == CallStatus.QUEUED
+    assert call.next_attempt_at is not None
 
     services.call_event(Event(lead_leg.pk, EventKind.COMPLETED, duration=40))
 
     call.refresh_from_db()
     lead_leg.refresh_from_db()
     assert call.status == CallStatus.ANSWER
-    assert call.duration == 40 and call.agent_id == agent_leg.agent_id
+    assert call.duration == 40
+    assert call.agent_id == agent_leg.agent_id
     assert lead_leg.outcome == AttemptOutcome.ANSWERED
     assert CallAttempt.objects.filter(call=call, leg=Leg.LEAD).count() == 1
     # The retry that was waiting finds nothing to do.

@@ -61,7 +61,8 @@ def waiting_for_the_opening(account, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
         services.call_setup(call_id=call.pk)
     call.refresh_from_db()
-    assert call.status == CallStatus.QUEUED and call.next_attempt_at > timezone.now()
+    assert call.status == CallStatus.QUEUED
+    assert call.next_attempt_at > timezone.now()
     return call
 
 
@@ -133,7 +134,8 @@ def test_an_agent_whose_hours_open_through_the_user_api_takes_the_call_waiting_f
     with django_capture_on_commit_callbacks(execute=True):
         services.call_setup(call_id=call.pk)  # before its opening: taken early
     call.refresh_from_db()
-    assert call.status == CallStatus.DIALING and call.waiting_since is None
+    assert call.status == CallStatus.DIALING
+    assert call.waiting_since is None
     assert CallAttempt.objects.get(call=call, leg=Leg.AGENT).agent == taker
 
 
@@ -222,7 +224,8 @@ def test_a_failing_hand_over_never_undoes_the_change_that_came_first(
     assert tried == [taker.pk]
     assert "call.hand_over_failed" in caplog.text
     taker.refresh_from_db()
-    assert taker.first_name == "Kept" and sent == []
+    assert taker.first_name == "Kept"
+    assert sent == []
 
 
 def test_at_a_schedule_opening_free_agents_are_handed_the_calls_waiting_for_them(
@@ -236,7 +239,8 @@ def test_at_a_schedule_opening_free_agents_are_handed_the_calls_waiting_for_them
     with django_capture_on_commit_callbacks(execute=True):
         handed = services.calls_hand_over()
 
-    assert handed == [oldest.pk] and [call_id for call_id, _ in sent] == [oldest.pk]
+    assert handed == [oldest.pk]
+    assert [call_id for call_id, _ in sent] == [oldest.pk]
 
 
 def test_the_hand_over_runs_on_every_minute_on_the_calls_queue(settings):

@@ -70,7 +70,8 @@ def test_a_queued_call_rings_an_agent_whispers_and_bridges_the_lead(world, accou
     assert call.attempts == 1
     lead_leg = legs(call, Leg.LEAD)[0]
     assert call.duration == lead_leg.duration == 30 + (lead_leg.pk * 7919) % 271
-    assert call.response_time is not None and call.response_time >= 0
+    assert call.response_time is not None
+    assert call.response_time >= 0
     assert call.recording_url.startswith("https://leads.example.test/calls/recordings/")
     assert call.ended_at is not None
     prompt = next(
@@ -86,8 +87,11 @@ def test_a_queued_call_rings_an_agent_whispers_and_bridges_the_lead(world, accou
         "1",
         "+13035550140",
     )
-    assert agent_leg.ringing_at and agent_leg.answered_at and agent_leg.ended_at
-    assert lead_leg.outcome == AttemptOutcome.ANSWERED and lead_leg.number == LEAD
+    assert agent_leg.ringing_at
+    assert agent_leg.answered_at
+    assert agent_leg.ended_at
+    assert lead_leg.outcome == AttemptOutcome.ANSWERED
+    assert lead_leg.number == LEAD
 
 
 @pytest.mark.parametrize(
@@ -153,7 +157,8 @@ def test_without_press_one_answering_connects(world, account):
         for event, instruction in world.instructions
         if event.kind == EventKind.ANSWERED
     )
-    assert answered.connect and answered.say == "Sales lead. New 2025 Toyota Camry."
+    assert answered.connect
+    assert answered.say == "Sales lead. New 2025 Toyota Camry."
     assert not any(event.kind == EventKind.DIGITS for event in world.delivered)
 
 
@@ -180,9 +185,11 @@ def test_the_lead_is_dialed_up_to_the_attempt_limit_then_the_call_ends(
     assert call.status == status
     assert call.attempts == 3
     assert len(legs(call, Leg.LEAD)) == 3
-    assert call.response_time is None and call.duration is None
+    assert call.response_time is None
+    assert call.duration is None
     gaps = [round((at - timezone.now()).total_seconds()) for at in world.requeued_for]
-    assert gaps[0] == pytest.approx(120, abs=5) and gaps[1] == pytest.approx(600, abs=5)
+    assert gaps[0] == pytest.approx(120, abs=5)
+    assert gaps[1] == pytest.approx(600, abs=5)
 
 
 def test_a_lead_that_hangs_up_at_once_is_answered_with_a_short_call(world, account):
@@ -233,7 +240,8 @@ def test_a_call_nobody_takes_ends_as_noagent_after_the_rounds(world, account):
 
     call.refresh_from_db()
     assert call.status == CallStatus.NOAGENT
-    assert call.rounds == 2 and call.unanswered_rounds == 2
+    assert call.rounds == 2
+    assert call.unanswered_rounds == 2
     assert len(legs(call, Leg.AGENT)) == 4
 
 
@@ -259,7 +267,8 @@ def test_a_test_accounts_call_goes_to_the_simulator(world, settings):
     world.run()
 
     call.refresh_from_db()
-    assert call.is_test and call.status == CallStatus.ANSWER
+    assert call.is_test
+    assert call.status == CallStatus.ANSWER
     assert {a.provider for a in legs(call)} == {"simulator"}
 
 

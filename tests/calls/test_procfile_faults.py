@@ -102,7 +102,8 @@ def assert_every_call_fully_ended(call_ids):
     calls = list(Call.objects.filter(pk__in=call_ids))
     assert len(calls) == len(call_ids)
     for call in calls:
-        assert call.status in FINAL and call.ended_at is not None, call.__dict__
+        assert call.status in FINAL, call.__dict__
+        assert call.ended_at is not None, call.__dict__
         if call.status == CallStatus.ANSWER:
             assert call.duration is not None, call.__dict__
     completed = WebhookEvent.objects.filter(

@@ -483,7 +483,7 @@ def test_next_opening_is_none_when_nobody_has_an_active_schedule(account):
     agent(account, phone="+13035550140", schedule=None)
     set_days(
         agent(account, phone="+13035550141", schedule=None),
-        {d: None for d in range(7)},
+        dict.fromkeys(range(7)),
     )
     set_days(
         agent(account, phone="+13035550142", schedule=None),

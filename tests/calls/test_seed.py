@@ -231,25 +231,27 @@ def test_past_calls_have_realistic_outcomes_and_people():
     assert set(statuses) <= FINAL
     for call in calls:
         agents = set(call.account.users.filter(groups__name="Agent"))
-        assert call.first_name and call.last_name and "@" in call.email
-        assert call.phone.startswith("+1") and not call.phone.endswith(
-            ("0000", "0001", "0002", "0003")
-        )
-        assert (
-            call.next_attempt_at is None
-            and call.ended_at
-            and call.ended_at > call.received_at
-        )
+        assert call.first_name
+        assert call.last_name
+        assert "@" in call.email
+        assert call.phone.startswith("+1")
+        assert not call.phone.endswith(("0000", "0001", "0002", "0003"))
+        assert call.next_attempt_at is None
+        assert call.ended_at
+        assert call.ended_at > call.received_at
         assert call.created_at == call.received_at
         if call.origin == CallOrigin.LEAD:
-            assert (
-                call.whisper and call.call_notes and call.altid and call.called_on_make
-            )
+            assert call.whisper
+            assert call.call_notes
+            assert call.altid
+            assert call.called_on_make
             assert call.source != "Click to Call"
         else:
-            assert call.source == "Click to Call" and call.requested_agent in agents
+            assert call.source == "Click to Call"
+            assert call.requested_agent in agents
         if call.status == CallStatus.NOAGENT:
-            assert call.agent is None and call.attempts == 0
+            assert call.agent is None
+            assert call.attempts == 0
         else:
             assert call.agent in agents
         if call.status == CallStatus.ANSWER:
@@ -282,11 +284,9 @@ def test_past_calls_have_attempts_consistent_with_their_outcome():
                 (lead_legs[0].answered_at - call.received_at).total_seconds()
             )
         else:
-            assert (
-                call.recording_url == ""
-                and call.duration is None
-                and call.response_time is None
-            )
+            assert call.recording_url == ""
+            assert call.duration is None
+            assert call.response_time is None
         if call.status in (CallStatus.NOANSWER, CallStatus.BUSY):
             expected = (
                 AttemptOutcome.NOANSWER

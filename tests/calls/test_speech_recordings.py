@@ -118,15 +118,18 @@ def test_an_answered_simulated_call_ends_with_a_stored_recording_its_link_plays(
     assert stored_signals == [answered.pk]
     assert (recording.channels, recording.sample_rate) == (2, 16000)
     assert recording.seconds == pytest.approx(answered.duration, abs=1)
-    assert recording.stored_at is not None and recording.tries == 0
+    assert recording.stored_at is not None
+    assert recording.tries == 0
     turns = recording.script["turns"]
     assert [turn["speaker"] for turn in turns[:3]] == ["whisper", "agent", "lead"]
-    assert "Avery Lopez" in turns[1]["text"] and "Red Rock Motors" in turns[1]["text"]
+    assert "Avery Lopez" in turns[1]["text"]
+    assert "Red Rock Motors" in turns[1]["text"]
     assert recording.script["ending"] in ENDINGS
     assert recording.script["met"] == sorted(recording.script["met"])
 
     response = client.get(path(answered))
-    assert response.status_code == 200 and response.streaming
+    assert response.status_code == 200
+    assert response.streaming
     body = b"".join(response.streaming_content)
     assert body == default_storage.open(recording.audio.name).read()
     assert response["Content-Length"] == str(len(body))
@@ -186,7 +189,7 @@ def test_the_task_delivered_twice_stores_once(answered, stored_signals, storage)
     again = Recording.objects.get(call=answered)
     assert (again.audio.name, again.stored_at) == (first.audio.name, first.stored_at)
     assert stored_signals == [answered.pk]
-    assert len([p for p in storage.rglob("*.wav")]) == 1
+    assert len(list(storage.rglob("*.wav"))) == 1
 
 
 def test_a_failing_synthesis_is_tried_three_times_then_failed(
@@ -208,7 +211,8 @@ def test_a_failing_synthesis_is_tried_three_times_then_failed(
     assert recording.reason == (
         "SpeechUnavailable: espeak-ng is not available: no library"
     )
-    assert not recording.audio and stored_signals == []
+    assert not recording.audio
+    assert stored_signals == []
     # Failed is final: nothing is tried again.
     assert media.recording_store(call_id=answered.pk) == RecordingStatus.FAILED
     assert Recording.objects.get(call=answered).tries == 3
@@ -226,7 +230,8 @@ def test_without_simulator_speech_no_recording_is_made(
     )
     world.run()
     assert Call.objects.get(pk=call.pk).status == CallStatus.ANSWER
-    assert not Recording.objects.exists() and sent == []
+    assert not Recording.objects.exists()
+    assert sent == []
 
 
 # --- the sweep ----------------------------------------------------------------------------
@@ -243,11 +248,13 @@ def test_the_sweep_re_drives_a_pending_recording_and_makes_a_missing_one(
         created_at=now - timedelta(minutes=3)
     )
     counts = services.calls_sweep(now=now)
-    assert counts["recordings"] == 1 and sent == [answered.pk]
+    assert counts["recordings"] == 1
+    assert sent == [answered.pk]
 
     Recording.objects.filter(call=answered).update(tries=media.MAX_TRIES)
     sent.clear()
-    assert services.calls_sweep(now=now)["recordings"] == 0 and sent == []
+    assert services.calls_sweep(now=now)["recordings"] == 0
+    assert sent == []
 
     Recording.objects.filter(call=answered).delete()  # its end went another way
     assert services.calls_sweep(now=now)["recordings"] == 1

@@ -315,7 +315,8 @@ def test_a_call_rings_the_agent_through_twilio_whispers_bridges_and_records(
     response = callback(client, status_path, call_params(agent_leg, "ringing"))
     assert (response.status_code, response.content) == (204, b"")
     agent_leg.refresh_from_db()
-    assert agent_leg.ringing_at is not None and agent_leg.answered_at is None
+    assert agent_leg.ringing_at is not None
+    assert agent_leg.answered_at is None
 
     response = callback(
         client,
@@ -360,7 +361,8 @@ def test_a_call_rings_the_agent_through_twilio_whispers_bridges_and_records(
     call.refresh_from_db()
     lead_leg.refresh_from_db()
     assert call.status == CallStatus.ANSWER
-    assert lead_leg.ringing_at is not None and lead_leg.answered_at is not None
+    assert lead_leg.ringing_at is not None
+    assert lead_leg.answered_at is not None
     assert call.response_time == int(
         (lead_leg.answered_at - call.received_at).total_seconds()
     )
@@ -666,7 +668,8 @@ def test_an_agent_leg_that_is_not_answered_moves_on_to_the_next_agent(
 
     assert response.status_code == 204
     first_leg.refresh_from_db()
-    assert first_leg.outcome == outcome and first_leg.ended_at is not None
+    assert first_leg.outcome == outcome
+    assert first_leg.ended_at is not None
     _, second_leg = legs(call, Leg.AGENT)
     assert tasks.dials == [second_leg.pk]
     services.attempt_dial(attempt_id=second_leg.pk)
@@ -1186,7 +1189,8 @@ def test_a_silent_lead_leg_is_found_as_the_child_of_the_agents_call_and_settled(
     call.refresh_from_db()
     lead_leg.refresh_from_db()
     assert (call.status, call.duration) == (CallStatus.ANSWER, 42)
-    assert lead_leg.outcome == AttemptOutcome.ANSWERED and lead_leg.ended_at
+    assert lead_leg.outcome == AttemptOutcome.ANSWERED
+    assert lead_leg.ended_at
 
 
 def test_a_silent_lead_leg_twilio_never_placed_is_hung_up_with_its_agent_and_given_up(
@@ -1200,7 +1204,8 @@ def test_a_silent_lead_leg_twilio_never_placed_is_hung_up_with_its_agent_and_giv
     services.calls_sweep(now=timezone.now() + timedelta(minutes=5))
 
     lead_leg.refresh_from_db()
-    assert lead_leg.ended_at is not None and lead_leg.answered_at is None
+    assert lead_leg.ended_at is not None
+    assert lead_leg.answered_at is None
     # No child call: the agent's leg (the one the lead would be dialed from) is hung up
     # before the lead's leg is given up, so the lead is never rung by a leg we forgot.
     hangups = [
@@ -1208,7 +1213,8 @@ def test_a_silent_lead_leg_twilio_never_placed_is_hung_up_with_its_agent_and_giv
         for r in fake_twilio.requests[sent_before:]
         if r.method == "POST" and r.form.get("Status") == ["completed"]
     ]
-    assert hangups and {r.path.rsplit("/", 1)[-1] for r in hangups} == {
+    assert hangups
+    assert {r.path.rsplit("/", 1)[-1] for r in hangups} == {
         f"{agent_leg.provider_id}.json"
     }
     call.refresh_from_db()
@@ -1229,4 +1235,5 @@ def test_a_silent_agent_leg_is_ended_as_twilios_record_says(
     services.calls_sweep(now=timezone.now() + timedelta(minutes=5))
 
     leg.refresh_from_db()
-    assert leg.outcome == AttemptOutcome.NOANSWER and leg.ended_at is not None
+    assert leg.outcome == AttemptOutcome.NOANSWER
+    assert leg.ended_at is not None

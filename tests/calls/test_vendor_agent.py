@@ -68,11 +68,15 @@ def test_an_answered_call_rings_the_vendor_agent_and_shows_their_id(world, accou
 
     call.refresh_from_db()
     assert call.status == CallStatus.ANSWER
-    assert call.agent is None and call.vendor_agent_id == "crm-417"
-    assert call.attempts == 1 and call.duration and call.response_time is not None
+    assert call.agent is None
+    assert call.vendor_agent_id == "crm-417"
+    assert call.attempts == 1
+    assert call.duration
+    assert call.response_time is not None
     assert agent_legs(call) == [(None, VENDOR_AGENT, AttemptOutcome.ACCEPTED)]
     agent_leg = legs(call, Leg.AGENT)[0]
-    assert agent_leg.key_pressed == "1" and agent_leg.ended_at
+    assert agent_leg.key_pressed == "1"
+    assert agent_leg.ended_at
     [lead_leg] = legs(call, Leg.LEAD)
     assert (lead_leg.number, lead_leg.outcome) == (LEAD, AttemptOutcome.ANSWERED)
     assert call.agent_shown == "crm-417"
@@ -104,7 +108,8 @@ def test_the_vendor_agent_is_rung_at_once_whatever_the_schedules_and_other_calls
     waiting = world.queue_call(account=account, phone=LEAD, received_at=timezone.now())
     world.step()
     waiting.refresh_from_db()
-    assert waiting.status == CallStatus.QUEUED and waiting.waiting_since
+    assert waiting.status == CallStatus.QUEUED
+    assert waiting.waiting_since
 
     first = queue_for_vendor_agent(world, account, phone="+13035550124")
     second = queue_for_vendor_agent(world, account, phone="+13035550125")
@@ -114,7 +119,8 @@ def test_the_vendor_agent_is_rung_at_once_whatever_the_schedules_and_other_calls
     assert settings.ring_mode == RingMode.SEQUENTIAL
     for call in (first, second):
         call.refresh_from_db()
-        assert call.status == CallStatus.DIALING and call.rounds == 1
+        assert call.status == CallStatus.DIALING
+        assert call.rounds == 1
         [leg] = legs(call, Leg.AGENT)
         assert (leg.agent, leg.number, leg.ended_at) == (None, VENDOR_AGENT, None)
     assert not legs(waiting, Leg.AGENT)
@@ -165,12 +171,14 @@ def test_a_lead_who_does_not_answer_is_retried_through_the_same_vendor_agent(
 
     call.refresh_from_db()
     assert call.status == CallStatus.NOANSWER
-    assert call.attempts == 3 and call.rounds == 3
+    assert call.attempts == 3
+    assert call.rounds == 3
     assert agent_legs(call) == [(None, VENDOR_AGENT, AttemptOutcome.ACCEPTED)] * 3
     assert [(leg.number, leg.outcome) for leg in legs(call, Leg.LEAD)] == [
         ("+13035550000", AttemptOutcome.NOANSWER)
     ] * 3
-    assert call.agent is None and call.agent_shown == "crm-417"
+    assert call.agent is None
+    assert call.agent_shown == "crm-417"
 
 
 def test_a_vendor_agents_call_is_cancelled_while_ringing_not_once_they_took_it(
@@ -204,10 +212,12 @@ def test_a_repeated_answer_or_press_one_dials_the_lead_once(world, account):
     pressed = services.call_event(Event(agent_leg.pk, EventKind.DIGITS, digits="1"))
     answered = services.call_event(Event(agent_leg.pk, EventKind.ANSWERED))
 
-    assert not pressed.connect and not answered.connect
+    assert not pressed.connect
+    assert not answered.connect
     assert len(legs(call, Leg.LEAD)) == 1
     call.refresh_from_db()
-    assert call.status == CallStatus.DIALING and call.attempts == 1
+    assert call.status == CallStatus.DIALING
+    assert call.attempts == 1
     world.run()
     call.refresh_from_db()
     assert call.status == CallStatus.ANSWER

@@ -105,7 +105,8 @@ def test_the_broker_identity_is_the_redis_servers_run_id():
     from config.celery import app
 
     first = broker_identity(app)
-    assert first and first == broker_identity(app)
+    assert first
+    assert first == broker_identity(app)
 
 
 def test_a_dial_waiting_in_the_queue_is_never_sent_twice_and_a_lost_one_is(

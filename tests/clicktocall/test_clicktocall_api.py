@@ -596,7 +596,7 @@ def test_an_invalid_user_phone_number_is_reported(api_client, tenant):
 def test_a_body_that_is_not_a_json_object_is_refused(
     api_client, tenant, payload, headers
 ):
-    headers = {k: tenant.key for k in headers}
+    headers = dict.fromkeys(headers, tenant.key)
 
     response = api_client.generic(
         "POST", URL, payload, content_type="application/json", **headers
@@ -763,7 +763,8 @@ def test_a_vendor_agent_id_with_a_phone_number_rings_that_phone_and_is_the_recor
     )
 
     assert (call.vendor_agent_id, call.agent_number) == ("crm-417", "+13035550142")
-    assert call.requested_agent is None and call.agent is None
+    assert call.requested_agent is None
+    assert call.agent is None
     assert call.status == CallStatus.ANSWER
     assert agent_legs(call) == [(None, "+13035550142", AttemptOutcome.ACCEPTED)]
     json_record = record(api_client, tenant, call)

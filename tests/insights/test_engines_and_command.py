@@ -162,7 +162,8 @@ def test_a_call_transcribed_by_the_remote_engine_joins_close_segments(
 
     job = transcription_run(call_id=call.pk)
 
-    assert job.status == TranscriptionStatus.DONE and job.engine == "remote"
+    assert job.status == TranscriptionStatus.DONE
+    assert job.engine == "remote"
     call.refresh_from_db()
     assert call.transcription.split("\n") == [
         "Alex Kim (00:00-00:03): Hi from agent. Still me.",
@@ -243,7 +244,8 @@ def test_transcribe_calls_transcribes_recorded_calls_with_progress(
     assert "Toyota" in Call.objects.get(pk=call.pk).transcription
     assert not Call.objects.get(pk=transcribed.pk).transcription  # done: left alone
     assert not Transcription.objects.filter(call=other_account).exists()
-    assert "Transcribing" in err.getvalue() and "1/1" in err.getvalue()
+    assert "Transcribing" in err.getvalue()
+    assert "1/1" in err.getvalue()
     assert out.getvalue().startswith("1 calls: 1 transcribed, 0 failed")
 
     out = io.StringIO()

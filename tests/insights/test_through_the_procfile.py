@@ -80,7 +80,9 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
         processes.stop()
 
     call = Call.objects.select_related("agent").get(pk=call_id)
-    assert call.status == CallStatus.ANSWER and call.ended_at and call.duration
+    assert call.status == CallStatus.ANSWER
+    assert call.ended_at
+    assert call.duration
     job = Transcription.objects.get(call_id=call_id)
     assert job.status == TranscriptionStatus.DONE, job.reason
 
@@ -93,7 +95,8 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
 
     # The transcript, as the interface gives it, in JSON and XML alike.
     text = record["callTranscription"]
-    assert text and document.findtext("callInfo/callTranscription") == text
+    assert text
+    assert document.findtext("callInfo/callTranscription") == text
     lines = [LINE.match(line) for line in text.splitlines()]
     assert all(lines), text
     starts = [m.group(2) for m in lines if m]
@@ -101,7 +104,8 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
     speakers = {m.group("speaker") for m in lines if m}
     agent_name = call.agent.get_full_name()
     lead_name = f"{call.first_name} {call.last_name}"
-    assert speakers <= {agent_name, lead_name} and agent_name in speakers
+    assert speakers <= {agent_name, lead_name}
+    assert agent_name in speakers
     # The ground truth: words the shipped model must get.
     said = " ".join(turn["text"] for turn in recording.script["turns"])
     assert call.called_on_make in said
@@ -109,7 +113,8 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
     if re.search(rf"\b{call.first_name}\b", said):
         assert call.first_name.lower() in text.lower()
     summary = record["callSummary"]
-    assert summary and document.findtext("callInfo/callSummary") == summary
+    assert summary
+    assert document.findtext("callInfo/callSummary") == summary
     assert call.called_on_make in summary
 
     # Told: the event, and suggestions waiting for the scorer.

@@ -58,7 +58,8 @@ def test_a_stored_recording_is_transcribed_and_read_through_the_scored_data_api(
 
     stored(call, django_capture_on_commit_callbacks)
     job = Transcription.objects.get(call=call)
-    assert job.status == TranscriptionStatus.PENDING and job.dispatched_at
+    assert job.status == TranscriptionStatus.PENDING
+    assert job.dispatched_at
     assert published == [
         call.pk
     ]  # handed over once the recording's transaction committed
@@ -66,12 +67,13 @@ def test_a_stored_recording_is_transcribed_and_read_through_the_scored_data_api(
     transcription_task(call_id=call.pk)  # the worker, in this process
 
     job.refresh_from_db()
-    assert job.status == TranscriptionStatus.DONE and job.tries == 1
-    assert job.engine == "faster_whisper" and job.model.endswith("model")
+    assert job.status == TranscriptionStatus.DONE
+    assert job.tries == 1
+    assert job.engine == "faster_whisper"
+    assert job.model.endswith("model")
     assert job.audio_seconds == pytest.approx(75, abs=0.1)
-    assert (
-        job.took_seconds is not None and job.took_seconds > 0
-    )  # measured (make bench reports it)
+    assert job.took_seconds is not None
+    assert job.took_seconds > 0
     call.refresh_from_db()
     assert (call.status, call.ended_at) == (status, ended_at)
 
@@ -87,11 +89,13 @@ def test_a_stored_recording_is_transcribed_and_read_through_the_scored_data_api(
     assert starts == sorted(starts)
     assert parsed[0]["speaker"] == "Alex Kim"  # the agent opens the call
     text = record_["callTranscription"]
-    assert "Sam" in text and "Toyota" in text
+    assert "Sam" in text
+    assert "Toyota" in text
     summary = record_["callSummary"]
     sentences = re.findall(r"[^.!?]+[.!?]", summary)
     assert 2 <= len(sentences) <= 4, summary
-    assert "2025 Toyota RAV4" in summary and "Sam Rivera" in summary
+    assert "2025 Toyota RAV4" in summary
+    assert "Sam Rivera" in summary
 
     xml = client.get(
         "/api/scoreddata", {"apikey": key, "callId": call.pk, "returnType": "xml"}
@@ -114,7 +118,8 @@ def test_the_same_audio_gives_the_same_transcript(whisper, call):
     transcription_run(call_id=call.pk)
     first = Call.objects.get(pk=call.pk).transcription
     again = engines.turns_from(*_both(call))
-    assert first and [t["text"] for t in again] == [
+    assert first
+    assert [t["text"] for t in again] == [
         t["text"] for t in Call.objects.get(pk=call.pk).transcript_turns
     ]
 
@@ -148,7 +153,8 @@ def test_a_failing_engine_fails_after_max_tries_and_leaves_the_call_alone(
             job = transcription_run(call_id=call.pk)
 
     job.refresh_from_db()
-    assert job.status == TranscriptionStatus.FAILED and job.tries == 3
+    assert job.status == TranscriptionStatus.FAILED
+    assert job.tries == 3
     assert job.reason == "gave up after 3 tries: the GPU is busy"
     assert published == [call.pk, call.pk]
     failures = [
@@ -166,7 +172,8 @@ def test_unreadable_audio_fails_at_once(whisper, call, caplog):
     Transcription.objects.create(call=call)
     with caplog.at_level(logging.ERROR):
         job = transcription_run(call_id=call.pk)
-    assert job.status == TranscriptionStatus.FAILED and job.tries == 1
+    assert job.status == TranscriptionStatus.FAILED
+    assert job.tries == 1
     assert job.reason.startswith("unreadable audio")
     assert any(
         getattr(r, "event", "") == "transcription.failed" for r in caplog.records
@@ -244,8 +251,10 @@ def test_the_engine_runs_outside_any_transaction_under_a_lease(
 
     monkeypatch.setattr(engines.FasterWhisperEngine, "transcribe", listening)
     job = transcription_run(call_id=call.pk)
-    assert job.status == TranscriptionStatus.DONE and job.tries == 1
-    assert seen and not any(seen)
+    assert job.status == TranscriptionStatus.DONE
+    assert job.tries == 1
+    assert seen
+    assert not any(seen)
 
     # A worker that died mid-run: its claim is old; another takes it over.
     other = Call.objects.get(pk=call.pk)
@@ -254,4 +263,5 @@ def test_the_engine_runs_outside_any_transaction_under_a_lease(
         claimed_at=timezone.now() - services.LEASE - timedelta(seconds=1),
     )
     again = transcription_run(call_id=call.pk)
-    assert again.status == TranscriptionStatus.DONE and again.tries == 2
+    assert again.status == TranscriptionStatus.DONE
+    assert again.tries == 2

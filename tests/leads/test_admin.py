@@ -809,7 +809,8 @@ def test_tester_needs_an_organization_or_a_credential_of_it(
     assert mismatched.context["form"].errors["credential"] == [
         f"{other_tenant.credential.api_user} belongs to {other_tenant.organization.name}, not {tenant.organization.name}."
     ]
-    assert neither.context["trial"] is None and mismatched.context["trial"] is None
+    assert neither.context["trial"] is None
+    assert mismatched.context["trial"] is None
 
 
 def test_tester_shows_each_prospect_of_a_document(admin_client, north):

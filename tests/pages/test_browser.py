@@ -48,11 +48,9 @@ def test_a_scorer_scores_a_call_with_the_keyboard_and_the_api_returns_it(
     assert "Space</kbd> play/pause" in page.content()
     for key in ("1", "3", "0", "w"):
         page.keyboard.press(key)
-    assert (
-        page.is_checked("#id_cat1")
-        and page.is_checked("#id_cat10")
-        and page.is_checked("#id_wow")
-    )
+    assert page.is_checked("#id_cat1")
+    assert page.is_checked("#id_cat10")
+    assert page.is_checked("#id_wow")
     page.keyboard.press("3")  # toggles back off
     assert not page.is_checked("#id_cat3")
     page.select_option("#id_call_end", "Callback requested")
@@ -109,7 +107,8 @@ def test_a_manager_filters_bookmarks_and_exports_the_calls(world, open_as, tmp_p
     again = page.context.new_page()
     again.goto(bookmark)
     rows = again.locator("tbody tr")
-    assert rows.count() == 1 and "Lee Other" in rows.inner_text()
+    assert rows.count() == 1
+    assert "Lee Other" in rows.inner_text()
     assert again.input_value("#id_q") == "lee"
     with again.expect_download() as download:
         again.click("text=Export CSV")
@@ -149,7 +148,8 @@ def test_a_user_of_one_organization_cannot_open_anothers_call(world, open_as):
     assert response.status == 404
     assert "Pat" not in page.content()
     listing = page.goto("/calls/")
-    assert listing.status == 200 and "Buyer" not in page.content()
+    assert listing.status == 200
+    assert "Buyer" not in page.content()
 
 
 def test_clicking_a_transcript_line_plays_the_recording_from_that_line(world, open_as):
@@ -200,7 +200,9 @@ def test_the_leads_per_day_chart_fits_and_its_labels_do_not_overlap(
     chart = page.locator('svg[aria-label="Leads received and answered per day"]')
     box = chart.bounding_box()
     section = chart.locator("xpath=..").bounding_box()
-    assert box and section and box["width"] <= section["width"] + 0.5
+    assert box
+    assert section
+    assert box["width"] <= section["width"] + 0.5
     assert box["height"] < box["width"]  # the aspect is the chart's, not the page's
     assert chart.locator("rect.bar.alt").count() == days
     widths = chart.locator("rect.bar.alt").evaluate_all(
@@ -215,7 +217,8 @@ def test_the_leads_per_day_chart_fits_and_its_labels_do_not_overlap(
     for (_, right, _, _), (left, _, _, _) in pairwise(labels):
         assert right <= left, labels  # left to right, apart
     for left, right, _, _ in labels:
-        assert box["x"] <= left and right <= box["x"] + box["width"] + 0.5, labels
+        assert box["x"] <= left, labels
+        assert right <= box["x"] + box["width"] + 0.5, labels
 
 
 def test_the_call_browsers_names_stay_on_one_line_at_1280_px(world, open_as):
@@ -236,4 +239,5 @@ def test_the_call_browsers_names_stay_on_one_line_at_1280_px(world, open_as):
         ".map(x => Math.round(x.top))).size; })"
     )
     # Each cell's text on one line: its line boxes share one top.
-    assert lines and all(n == 1 for n in lines), lines
+    assert lines
+    assert all(n == 1 for n in lines), lines

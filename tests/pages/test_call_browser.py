@@ -184,7 +184,8 @@ def test_the_filter_form_asks_htmx_for_the_table_only(world, manager):
         URL, {"status": "ANSWER"}, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="results"
     )
     body = response.content.decode()
-    assert "<table>" in body and "<html" not in body
+    assert "<table>" in body
+    assert "<html" not in body
 
 
 @pytest.mark.parametrize("extra_calls", [0, 30])
@@ -222,8 +223,11 @@ def test_the_export_holds_the_filtered_calls_with_the_members_of_part_2_3(
     assert [row["id"] for row in rows] == [str(world.agent_call.pk)]
     row = rows[0]
     assert row["dealerName"] == "North"
-    assert row["firstName"] == "Pat" and row["lastName"] == "Buyer"
-    assert row["cat1"] == "1" and row["cat3"] == "0" and row["wow"] == "1"
+    assert row["firstName"] == "Pat"
+    assert row["lastName"] == "Buyer"
+    assert row["cat1"] == "1"
+    assert row["cat3"] == "0"
+    assert row["wow"] == "1"
     assert row["callEnd"] == "Appointment set"
     assert row["transcibedBy"] == "Sasha Scorer"
     assert row["cat1Name"] == "Greeted the customer by name"
@@ -350,6 +354,7 @@ def test_the_filters_offer_only_what_the_users_calls_and_scorecards_hold(
 
 def test_the_export_follows_the_pages_sort(world, manager):
     by_lead = [row["lastName"] for row in exported(manager, sort="lead")]
-    assert by_lead == sorted(by_lead) and len(by_lead) == 3
+    assert by_lead == sorted(by_lead)
+    assert len(by_lead) == 3
     assert [row["lastName"] for row in exported(manager, sort="-lead")] == by_lead[::-1]
     assert [row["lastName"] for row in exported(manager)] == ["Buyer", "Other", "South"]

@@ -141,8 +141,10 @@ def _query(data, ids: list[str]) -> str:
         )
         pairs.append((name, data.draw(_value(name, ids), label=name)))
     # And a range, open at either end or not, its days often the calendar's ends.
-    for name in data.draw(st.sampled_from(RANGES), label="range"):
-        pairs.append((name, data.draw(range_day, label=name)))
+    pairs.extend(
+        (name, data.draw(range_day, label=name))
+        for name in data.draw(st.sampled_from(RANGES), label="range")
+    )
     raw = data.draw(RAW, label="raw")
     return "&".join(part for part in (urlencode(pairs), raw) if part)
 

@@ -52,14 +52,12 @@ def test_the_workspace_shows_the_call_and_the_form_prefilled_from_the_lead(
     assert response.status_code == 200
     body = response.content.decode()
     form = response.context["form"]
-    assert form["first_name"].value() == "Lee" and form["last_name"].value() == "Other"
-    assert (
-        form["alt_phone"].value() == call.phone and form["email"].value() == call.email
-    )
-    assert (
-        form["called_on_make"].value() == "Toyota"
-        and form["lead_type"].value() == "New"
-    )
+    assert form["first_name"].value() == "Lee"
+    assert form["last_name"].value() == "Other"
+    assert form["alt_phone"].value() == call.phone
+    assert form["email"].value() == call.email
+    assert form["called_on_make"].value() == "Toyota"
+    assert form["lead_type"].value() == "New"
     for text in (
         "Sales lead. New Toyota RAV4.",
         "Customer comments: ASAP",
@@ -101,11 +99,10 @@ def test_save_and_next_scores_the_call_and_opens_the_next(world, scorer):
         "Appointment set",
         "Hot lead, Manager follow-up",
     )
-    assert (
-        str(score.appointment_date) == "2026-12-02"
-        and score.appointment_time.strftime("%H:%M") == "10:30"
-    )
-    assert score.scorer == world.scorer and score.notes == "Wants a test drive."
+    assert str(score.appointment_date) == "2026-12-02"
+    assert score.appointment_time.strftime("%H:%M") == "10:30"
+    assert score.scorer == world.scorer
+    assert score.notes == "Wants a test drive."
 
 
 def test_save_stays_on_the_call_and_a_second_save_keeps_a_revision(world, scorer):
@@ -115,7 +112,8 @@ def test_save_stays_on_the_call_and_a_second_save_keeps_a_revision(world, scorer
     scorer.post(url, {"cat2": "on", "cat3": "on", "save": "1"})
     assert Score.objects.get(call=call).revisions.count() == 2
     form = scorer.get(url).context["form"]
-    assert form["cat3"].value() is True and form["cat1"].value() is False
+    assert form["cat3"].value() is True
+    assert form["cat1"].value() is False
 
 
 def test_errors_show_inline_and_nothing_typed_is_lost(world, scorer):
@@ -131,9 +129,8 @@ def test_errors_show_inline_and_nothing_typed_is_lost(world, scorer):
     assert response.status_code == 422
     form = response.context["form"]
     assert form["notes"].value() == "Long call, keep this."
-    assert (
-        form["cat4"].value() is True and form["call_end"].value() == "Appointment set"
-    )
+    assert form["cat4"].value() is True
+    assert form["call_end"].value() == "Appointment set"
     assert "at most 45 characters" in str(form.errors["first_name"])
     assert not Score.objects.filter(call=call).exists()
     # The service's own checks come back inline too.

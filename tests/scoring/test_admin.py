@@ -36,7 +36,7 @@ def test_support_renames_a_category_and_adds_a_call_end_reason(admin_client, acc
             f"choices-{reasons}-needs_appointment": "on",
         },
     )
-    response = admin_client.post(url, {k: v for k, v in data.items()})
+    response = admin_client.post(url, dict(data.items()))
     assert response.status_code == 302, text_of(response)
     categories = list(account.scorecard.categories.order_by("slot"))
     assert (categories[0].name, categories[0].points) == ("Said hello by name", 3)
@@ -53,7 +53,8 @@ def test_support_renames_a_category_and_adds_a_call_end_reason(admin_client, acc
 def test_the_scorecard_list_shows_every_account(admin_client, account):
     AccountFactory(name="Demo Motors South")
     page = text_of(admin_client.get(reverse("admin:scoring_scorecard_changelist")))
-    assert "Demo Motors North" in page and "Demo Motors South" in page
+    assert "Demo Motors North" in page
+    assert "Demo Motors South" in page
 
 
 def test_the_call_page_shows_the_score_coaching_and_revisions(admin_client, account):
@@ -78,7 +79,8 @@ def test_the_call_page_shows_the_score_coaching_and_revisions(admin_client, acco
     assert "✔ Greeted the customer by name (1 pt)" in page
     assert "✔ Introduced self and dealership (1 pt)" in page
     assert "Appointment set" in page
-    assert "Ask for the appointment sooner." in page and "Dana Cole" in page
+    assert "Ask for the appointment sooner." in page
+    assert "Dana Cole" in page
     # Revisions name what changed as support reads it, never the raw member names.
     assert (
         "Score by Robin Ames: category 2 (Introduced self and dealership): False → True"
@@ -88,7 +90,8 @@ def test_the_call_page_shows_the_score_coaching_and_revisions(admin_client, acco
         "Coaching by Dana Cole: coached by: '' → 'Dana Cole'; "
         "coach notes: '' → 'Ask for the appointment sooner.'" in page
     )
-    assert "coach_notes" not in page and "cat2:" not in page
+    assert "coach_notes" not in page
+    assert "cat2:" not in page
     score_page = admin_client.get(
         reverse("admin:scoring_score_change", args=[Score.objects.get(call=call).pk])
     )
@@ -105,7 +108,8 @@ def test_an_unscored_calls_page_shows_no_score_block(admin_client, account):
 
     assert response.status_code == 200
     page = text_of(response)
-    assert "Score: #1" not in page and "points: 0" not in page
+    assert "Score: #1" not in page
+    assert "points: 0" not in page
     assert "Scorer name" not in page
     assert 'id="score-0"' not in response.content.decode()
 

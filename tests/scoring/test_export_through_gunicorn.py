@@ -64,7 +64,8 @@ def test_an_export_read_slowly_outlives_the_worker_timeout(tenant, tmp_path):
     finally:
         server.stop()
     assert reads > 4, "the answer fit in the socket buffers: make it longer"
-    assert body.startswith(b"[") and body.endswith(b"]")
+    assert body.startswith(b"[")
+    assert body.endswith(b"]")
     assert body.count(b'"dealerName"') == CALLS
 
 
@@ -118,4 +119,5 @@ def test_a_date_at_the_end_of_the_calendar_is_refused_before_streaming(
         status, _, body = answers[page]
         assert status == 200
         assert b"Enter a date between 1900-01-01 and 9998-12-31." in body
-    assert "Traceback" not in log and "OverflowError" not in log, log
+    assert "Traceback" not in log, log
+    assert "OverflowError" not in log, log

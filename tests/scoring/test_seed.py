@@ -32,7 +32,8 @@ def test_every_account_has_a_scorecard_with_ten_named_categories_and_lists():
         names = list(
             scorecard.categories.order_by("slot").values_list("name", flat=True)
         )
-        assert len(names) == 10 and all(names)
+        assert len(names) == 10
+        assert all(names)
         kinds = set(scorecard.choices.values_list("kind", flat=True))
         assert kinds == {"call_end", "alert", "department"}
 

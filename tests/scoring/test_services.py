@@ -35,7 +35,8 @@ def test_a_new_account_gets_the_default_scorecard():
     account = AccountFactory()
     scorecard = account.scorecard
     names = [c.name for c in scorecard.categories.order_by("slot")]
-    assert len(names) == 10 and all(names)
+    assert len(names) == 10
+    assert all(names)
     assert names[0] == "Greeted the customer by name"
     kinds = {c.kind for c in scorecard.choices.all()}
     assert kinds == {ChoiceKind.CALL_END, ChoiceKind.ALERT, ChoiceKind.DEPARTMENT}
@@ -205,7 +206,8 @@ def test_every_change_is_kept_as_a_revision(account, scorer):
 
     first, second = Score.objects.get(call=call).revisions.all()
     assert first.kind == RevisionKind.SCORE
-    assert first.changed_by == scorer and first.changed_by_name == "Robin Ames"
+    assert first.changed_by == scorer
+    assert first.changed_by_name == "Robin Ames"
     # The first revision holds every member the new score set, from nothing.
     assert set(first.changes) == set(SCORED_MEMBERS) - {
         "appointment_date",

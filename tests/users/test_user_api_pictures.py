@@ -35,7 +35,8 @@ def test_create_downloads_and_stores_the_picture(tenant, server):
     user = created(tenant, profilePicture=server.url("/picture.png"))
 
     name = stored_name(user)
-    assert name.startswith("profile-pictures/") and name.endswith(".png")
+    assert name.startswith("profile-pictures/")
+    assert name.endswith(".png")
     with default_storage.open(name) as stored:
         assert stored.read() == PNG
     assert User.objects.get(pk=user["id"]).profile_picture.name == name
@@ -55,7 +56,8 @@ def test_update_replaces_the_picture_and_removes_the_old_copy(
         )
 
     new = stored_name(response.json()["user"])
-    assert new.endswith(".jpg") and new != old
+    assert new.endswith(".jpg")
+    assert new != old
     with default_storage.open(new) as stored:
         assert stored.read() == JPEG
     assert not default_storage.exists(old)

@@ -158,15 +158,19 @@ def test_deliveries_list_their_outcome_and_body_and_can_be_sent_again(
     webhook_delivery_send(delivery_id=delivery_id)
 
     listing = text_of(client.get(f"{DELIVERIES}?endpoint__id__exact={endpoint.pk}"))
-    assert "test_event" in listing and "503 in " in listing and "Pending" in listing
+    assert "test_event" in listing
+    assert "503 in " in listing
+    assert "Pending" in listing
     assert "1, next at " in listing  # when it is tried again
     # The event id an integrator quotes finds its deliveries.
     found = text_of(client.get(f"{DELIVERIES}?q={event.public_id}"))
-    assert "1 webhook delivery" in found and "test_event" in found
+    assert "1 webhook delivery" in found
+    assert "test_event" in found
     detail = text_of(
         client.get(reverse("admin:webhooks_webhookdelivery_change", args=[delivery_id]))
     )
-    assert '"type": "test_event"' in detail and event.public_id in detail
+    assert '"type": "test_event"' in detail
+    assert event.public_id in detail
 
     with django_capture_on_commit_callbacks(execute=True):
         response = client.post(
@@ -201,7 +205,8 @@ def test_the_overview_tells_support_an_endpoint_was_disabled(
         "Deliveries failed, last 24 hours"
     ] == 1
     listed = text_of(client.get(link))
-    assert endpoint.url in listed and GONE in listed
+    assert endpoint.url in listed
+    assert GONE in listed
 
 
 def account_choices(response) -> dict[str, str]:

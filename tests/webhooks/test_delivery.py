@@ -76,12 +76,14 @@ def test_a_500_and_a_timeout_are_retried_with_backoff_until_the_receiver_takes_i
     with capture(execute=True):
         assert webhook_delivery_send(delivery_id=delivery_id) == "retry"
     first = only_delivery()
-    assert first.response_status == 500 and first.attempts == 1
+    assert first.response_status == 500
+    assert first.attempts == 1
     assert first.endpoint.failing_since is not None
     # Handed back to the broker with a countdown within the backoff's first step.
     [(again, countdown)] = broker.sent
     broker.sent.clear()
-    assert again == delivery_id and 0 < countdown <= 2
+    assert again == delivery_id
+    assert 0 < countdown <= 2
     assert first.next_attempt_at == first.last_attempt_at + timedelta(seconds=countdown)
     # Not due yet: a task arriving early sends nothing.
     assert webhook_delivery_send(delivery_id=delivery_id) == "not_due"
@@ -93,7 +95,8 @@ def test_a_500_and_a_timeout_are_retried_with_backoff_until_the_receiver_takes_i
         )
     second = only_delivery()
     assert outcome == "retry"
-    assert second.error == "Timed out." and second.response_status is None
+    assert second.error == "Timed out."
+    assert second.response_status is None
     delay = (second.next_attempt_at - second.last_attempt_at).total_seconds()
     assert 2 <= delay <= 4  # the second step: 4 s, jittered down to half at most
     broker.sent.clear()
@@ -103,11 +106,14 @@ def test_a_500_and_a_timeout_are_retried_with_backoff_until_the_receiver_takes_i
         == "succeeded"
     )
     done = only_delivery()
-    assert done.status == DeliveryStatus.SUCCEEDED and done.attempts == 3
-    assert done.response_status == 200 and done.delivered_at is not None
+    assert done.status == DeliveryStatus.SUCCEEDED
+    assert done.attempts == 3
+    assert done.response_status == 200
+    assert done.delivered_at is not None
     assert done.endpoint.failing_since is None
     ids = {r.headers["webhook-id"] for r in hooks.received}
-    assert ids == {done.event.public_id} and len(hooks.received) == 3
+    assert ids == {done.event.public_id}
+    assert len(hooks.received) == 3
     verify = guide_verifier()
     assert all(verify(endpoint.secret, r.headers, r.body) for r in hooks.received)
     # Done is done: the same task again sends nothing.
@@ -148,7 +154,8 @@ def test_a_failing_receiver_is_retried_for_a_day_then_the_delivery_fails_and_the
         delays.append((delivery.next_attempt_at - now).total_seconds())
         now = delivery.next_attempt_at
 
-    assert outcomes[-1] == "failed" and delivery.status == DeliveryStatus.FAILED
+    assert outcomes[-1] == "failed"
+    assert delivery.status == DeliveryStatus.FAILED
     assert delivery.last_attempt_at <= delivery.retry_until
     assert delivery.retry_until - written == timedelta(hours=24)
     # Exponential: each wait about doubles (jitter takes up to half off) up to an hour.
@@ -174,10 +181,12 @@ def test_a_410_disables_the_endpoint_and_it_gets_nothing_more(
     assert webhook_delivery_send(delivery_id=delivery_id) == "gone"
 
     endpoint.refresh_from_db()
-    assert not endpoint.is_active and endpoint.disabled_reason == GONE
+    assert not endpoint.is_active
+    assert endpoint.disabled_reason == GONE
     assert only_delivery().status == DeliveryStatus.FAILED
     emit(tenant, django_capture_on_commit_callbacks)
-    assert WebhookDelivery.objects.count() == 1 and broker.take() == []
+    assert WebhookDelivery.objects.count() == 1
+    assert broker.take() == []
     assert len(hooks.received) == 1
 
 
@@ -300,7 +309,7 @@ def dns(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    "url, message",
+    ("url", "message"),
     [
         ("http://hooks.example/in", NOT_HTTPS),
         ("https://10.1.2.3/in", NOT_ALLOWED),
@@ -352,7 +361,8 @@ def test_a_rotated_secret_signs_beside_the_new_one_until_the_overlap_ends(
     new = webhook_secret_rotate(endpoint=endpoint)
     assert new != endpoint.secret
     endpoint.refresh_from_db()
-    assert new not in endpoint.secret_encrypted and endpoint.secret_prefix == new[:12]
+    assert new not in endpoint.secret_encrypted
+    assert endpoint.secret_prefix == new[:12]
     emit(tenant, django_capture_on_commit_callbacks)
     [delivery_id] = broker.take()
     webhook_delivery_send(delivery_id=delivery_id)

@@ -45,11 +45,13 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         refused = tenant.client().post(
             "/api/nl", {"xml": adf(prospect_id="WEB-2", vendor_id="V-2000")}
         )
-    assert accepted.status_code == 200 and refused.status_code == 422
+    assert accepted.status_code == 200
+    assert refused.status_code == 422
     assert callbacks  # the deliveries are handed over only once intake committed
     world.run()  # the call: an agent presses 1, the lead answers, the call ends
     call = Call.objects.get()
-    assert call.status == CallStatus.ANSWER and call.agent == taker
+    assert call.status == CallStatus.ANSWER
+    assert call.agent == taker
     scorer = in_role("Scorer", accounts=[tenant.account])
     coach = in_role("Manager", accounts=[tenant.account])
     with capture(execute=True):
@@ -101,14 +103,16 @@ def test_every_event_type_is_sent_as_documented_and_signed(
     assert refusal["reason"] == "no_rule"
     assert refusal["message"] == NO_RULE
     assert refusal["account"]["id"] == tenant.other_account.pk
-    assert refusal["lead"]["prospect_id"] == "WEB-2" and refusal["call_id"] is None
+    assert refusal["lead"]["prospect_id"] == "WEB-2"
+    assert refusal["call_id"] is None
     assert by_type["agent_presses_one"]["call"]["status"] == "DIALING"
     assert by_type["agent_presses_one"]["agent"]["email"] == taker.email
     completed = by_type["call_completed"]["call"]
     assert completed["status"] == "ANSWER"
     assert completed["duration"] == call.duration
     assert completed["response_time"] == call.response_time
-    assert completed["attempts"] == 1 and completed["click_to_call"] == 0
+    assert completed["attempts"] == 1
+    assert completed["click_to_call"] == 0
     assert completed["outbound"] == call.phone
     assert by_type["call_scored"]["call"]["recording"] == call.recording_url
     scored = by_type["call_scored"]["scored_call"]

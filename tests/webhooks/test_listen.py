@@ -79,7 +79,8 @@ def test_webhook_listen_prints_signed_deliveries_refuses_bad_ones_and_removes_it
     assert command.listening.wait(5), out.getvalue()
     endpoint = WebhookEndpoint.objects.get(pk=command.endpoint.pk)
     url = f"http://127.0.0.1:{command.server.server_port}/"
-    assert endpoint.url == url and endpoint.organization == tenant.organization
+    assert endpoint.url == url
+    assert endpoint.organization == tenant.organization
     try:
         # A delivery the service signs, sent the way a worker sends it: printed, 2xx.
         event = webhook_test_send(endpoint=endpoint)

@@ -46,7 +46,7 @@ class Command(BaseCommand):
         if options["limit"] is not None:
             call_ids = call_ids[: options["limit"]]
 
-        outcomes = {status: 0 for status in TranscriptionStatus.values}
+        outcomes = dict.fromkeys(TranscriptionStatus.values, 0)
         started = time.monotonic()
         for call_id in tqdm(
             call_ids, desc="Transcribing", unit="call", file=self.stderr._out
