@@ -7,7 +7,8 @@ attempt fails with ``AttributeError`` (the transport's connection is already cle
 building a new connection pool reads ``None.hostname``) instead of a connection error.
 Celery takes that for an unrecoverable error and the worker exits, scheduler and all.
 
-Here a restore that fails is logged and given up. Nothing is lost by that: a message
+Here a restore that fails is logged and given up, and so is an acknowledgement that
+fails. Nothing is lost by that: a message
 Redis still holds stays in its unacknowledged set and is delivered again after the
 visibility timeout, and every call's state is in the database, where the sweep
 (``calls.services.calls_sweep``) re-drives it within seconds.
@@ -25,7 +26,7 @@ from typing import Any
 
 import celery.app.amqp
 import kombu
-from kombu.transport import redis
+from kombu.transport import redis, virtual
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,21 @@ class QoS(redis.QoS):
             )
             self._delivered.clear()
             unrestored.set()
+
+    def ack(self, delivery_tag: Any) -> None:
+        # Acknowledging after the connection dropped fails the same way (kombu 5.7.0 reads
+        # the cleared connection) and, uncaught, stops the worker. The message stays in
+        # Redis's unacknowledged set and is delivered again after the visibility timeout;
+        # every task is idempotent, so forgetting it here loses nothing.
+        try:
+            super().ack(delivery_tag)
+        except (AttributeError, *self.channel.connection_errors) as error:
+            log.warning(
+                "could not acknowledge a message to the broker: %r; Redis delivers it "
+                "again after the visibility timeout",
+                error,
+            )
+            virtual.QoS.ack(self, delivery_tag)
 
 
 class Channel(redis.Channel):

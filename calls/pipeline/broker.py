@@ -16,7 +16,8 @@ from django.utils import timezone
 from calls.models import Call, CallAttempt, CallStatus
 from config.celery import publish_or_leave_to_sweep
 
-log = logging.getLogger(__name__)
+# The pipeline logs as the service layer it is (the name operators filter on).
+log = logging.getLogger("calls.services")
 
 
 # Retries due within this are handed to the broker with a countdown; later ones to the sweep.

@@ -36,7 +36,8 @@ from calls.telephony.base import AgentDial, Event, EventKind, TelephonyUnavailab
 from core.logging import log_event, mask_phone
 from users.models import User
 
-log = logging.getLogger(__name__)
+# The pipeline logs as the service layer it is (the name operators filter on).
+log = logging.getLogger("calls.services")
 
 
 def call_queue(

@@ -25,7 +25,8 @@ from calls.telephony.base import Event, EventKind, LegStatus, TelephonyUnavailab
 from calls.workers import losses_take
 from core.logging import log_event
 
-log = logging.getLogger(__name__)
+# The pipeline logs as the service layer it is (the name operators filter on).
+log = logging.getLogger("calls.services")
 
 
 # A setup or dial handed to the broker is sent again only when what held it was lost

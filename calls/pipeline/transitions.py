@@ -33,7 +33,8 @@ from calls.telephony.base import EventKind
 from core.logging import log_event
 from users.models import User
 
-log = logging.getLogger(__name__)
+# The pipeline logs as the service layer it is (the name operators filter on).
+log = logging.getLogger("calls.services")
 
 
 FINAL = frozenset(

@@ -18,7 +18,8 @@ from calls.routing import agents_on_duty, free_agents_with_calls_waiting, next_o
 from core.logging import log_event
 from users.models import User
 
-log = logging.getLogger(__name__)
+# The pipeline logs as the service layer it is (the name operators filter on).
+log = logging.getLogger("calls.services")
 
 
 # Agents on duty but all on calls: the call waits, and is handed to the first agent whose
