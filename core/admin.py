@@ -247,7 +247,9 @@ class ObjectToolsAdmin(admin.ModelAdmin):
             raise PermissionDenied
         return obj
 
+    def change_url(self, obj: Any) -> str:
+        """The object's change page."""
+        return reverse(f"admin:{self._url_name('change')}", args=[obj.pk])
+
     def _back_to(self, obj: Any) -> HttpResponseRedirect:
-        return HttpResponseRedirect(
-            reverse(f"admin:{self._url_name('change')}", args=[obj.pk])
-        )
+        return HttpResponseRedirect(self.change_url(obj))

@@ -9,7 +9,6 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
-from django.urls import reverse
 from django.utils import timezone
 
 from accounts.admin.keys import (
@@ -187,7 +186,7 @@ class ApiCredentialAdmin(KeyToolsAdmin):
             keys=[
                 ShownKey(
                     str(obj.organization),
-                    self._change_url(obj),
+                    self.change_url(obj),
                     "API key",
                     obj.api_user,
                     key,
@@ -223,7 +222,7 @@ class ApiCredentialAdmin(KeyToolsAdmin):
             shown.append(
                 ShownKey(
                     str(credential.organization),
-                    self._change_url(credential),
+                    self.change_url(credential),
                     "API key",
                     credential.api_user,
                     key,
@@ -250,9 +249,6 @@ class ApiCredentialAdmin(KeyToolsAdmin):
             f"Every key of {names} revoked: they stop working now.",
             messages.SUCCESS,
         )
-
-    def _change_url(self, credential: ApiCredential) -> str:
-        return reverse("admin:accounts_apicredential_change", args=[credential.pk])
 
     @admin.display(description="accounts")
     def scope(self, obj: ApiCredential) -> str:

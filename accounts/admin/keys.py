@@ -24,6 +24,7 @@ from accounts.models import (
 )
 from core.admin import (
     ObjectToolsAdmin,
+    ReadOnlyAdminMixin,
     ReadOnlyInline,
     render_confirm,
 )
@@ -201,21 +202,16 @@ class ScoredDataKeyInline(KeyInline):
     verbose_name_plural = "scored-data keys (issue or revoke with the buttons above)"
 
 
-class KeyAdmin(admin.ModelAdmin):
+# What every key list and page shows after its prefix and owner.
+KEY_MOMENTS = ("created_at", "last_used_at", "expires_at", "revoked_at", "usable")
+
+
+class KeyAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Read-only: keys are made by services and deleted by the prune task. Find one by its prefix."""
 
     list_filter = [KeyStateFilter]
     date_hierarchy = "created_at"
     search_fields = ["prefix"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.display(boolean=True, description="usable now")
     def usable(self, obj: HashedKey) -> bool:
@@ -224,28 +220,11 @@ class KeyAdmin(admin.ModelAdmin):
 
 @admin.register(ApiKey)
 class ApiKeyAdmin(KeyAdmin):
-    list_display = [
-        "prefix",
-        "credential",
-        "organization",
-        "created_at",
-        "last_used_at",
-        "expires_at",
-        "revoked_at",
-        "usable",
-    ]
+    list_display = ["prefix", "credential", "organization", *KEY_MOMENTS]
     list_filter = [KeyStateFilter, "credential__organization"]
     list_select_related = ["credential__organization"]
     search_fields = ["prefix", "credential__api_user"]
-    fields = readonly_fields = (
-        "prefix",
-        "credential",
-        "created_at",
-        "last_used_at",
-        "expires_at",
-        "revoked_at",
-        "usable",
-    )
+    fields = readonly_fields = ("prefix", "credential", *KEY_MOMENTS)
 
     @admin.display(
         description="organization", ordering="credential__organization__name"
@@ -256,28 +235,11 @@ class ApiKeyAdmin(KeyAdmin):
 
 @admin.register(ScoredDataKey)
 class ScoredDataKeyAdmin(KeyAdmin):
-    list_display = [
-        "prefix",
-        "account",
-        "organization",
-        "created_at",
-        "last_used_at",
-        "expires_at",
-        "revoked_at",
-        "usable",
-    ]
+    list_display = ["prefix", "account", "organization", *KEY_MOMENTS]
     list_filter = [KeyStateFilter, "account__organization"]
     list_select_related = ["account__organization"]
     search_fields = ["prefix", "account__name"]
-    fields = readonly_fields = (
-        "prefix",
-        "account",
-        "created_at",
-        "last_used_at",
-        "expires_at",
-        "revoked_at",
-        "usable",
-    )
+    fields = readonly_fields = ("prefix", "account", *KEY_MOMENTS)
 
     @admin.display(description="organization", ordering="account__organization__name")
     def organization(self, obj: ScoredDataKey) -> Organization:

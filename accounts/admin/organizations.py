@@ -209,7 +209,7 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
             )
             shown.append(
                 ShownKey(
-                    str(account), self._change_url(account), "scored-data key", "", key
+                    str(account), self.change_url(account), "scored-data key", "", key
                 )
             )
         return render_keys(
@@ -265,9 +265,6 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
             schedule_save=days.save(commit=False) if days else [],
             schedule_delete=days.deleted_objects if days else [],
         )
-
-    def _change_url(self, account: Account) -> str:
-        return reverse("admin:accounts_account_change", args=[account.pk])
 
 
 @admin.register(Team)
