@@ -24,7 +24,7 @@ from accounts.models import (
     Organization,
     ScoredDataKey,
 )
-from accounts.signals import duty_changed
+from accounts.signals import account_created, duty_changed
 
 # What an account's agents' duty depends on (calls.routing reads them), with its schedule
 # days: the hours they keep when they have none of their own.
@@ -149,6 +149,15 @@ def api_keys_prune(*, older_than: timedelta = timedelta(days=90)) -> int:
         )
         deleted += stale.delete()[0]
     return deleted
+
+
+@transaction.atomic
+def account_create(*, account: Account) -> Account:
+    """Save a new account (built, unsaved, by the admin's form or a caller); the apps above
+    are told (``account_created``), in this transaction, to set it up."""
+    account.save(force_insert=True)
+    account_created.send(sender=Account, account=account)
+    return account
 
 
 @transaction.atomic

@@ -8,9 +8,10 @@ trip measured the same way through the same broker and worker, in one run:
     how long, so capacity and latency are not confused;
 (c) (a) and (b) again beside two CPU-bound processes.
 
-The workers are the Procfile's: one on the ``calls`` queue, one on ``default`` with the
-scheduler. Simulated calls run at ``BENCH_DIAL_SCALE`` (0.01: a talk of 0.3 to 3 s), so in
-(b) agents are really busy. Used by ``bench/run.py``.
+The workers are the Procfile's: one on the ``events`` and ``calls`` queues,
+one on ``default`` with the scheduler. Simulated calls run at ``BENCH_DIAL_SCALE`` (0.01:
+a talk of 0.3 to 3 s), so in (b) agents are really busy. Used by ``bench/run.py`` (part 11
+on the same workers).
 """
 
 from __future__ import annotations
@@ -49,7 +50,8 @@ def worker_commands(app: str, venv_bin: str, schedule: str) -> dict[str, list[st
         "worker-calls": [
             *celery,
             "-Q",
-            "events,calls",  # callbacks first, then dials (the Procfile's `calls`)
+            # callbacks first, then dials, then texts to leads (the Procfile's `calls`)
+            "events,calls",
             "-n",
             "calls@%h",
             "--loglevel=WARNING",

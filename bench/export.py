@@ -27,7 +27,7 @@ SEED = """
 import django, json; django.setup()
 from datetime import datetime, timezone
 from accounts.models import Account, Organization
-from accounts.services import scored_data_key_issue
+from accounts.services import account_create, scored_data_key_issue
 from calls.models import Call, CallStatus
 from scoring.services import score_save
 from users.models import User
@@ -36,8 +36,8 @@ org = Organization.objects.create(name="Export Group")
 out = {}
 scorer = None
 for size in %(sizes)s:
-    account = Account.objects.create(organization=org, name=f"Export {size}", timezone="America/Denver",
-        address="1 Main St", city="Denver", postal_code="80202")
+    account = account_create(account=Account(organization=org, name=f"Export {size}", timezone="America/Denver",
+        address="1 Main St", city="Denver", postal_code="80202"))
     if scorer is None:
         scorer = user_create(organization=org, data={"first_name": "Bench", "last_name": "Scorer",
             "email": "scorer@export.example", "account_ids": [account.pk], "permission_template": "Scorer"})

@@ -22,7 +22,8 @@ import redis  # noqa: E402
 
 DB_NAME = "leadcall_bench"
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
-REDIS_URL = "redis://127.0.0.1:6379/15"
+# BENCH_REDIS_URL: another Redis (or db) when db 15 of the local one is in use.
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
 SECONDS = float(os.environ.get("BENCH_SECONDS", "5"))
 SAMPLES = ROOT.parent / "shared" / "adf-samples"
 # The workers' Celery app: the service's app plus the no-op task (see bench/celery_noop.py).
@@ -32,7 +33,7 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
 PARTS = set(
-    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8,9,10").replace(" ", "").split(",")
+    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8,9,10,11").replace(" ", "").split(",")
 )
 # The service's web process, as the Procfile runs it.
 GUNICORN = [
@@ -116,13 +117,13 @@ SEED = """
 import django, json; django.setup()
 from datetime import time
 from accounts.models import Account, Organization, Team, AccountScheduleDay
-from accounts.services import api_credential_issue
+from accounts.services import account_create, api_credential_issue
 from leads.models import ParsingRule, VendorRegistration
 from users.services import user_create
 ALWAYS = {"active": True, "days": [{"active": True, "start_time": time(0), "end_time": time(23, 59)}] * 7}
 org = Organization.objects.create(name="Bench Group")
 def dealer(name, vendor_id):
-    account = Account.objects.create(organization=org, name=name, timezone="America/Denver")
+    account = account_create(account=Account(organization=org, name=name, timezone="America/Denver"))
     AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
     VendorRegistration.objects.create(account=account, organization=account.organization, vendor_id=vendor_id, vendor_name=name)
     ParsingRule.objects.create(account=account, name="Everything", priority=1000)

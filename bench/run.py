@@ -35,6 +35,9 @@ every figure printed next to a baseline measured in the same run:
    20 simulated conversations against their scripts, and the suggested categories'
    precision and recall against the scripts. Part 4d is part 4a's burst again while a
    process transcribes without pause (the transcription worker with a backlog).
+11. Call final status -> its automatic text handed to the provider (bench/texting.py), p50
+   and p99 over BENCH_TEXTS calls that end NOAGENT and text their lead, on the Procfile's
+   workers, against a no-op task's round trip through the ``calls`` queue and that worker.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -47,7 +50,9 @@ BENCH_DIAL_CLIENTS (4), BENCH_QUEUE_LEADS (100), BENCH_QUEUE_RATE (leads/s, 5),
 BENCH_QUEUE_AGENTS (4), BENCH_DIAL_SCALE (the simulator's, 0.01), BENCH_DIAL_WAIT (s, 120),
 BENCH_CELERY_APP (the workers' -A, bench.celery_noop),
 BENCH_WEBHOOK_RATE (part 7's leads/s, 3), BENCH_OVERLOAD_RATE, BENCH_OVERLOAD_SECONDS and
-BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents).
+BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents), BENCH_TEXTS
+(part 11's calls, 200), BENCH_TEXT_RATE (its leads/s, 5), BENCH_TEXT_WAIT (s, 120),
+BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15).
 """
 
 from __future__ import annotations
@@ -67,7 +72,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-from bench import dialing, export, faults, insights, pages  # noqa: E402
+from bench import dialing, export, faults, insights, pages, texting  # noqa: E402
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.harness import (  # noqa: E402
     CELERY_APP,
@@ -76,6 +81,7 @@ from bench.harness import (  # noqa: E402
     LEAD_PHONE,
     OUTCOMES,
     PARTS,
+    REDIS_URL,
     SAMPLES,
     SECONDS,
     SEED,
@@ -167,18 +173,25 @@ def measure_http(
     return rows, [f"  HTTP errors: {', '.join(errors)}"]
 
 
-def measure_dialing(
-    port: int, env: dict[str, str], seed: dict, processes: Processes
-) -> tuple[list[Row], list[str]]:
-    step("4 call pipeline: starting the Procfile's two Celery workers")
-    flush_redis()  # the intake run's dispatches must not reach the workers
-    env = {**env, "SIMULATOR_TIME_SCALE": dialing.SCALE}
+def start_workers(env: dict[str, str], processes: Processes) -> dict[str, list[str]]:
+    """The Procfile's two Celery workers (parts 4 and 11), on a broker flushed first: the
+    intake run's dispatches must not reach them."""
+    flush_redis()
     commands = dialing.worker_commands(
         CELERY_APP, str(ROOT / ".venv/bin"), str(processes.logs / "beat")
     )
     for name, args in commands.items():
         queue = name.removeprefix("worker-")
         wait_for_worker(processes.start(name, args, env), processes, name, queue)
+    return commands
+
+
+def measure_dialing(
+    port: int, env: dict[str, str], seed: dict, processes: Processes
+) -> tuple[list[Row], list[str]]:
+    step("4 call pipeline: starting the Procfile's two Celery workers")
+    env = {**env, "SIMULATOR_TIME_SCALE": dialing.SCALE}
+    commands = start_workers(env, processes)
     base = {
         "port": port,
         "api_user": seed["api_user"],
@@ -358,11 +371,11 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             details += [f"  {note}" for note in notes]
         # In-process like part 3, before any server starts; printed last.
         hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
-        if PARTS & {"1", "2", "4", "6", "7", "8"}:
-            step(f"preparing database {DB_NAME} and Redis db 15")
+        if PARTS & {"1", "2", "4", "6", "7", "8", "11"}:
+            step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
             prepare_database(env)
-        if PARTS & {"1", "2", "4", "7", "8"}:
+        if PARTS & {"1", "2", "4", "7", "8", "11"}:
             seed = json.loads(
                 python(
                     env,
@@ -401,6 +414,17 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             webhook_rows, webhook_details = measure_webhooks(port, env, seed, options)
             rows += [Row(*row) for row in webhook_rows]
             details += webhook_details
+        if "11" in PARTS:  # on part 4's workers, or the same ones started here
+            if "4" not in PARTS:
+                step("11 starting the Procfile's two Celery workers")
+                start_workers({**env, "SIMULATOR_TIME_SCALE": dialing.SCALE}, processes)
+            step(
+                f"11 call final status -> text handed to the provider: {texting.COUNT} "
+                f"calls ending NOAGENT, {texting.RATE:g} leads/s"
+            )
+            text_rows, text_details = texting.measure(port, env, python)
+            rows += [Row(*row) for row in text_rows]
+            details += text_details
         if "8" in PARTS:
             step(f"8 pages: seeding {pages.CALLS:,} calls, then timing the pages")
             page_rows, page_details = pages.measure(
@@ -434,7 +458,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
         print(f"server and worker logs: {processes.logs}", file=sys.stderr)
         raise
     finally:
-        step("stopping gunicorn and the worker; flushing Redis db 15")
+        step(f"stopping gunicorn and the worker; flushing Redis {REDIS_URL}")
         processes.stop_all()
         flush_redis()
         if os.environ.get("BENCH_KEEP_DB") != "1":

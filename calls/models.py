@@ -34,6 +34,7 @@ class LeadType(models.TextChoices):
 class CallOrigin(models.TextChoices):
     LEAD = "lead", "Lead intake"
     CLICK_TO_CALL = "clicktocall", "Click to call"
+    TEXT_REPLY = "text", "Text reply"  # the lead texted back asking for a call
 
 
 class Call(models.Model):

@@ -8,3 +8,9 @@ from django.dispatch import Signal
 recording_stored = Signal()
 # A call's transcription was saved (``call_id``): suggestions for the scorer follow.
 transcription_saved = Signal()
+# A call was queued (``call``): a lead just arrived, or a request or a reply asked for it.
+call_queued = Signal()
+# A call reached its final status (``call``): texting tells a lead it could not reach.
+call_finished = Signal()
+# A call waits for the next schedule opening (``call``, ``opening``, an aware datetime).
+call_waiting = Signal()

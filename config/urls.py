@@ -20,6 +20,7 @@ urlpatterns = [
     path("api/", include("scoring.urls")),
     path("calls/twilio/", include("calls.telephony.twilio_callback_urls")),
     path("calls/", include("calls.urls")),
+    path("texts/twilio/", include("texting.twilio_callback_urls")),
     path("healthz", healthz),
     # Pages for scorers, managers and agents, and their sign-in.
     path("", include("users.page_urls")),

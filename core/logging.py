@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any
 
+from django.db import transaction
+
 FORMATS = ("kv", "json")
 # Names a line always has; an event field of the same name is dropped.
 _FIXED = ("time", "level", "logger", "event")
@@ -53,6 +55,12 @@ def log_event(
         context = {**_context.get(), **_task()}
         extra = {"event": event, "event_fields": fields, "log_context": context}
         logger.log(level, event, extra=extra)
+
+
+def log_event_on_commit(logger: logging.Logger, event: str, **fields: Any) -> None:
+    """``log_event`` once the caller's transaction commits: a rolled-back step never
+    happened, so it is never logged."""
+    transaction.on_commit(lambda: log_event(logger, event, **fields), robust=True)
 
 
 @contextmanager

@@ -1,31 +1,34 @@
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.apps import AppConfig
-from django.db.models.signals import post_save
+
+if TYPE_CHECKING:
+    from accounts.models import Account
 
 
 class ScoringConfig(AppConfig):
     name = "scoring"
 
     def ready(self) -> None:
-        from accounts.models import Account
+        from accounts.signals import account_created
         from calls.signals import transcription_saved
 
-        # Accounts sit below scoring (apps depend downward), so the account's own services
-        # cannot create its scorecard; this hook gives every new account the default one.
-        post_save.connect(
-            _default_scorecard, sender=Account, dispatch_uid="scoring.default_scorecard"
+        account_created.connect(
+            _default_scorecard, dispatch_uid="scoring.default_scorecard"
         )
         transcription_saved.connect(
             _suggest, dispatch_uid="scoring.suggestions_from_transcription"
         )
 
 
-def _default_scorecard(
-    sender: type, instance: object, created: bool, raw: bool = False, **kwargs: object
-) -> None:
-    if created and not raw:
-        from scoring.services import scorecard_create_default
+def _default_scorecard(sender: type, account: Account, **kwargs: object) -> None:
+    # Accounts sit below scoring (apps depend downward): account_create tells scoring, in
+    # its transaction, and every new account starts with the default scorecard.
+    from scoring.services import scorecard_create_default
 
-        scorecard_create_default(account=instance)  # type: ignore[arg-type]
+    scorecard_create_default(account=account)
 
 
 def _suggest(sender: type, call_id: int, **kwargs: object) -> None:

@@ -72,3 +72,12 @@ DEFAULT_CHOICE_RULES: dict[tuple[str, str], tuple[str, str, int | None]] = {
     ("alert", "Manager follow-up"): ("manager", "lead", None),
     ("alert", "Unhappy customer"): ("too expensive\ncancel\nunhappy", "lead", None),
 }
+
+# The roles each permission template (group) starts with, by permission codename of
+# scoring.Score; reach is decided by the permissions, so a group may be renamed.
+TEMPLATE_PERMISSIONS = {
+    "Agent": ("take_calls",),
+    "Scorer": ("score_calls",),
+    "Manager": ("coach_account_calls",),
+    "Global Manager": ("coach_organization_calls",),
+}

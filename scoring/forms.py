@@ -4,7 +4,7 @@ everything again; its errors come back inline, keyed by member."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from django import forms
@@ -15,8 +15,8 @@ from scoring.models import (
     ChoiceKind,
     LeadType,
     Score,
-    Scorecard,
     ScorecardCategory,
+    ScorecardChoice,
 )
 from scoring.payloads import VEHICLE
 from scoring.services import TEXT_MEMBERS, score_values
@@ -49,22 +49,24 @@ def _text(member: str) -> forms.CharField:
 
 
 class ScoreForm(forms.Form):
-    """Built for one call's scorecard: its category names, guidance and lists. Given
+    """Built for one call's scorecard (its ``categories`` and ``choices``, stored or the
+    defaults not stored yet): its category names, guidance and lists. Given
     ``suggested`` (a call's suggestions, for a call not scored yet), the suggested values
     start the form and each field keeps its suggestion (``field.suggestion``) to show."""
 
     def __init__(
         self,
         *args: Any,
-        scorecard: Scorecard,
+        categories: Iterable[ScorecardCategory],
+        choices: Iterable[ScorecardChoice],
         category_names: list[str | None],
         suggested: Mapping[str, Mapping[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        guidance = {category.slot: category for category in scorecard.categories.all()}
+        guidance = {category.slot: category for category in categories}
         lists: dict[str, list[str]] = {kind: [] for kind in ChoiceKind.values}
-        for choice in scorecard.choices.all():
+        for choice in choices:
             lists[choice.kind].append(choice.name)
         self.categories: list[tuple[str, str, ScorecardCategory | None]] = []
         for slot, name in enumerate(category_names, start=1):

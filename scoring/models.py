@@ -217,6 +217,16 @@ class Score(models.Model):
     class Meta:
         ordering = ["-scored_at", "-id"]
         indexes = [models.Index(fields=["scorer", "scored_at"])]
+        # The roles of scoring.selectors; the permission templates (groups) hold them.
+        permissions = [
+            ("score_calls", "Can score the calls of the accounts in reach"),
+            ("coach_account_calls", "Can coach and browse the calls of their accounts"),
+            (
+                "coach_organization_calls",
+                "Can coach and browse the calls of every account of their organizations",
+            ),
+            ("take_calls", "Takes calls (offered as an agent in the call browser)"),
+        ]
 
     def __str__(self) -> str:
         return f"Score of call {self.call_id}"

@@ -1,8 +1,11 @@
-"""The pages: call browser and call page, scoring workspace, speed-to-lead dashboard."""
+"""The pages: call browser and call page (with the lead's texts and replies), scoring
+workspace, speed-to-lead dashboard."""
 
 from django.urls import path
 
-from scoring import views
+from scoring import views, views_thread
+
+app_name = "pages"
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -10,6 +13,11 @@ urlpatterns = [
     path("calls/export.csv", views.call_export, name="call-export"),
     path("calls/<int:call_id>/", views.call_detail, name="call-detail"),
     path("calls/<int:call_id>/coaching", views.call_coach, name="call-coach"),
+    path(
+        "calls/<int:call_id>/texts",
+        views_thread.call_text_reply,
+        name="call-text-reply",
+    ),
     path(
         "calls/<int:call_id>/coaching/read",
         views.call_coaching_read,

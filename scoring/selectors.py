@@ -1,11 +1,13 @@
 """Who may score, coach and read which calls; every scoring read goes through these.
 
-Reach by permission template (Django groups):
+Reach by permission (of ``scoring.Score``, held through a permission template, i.e. a
+Django group, or given to the user directly; a group's name does not matter):
 - staff reach every account;
-- ``Scorer``: the accounts assigned to them, and every account of an organization they are
-  a member of without being assigned any of its accounts (a scorer working for a whole
-  dealer group);
-- ``Global Manager``: every account of their organizations; ``Manager``: their accounts;
+- ``score_calls`` (the Scorer template): the accounts assigned to them, and every account of
+  an organization they are a member of without being assigned any of its accounts (a
+  scorer working for a whole dealer group);
+- ``coach_organization_calls`` (Global Manager): every account of their organizations;
+  ``coach_account_calls`` (Manager): their accounts;
 - an agent reads only calls they took.
 """
 
@@ -16,6 +18,7 @@ from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from django.contrib.auth.models import Permission
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
@@ -35,18 +38,44 @@ from scoring.models import (
 )
 from users.models import Membership, User
 
-AGENT = "Agent"  # the permission template of the users who take calls
-SCORER = "Scorer"
-MANAGER = "Manager"
-GLOBAL_MANAGER = "Global Manager"
+# The permissions (codenames of scoring.Score's) that grant the roles.
+TAKE_CALLS = "take_calls"  # the users who take calls (the Agent template)
+SCORE_CALLS = "score_calls"
+COACH_ACCOUNT_CALLS = "coach_account_calls"
+COACH_ORGANIZATION_CALLS = "coach_organization_calls"
+ROLE_PERMISSIONS = (
+    TAKE_CALLS,
+    SCORE_CALLS,
+    COACH_ACCOUNT_CALLS,
+    COACH_ORGANIZATION_CALLS,
+)
 
 
-def _templates(user: User) -> set[str]:
-    cached = getattr(user, "_template_names", None)
+def _role_permissions(user: User) -> set[str]:
+    """The role permissions ``user`` holds through their groups or directly: one query per
+    user object, kept on it."""
+    cached = getattr(user, "_role_permissions", None)
     if cached is None:
-        cached = set(user.groups.values_list("name", flat=True))
-        user._template_names = cached  # type: ignore[attr-defined]
+        cached = set(
+            Permission.objects.filter(
+                Q(group__user=user) | Q(user=user),
+                content_type__app_label="scoring",
+                codename__in=ROLE_PERMISSIONS,
+            )
+            .order_by()
+            .values_list("codename", flat=True)
+            .distinct()
+        )
+        user._role_permissions = cached  # type: ignore[attr-defined]
     return cached
+
+
+def _with_permission(codename: str) -> Q:
+    """Users holding ``codename`` through a group or directly."""
+    scoring = Q(content_type__app_label="scoring", codename=codename)
+    return Q(groups__permissions__in=Permission.objects.filter(scoring)) | Q(
+        user_permissions__in=Permission.objects.filter(scoring)
+    )
 
 
 def accounts_scorable_by(user: User) -> QuerySet[Account]:
@@ -55,7 +84,7 @@ def accounts_scorable_by(user: User) -> QuerySet[Account]:
         return Account.objects.none()
     if user.is_staff:
         return Account.objects.all()
-    if SCORER not in _templates(user):
+    if SCORE_CALLS not in _role_permissions(user):
         return Account.objects.none()
     assigned = user.accounts.all()
     whole_organizations = Membership.objects.filter(user=user).exclude(
@@ -73,15 +102,15 @@ def accounts_coachable_by(user: User) -> QuerySet[Account]:
         return Account.objects.none()
     if user.is_staff:
         return Account.objects.all()
-    templates = _templates(user)
+    held = _role_permissions(user)
     reach = Q(pk__in=[])
-    if GLOBAL_MANAGER in templates:
+    if COACH_ORGANIZATION_CALLS in held:
         reach |= Q(
             organization_id__in=Membership.objects.filter(user=user).values(
                 "organization_id"
             )
         )
-    if MANAGER in templates:
+    if COACH_ACCOUNT_CALLS in held:
         reach |= Q(pk__in=user.accounts.values("pk"))
     return Account.objects.filter(reach)
 
@@ -154,14 +183,14 @@ class Roles:
 
 
 def roles_of(user: User) -> Roles:
-    """The user's roles from their permission templates (staff hold every role)."""
+    """The user's roles from their permissions (staff hold every role)."""
     if not (user.is_authenticated and user.is_active):
         return Roles(scorer=False, manager=False, staff=False)
-    templates = _templates(user)
+    held = _role_permissions(user)
     staff = user.is_staff
     return Roles(
-        scorer=staff or SCORER in templates,
-        manager=staff or bool({MANAGER, GLOBAL_MANAGER} & templates),
+        scorer=staff or SCORE_CALLS in held,
+        manager=staff or bool({COACH_ACCOUNT_CALLS, COACH_ORGANIZATION_CALLS} & held),
         staff=staff,
     )
 
@@ -179,12 +208,14 @@ def accounts_visible_to(user: User) -> QuerySet[Account]:
 
 def users_filterable_by(user: User) -> QuerySet[User]:
     """The agents the call browser offers ``user`` as a filter: the users of the accounts
-    they score or manage who take calls (the Agent template); an agent only themselves."""
+    they score or manage who take calls (``take_calls``, the Agent template); an agent
+    only themselves."""
     roles = roles_of(user)
     if not (roles.scorer or roles.manager):
         return User.objects.filter(pk=user.pk)
     return (
-        User.objects.filter(accounts__in=accounts_visible_to(user), groups__name=AGENT)
+        User.objects.filter(_with_permission(TAKE_CALLS))
+        .filter(accounts__in=accounts_visible_to(user))
         .distinct()
         .order_by("last_name", "first_name")
     )
@@ -289,6 +320,19 @@ def call_may_be_scored_by(*, user: User, call: Call) -> bool:
 def call_may_be_coached_by(*, user: User, call: Call) -> bool:
     """Whether ``user`` coaches the call's account (the call page shows the coaching form)."""
     return accounts_coachable_by(user).filter(pk=call.account_id).exists()
+
+
+def call_may_be_texted_by(*, user: User, call: Call) -> bool:
+    """Whether ``user`` may reply to the call's lead from the call page: staff, a manager
+    who coaches the account, or the agent of any of the lead's calls to the account (a
+    scorer only reads the thread)."""
+    if not user.is_active:
+        return False
+    if user.is_staff or call.agent_id == user.pk:
+        return True
+    return Call.objects.filter(
+        account_id=call.account_id, phone=call.phone, agent=user
+    ).exists() or call_may_be_coached_by(user=user, call=call)
 
 
 def call_attempts(*, call: Call) -> QuerySet[CallAttempt]:

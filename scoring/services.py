@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -102,35 +102,46 @@ def _label(member: str) -> str:
 
 
 def scorecard_create_default(*, account: Account) -> Scorecard:
-    """The account's scorecard, created with the default categories and lists if missing."""
+    """The account's scorecard, created with the default categories and lists if missing
+    (idempotent: the one place a default scorecard is made)."""
     scorecard, created = Scorecard.objects.get_or_create(account=account)
     if created:
-        ScorecardCategory.objects.bulk_create(
-            ScorecardCategory(
-                scorecard=scorecard,
-                slot=slot,
-                name=name,
-                guidance=guide,
-                **_rule(DEFAULT_CATEGORY_RULES.get(name)),
-            )
-            for slot, (name, guide) in enumerate(DEFAULT_CATEGORIES, start=1)
-        )
-        ScorecardChoice.objects.bulk_create(
-            ScorecardChoice(
-                scorecard=scorecard,
-                kind=kind,
-                name=name,
-                position=index,
-                needs_appointment=(
-                    kind == ChoiceKind.CALL_END
-                    and name in DEFAULT_APPOINTMENT_CALL_ENDS
-                ),
-                **_rule(DEFAULT_CHOICE_RULES.get((kind, name))),
-            )
-            for kind, names in DEFAULT_CHOICES.items()
-            for index, name in enumerate(names)
-        )
+        categories, choices = scorecard_default_parts(scorecard=scorecard)
+        ScorecardCategory.objects.bulk_create(categories)
+        ScorecardChoice.objects.bulk_create(choices)
     return scorecard
+
+
+def scorecard_default_parts(
+    *, scorecard: Scorecard
+) -> tuple[list[ScorecardCategory], list[ScorecardChoice]]:
+    """The default categories and lists of ``scorecard``, unsaved: what
+    ``scorecard_create_default`` stores, and what a page shows before it is stored."""
+    categories = [
+        ScorecardCategory(
+            scorecard=scorecard,
+            slot=slot,
+            name=name,
+            guidance=guide,
+            **_rule(DEFAULT_CATEGORY_RULES.get(name)),
+        )
+        for slot, (name, guide) in enumerate(DEFAULT_CATEGORIES, start=1)
+    ]
+    choices = [
+        ScorecardChoice(
+            scorecard=scorecard,
+            kind=kind,
+            name=name,
+            position=index,
+            needs_appointment=(
+                kind == ChoiceKind.CALL_END and name in DEFAULT_APPOINTMENT_CALL_ENDS
+            ),
+            **_rule(DEFAULT_CHOICE_RULES.get((kind, name))),
+        )
+        for kind, names in DEFAULT_CHOICES.items()
+        for index, name in enumerate(names)
+    ]
+    return categories, choices
 
 
 def _rule(rule: tuple[str, str, int | None] | None) -> dict[str, Any]:
@@ -142,7 +153,14 @@ def _rule(rule: tuple[str, str, int | None] | None) -> dict[str, Any]:
 
 def scorecard_snapshot(scorecard: Scorecard) -> tuple[list[str | None], list[int]]:
     """The ten category names (None for an unused slot) and points, as a score keeps them."""
-    by_slot = {category.slot: category for category in scorecard.categories.all()}
+    return categories_snapshot(scorecard.categories.all())
+
+
+def categories_snapshot(
+    categories: Iterable[ScorecardCategory],
+) -> tuple[list[str | None], list[int]]:
+    """``scorecard_snapshot`` of a scorecard's categories (saved or not)."""
+    by_slot = {category.slot: category for category in categories}
     names: list[str | None] = []
     points: list[int] = []
     for slot in range(1, CATEGORY_SLOTS + 1):

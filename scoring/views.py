@@ -32,7 +32,7 @@ from calls.transcripts import speaker_names
 from scoring.figures import DashboardForm, dashboard_figures
 from scoring.filters import CallFilter
 from scoring.forms import ScoreForm, score_initial
-from scoring.models import CATEGORY_SLOTS, RevisionKind, Score
+from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
 from scoring.records import RecordBuilder, pieces, rows
 from scoring.selectors import (
     call_attempts,
@@ -51,15 +51,16 @@ from scoring.selectors import (
     suggestions_of,
 )
 from scoring.services import (
+    categories_snapshot,
     coaching_mark_read,
     coaching_save,
     score_save,
-    scorecard_create_default,
-    scorecard_snapshot,
+    scorecard_default_parts,
     scoring_claim_next,
     scoring_claim_release,
 )
 from scoring.suggestions import transcript_lines
+from scoring.views_thread import thread_context
 from users.models import User
 
 CALLS_PER_PAGE = 50
@@ -93,10 +94,10 @@ def home(request: HttpRequest) -> HttpResponse:
     """Each role's first page: scorers score, managers watch speed to lead, agents their calls."""
     roles = roles_of(_user(request))
     if roles.scorer and not roles.staff:
-        return redirect("scoring-home")
+        return redirect("pages:scoring-home")
     if roles.manager:
-        return redirect("dashboard")
-    return redirect("call-list")
+        return redirect("pages:dashboard")
+    return redirect("pages:call-list")
 
 
 # --- call browser, export and call page
@@ -207,7 +208,8 @@ def _scorable_call(request: HttpRequest, call_id: int) -> Call:
 @login_required
 @require_safe
 def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
-    """One call: recording, lead, attempts, score with category names, revisions, coaching."""
+    """One call: recording, lead, attempts, score with category names, revisions, coaching,
+    and the lead's thread of texts and calls."""
     call = _visible_call(request, call_id)
     user = _user(request)
     score = score_of(call=call)
@@ -231,6 +233,7 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         "may_score": call_may_be_scored_by(user=user, call=call),
         "recording": recording_src(call.recording_url),
         "transcript": _transcript(call),
+        **thread_context(call=call, user=user),
     }
     return render(request, "scoring/call_detail.html", context)
 
@@ -275,7 +278,7 @@ def call_coach(request: HttpRequest, call_id: int) -> HttpResponse:
         messages.success(
             request, "Coaching notes saved; the agent sees them on this call."
         )
-    return redirect("call-detail", call_id=call.pk)
+    return redirect("pages:call-detail", call_id=call.pk)
 
 
 @login_required
@@ -285,7 +288,7 @@ def call_coaching_read(request: HttpRequest, call_id: int) -> HttpResponse:
     call = _visible_call(request, call_id)
     if coaching_mark_read(call=call, agent=_user(request)):
         messages.success(request, "Coaching marked as read.")
-    return redirect("call-detail", call_id=call.pk)
+    return redirect("pages:call-detail", call_id=call.pk)
 
 
 # --- scoring workspace
@@ -321,8 +324,8 @@ def _next_or_home(request: HttpRequest, scorer: User) -> HttpResponseRedirect:
     call = scoring_claim_next(scorer=scorer)
     if call is None:
         messages.info(request, "The queue is empty: every answered call is scored.")
-        return redirect("scoring-home")
-    return redirect("scoring-call", call_id=call.pk)
+        return redirect("pages:scoring-home")
+    return redirect("pages:scoring-call", call_id=call.pk)
 
 
 @login_required
@@ -339,7 +342,7 @@ def scoring_skip(request: HttpRequest, call_id: int) -> HttpResponse:
     scorer = _scorer(request)
     call = _scorable_call(request, call_id)
     scoring_claim_release(call=call, scorer=scorer)
-    return redirect("scoring-home")
+    return redirect("pages:scoring-home")
 
 
 @login_required
@@ -350,16 +353,23 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
     score: Score | None = getattr(call, "score", None)
     scorecard = scorecard_of(account=call.account)
     if scorecard is None:
-        scorecard_create_default(account=call.account)
-        scorecard = scorecard_of(account=call.account)
-    assert scorecard is not None
-    names = score.category_names if score else scorecard_snapshot(scorecard)[0]
+        # The defaults, shown and not stored: the first score stores them (score_save).
+        categories, choices = scorecard_default_parts(
+            scorecard=Scorecard(account=call.account)
+        )
+    else:
+        categories, choices = (
+            list(scorecard.categories.all()),
+            list(scorecard.choices.all()),
+        )
+    names = score.category_names if score else categories_snapshot(categories)[0]
     # Suggestions start a new score only: a saved score is what a person decided.
     suggested = None if score else suggestions_of(call=call)
     form = ScoreForm(
         request.POST if request.method == "POST" else None,
         initial=score_initial(call=call, score=score),
-        scorecard=scorecard,
+        categories=categories,
+        choices=choices,
         category_names=names,
         suggested=suggested,
     )
@@ -373,7 +383,7 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
                 messages.success(request, f"Call {call.pk} scored.")
                 if "next" in request.POST:
                     return _next_or_home(request, scorer)
-                return redirect("scoring-call", call_id=call.pk)
+                return redirect("pages:scoring-call", call_id=call.pk)
         status = 422
     elif request.method in ("GET", "HEAD"):
         status = 200

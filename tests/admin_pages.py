@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
 import lxml.html
+from django.http import HttpResponse
+from django.test import Client
+
+if TYPE_CHECKING:
+    from users.models import User
 
 
-def form_data(response, form_id: str) -> dict[str, list[str]]:
+def form_data(response: HttpResponse, form_id: str) -> dict[str, list[str]]:
     """What a browser posts for the form ``form_id`` of the page, untouched: text as rendered,
     checked boxes only, and for a select its selected option or, with none selected, its first
     option (hidden inputs and the inlines' empty-form templates included, as a browser sends them)."""
@@ -29,7 +37,7 @@ def form_data(response, form_id: str) -> dict[str, list[str]]:
 
 
 def typed(
-    data: dict[str, list[str]], fields: dict[str, str | None]
+    data: dict[str, list[str]], fields: Mapping[str, str | None]
 ) -> dict[str, list[str]]:
     """``data`` with the named fields typed over or chosen, as a person would; ``None``
     unticks a checkbox (a browser sends nothing for it)."""
@@ -42,7 +50,7 @@ def typed(
     return changed
 
 
-def text_of(response) -> str:
+def text_of(response: HttpResponse) -> str:
     """The page's visible text, white space collapsed: what a person reads."""
     page = lxml.html.fromstring(response.content.decode())
     for hidden in page.xpath("//script|//style|//*[contains(@class, 'empty-form')]"):
@@ -53,14 +61,14 @@ def text_of(response) -> str:
 SUPPORT_PASSWORD = "Sup-port-7"
 
 
-def sign_in_support(client, *, tz: str = "America/Chicago"):
+def sign_in_support(client: Client, *, tz: str = "America/Chicago") -> User:
     """Sign ``client`` in as support staff (``support_user``)."""
     user = support_user(tz=tz)
     client.force_login(user)
     return user
 
 
-def support_user(*, tz: str = "America/Chicago"):
+def support_user(*, tz: str = "America/Chicago") -> User:
     """Support staff: staff, not a superuser, with every permission of the service's apps,
     working in ``tz``; their password is ``SUPPORT_PASSWORD``."""
     from django.contrib.auth.models import Permission

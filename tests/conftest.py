@@ -1,3 +1,5 @@
+from collections.abc import Iterator
+
 import pytest
 from django.contrib.auth.models import Group
 from django.core.cache import cache
@@ -9,17 +11,22 @@ from tests.accounts.factories import (
     TeamFactory,
     issue_credential,
 )
+from users.models import User
+
+# The fake Twilio's fixtures (``fake_twilio``, ``twilio_settings``) for the voice and the
+# texting tests alike.
+pytest_plugins = ["tests.calls.fake_twilio"]
 
 
 @pytest.fixture(autouse=True)
-def _clear_cache():
+def _clear_cache() -> None:
     """Rate-limit counters and cached values never leak between tests (each xdist worker has its own Redis db)."""
     cache.clear()
     return
 
 
 @pytest.fixture(autouse=True)
-def _broker_breaker_closed():
+def _broker_breaker_closed() -> Iterator[None]:
     """A broker a test made fail opens this process's breaker (config/celery.py); the next
     test starts with it closed."""
     from config.celery import breaker
@@ -30,9 +37,9 @@ def _broker_breaker_closed():
 
 
 @pytest.fixture(autouse=True)
-def _permission_templates(request):
-    """Transactional tests flush every table, the migration's permission templates too;
-    put them back for whichever test comes next."""
+def _permission_templates(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Transactional tests flush every table, the migrations' permission templates and
+    their grants too; put them back for whichever test comes next."""
     marker = request.node.get_closest_marker("django_db")
     transactional = "transactional_db" in request.fixturenames or bool(
         marker and marker.kwargs.get("transaction")
@@ -41,13 +48,25 @@ def _permission_templates(request):
         yield
         return
     request.getfixturevalue("transactional_db" if transactional else "db")
-    for name in ("Agent", "Manager", "Global Manager", "Scorer"):
-        Group.objects.get_or_create(name=name)
+    from django.contrib.auth.models import Permission
+    from django.contrib.contenttypes.models import ContentType
+
+    from scoring.defaults import TEMPLATE_PERMISSIONS
+    from scoring.models import Score
+
+    content_type = ContentType.objects.get_for_model(Score)
+    for name, codenames in TEMPLATE_PERMISSIONS.items():
+        group, created = Group.objects.get_or_create(name=name)
+        if created:
+            group.permissions.set(
+                Permission.objects.get(content_type=content_type, codename=codename)
+                for codename in codenames
+            )
     yield
 
 
 @pytest.fixture
-def one_window(monkeypatch):
+def one_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every request of the test falls in the same rate-limit window, 20 s before its end,
     so a test near a minute boundary cannot see its counter reset."""
     from types import SimpleNamespace
@@ -89,10 +108,68 @@ class Tenant:
 
 
 @pytest.fixture
-def tenant(db) -> Tenant:
+def tenant(db: None) -> Tenant:
     return Tenant()
 
 
 @pytest.fixture
-def other_tenant(db) -> Tenant:
+def other_tenant(db: None) -> Tenant:
     return Tenant()
+
+
+# --- a real browser (Debian's Chromium through Playwright), for every folder's browser
+# tests: one per test process, so it lives here, defined once (a session fixture imported
+# into a second module would start a second Playwright in the same event loop).
+
+# The demo-like users of the pages' tests sign in with this (tests/pages/conftest.py).
+PAGES_PASSWORD = "Pages-test-1!"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium per test process."""
+    import os
+
+    from playwright.sync_api import sync_playwright
+
+    # Playwright's sync API runs an event loop in this thread; the tests' own ORM calls
+    # are still plain synchronous code, so Django's guard against async use must step aside.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_as(browser, live_server):
+    """``open_as(user)``: a new browser page, signed in as ``user`` through the sign-in form."""
+    contexts = []
+
+    def sign_in(user: User, password: str = PAGES_PASSWORD):
+        context = browser.new_context(base_url=live_server.url, accept_downloads=True)
+        contexts.append(context)
+        page = context.new_page()
+        page.goto("/login/")
+        page.fill("#id_username", user.username)
+        page.fill("#id_password", password)
+        page.click("button[type=submit]")
+        page.wait_for_load_state()
+        return page
+
+    yield sign_in
+    for context in contexts:
+        context.close()

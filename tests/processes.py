@@ -47,6 +47,7 @@ def service_env(**overrides: str) -> dict[str, str]:
 
 class Process:
     def __init__(self, args: list[str], env: dict[str, str], log: Path) -> None:
+        self.args = args
         self.log = log
         self.handle = subprocess.Popen(
             args,
@@ -273,8 +274,12 @@ class Procfile:
         )
         for name, process in self.processes.items():
             if name != "web":
+
+                def ready(process: Process = process) -> bool:
+                    return " ready." in process.log.read_text()
+
                 wait_for(
-                    lambda process=process: " ready." in process.log.read_text(),
+                    ready,
                     timeout=60,
                     what=f"the Procfile's {name} process",
                     process=process,

@@ -6,12 +6,13 @@ from __future__ import annotations
 from datetime import date, timedelta
 
 from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
 
 from scoring.dates import FIRST_DAY, LAST_DAY
 
 ONE_DAY = timedelta(days=1)
 # Python's calendar ends, the accepted range's ends, and a day either side of each.
-EDGE_DAYS = [
+EDGE_DAYS: list[date] = [
     date.min,
     date.min + ONE_DAY,
     FIRST_DAY - ONE_DAY,
@@ -23,10 +24,12 @@ EDGE_DAYS = [
 ]
 
 # An ISO day: an edge as often as any other day of the calendar.
-days = st.one_of(st.sampled_from(EDGE_DAYS), st.dates()).map(date.isoformat)
+days: SearchStrategy[str] = st.one_of(st.sampled_from(EDGE_DAYS), st.dates()).map(
+    date.isoformat
+)
 
 # What a caller may type where a day is asked for: mostly days, sometimes not quite.
-day_text = st.one_of(
+day_text: SearchStrategy[str] = st.one_of(
     days,
     days,
     days,

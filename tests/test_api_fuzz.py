@@ -55,7 +55,7 @@ from users.pictures import PictureError
 MAX_EXAMPLES = 25
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application)
 schema.config.generation.update(
-    modes=["positive", "negative"],
+    modes=[schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE],
     max_examples=MAX_EXAMPLES,
     deterministic=True,
     # Credentials are chosen by the steering below, mostly valid ones.

@@ -100,6 +100,7 @@ def test_a_document_posted_as_the_body_is_read_chunked_or_not_and_one_too_large_
     )
     assert first.raw_xml == document
     assert second.raw_xml == cp1252.replace("RAW-1", "RAW-2")
+    assert second.parsed is not None
     assert second.parsed["customer"]["comments"] == "20 000 € budget"
     assert too_large == (413, {"reason": "The request body is larger than 1 MiB."})
     assert Lead.objects.count() == 2

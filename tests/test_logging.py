@@ -323,6 +323,7 @@ def test_a_lead_and_its_call_are_told_one_event_per_line(
     assert response.status_code == 200
     lead = Lead.objects.get()
     call = lead.call
+    assert call is not None
     call.refresh_from_db()
     assert call.status == CallStatus.ANSWER
     found, lines = events()

@@ -23,7 +23,9 @@ def make_help() -> list[str]:
 
 def test_make_help_starts_every_description_in_the_same_column():
     lines = make_help()
-    columns = {len(re.match(r"  make \S+ +", line).group()) for line in lines}
+    starts = [m for line in lines if (m := re.match(r"  make \S+ +", line))]
+    assert len(starts) == len(lines), "\n".join(lines)
+    columns = {len(start.group()) for start in starts}
     assert len(columns) == 1, "\n".join(lines)
 
 

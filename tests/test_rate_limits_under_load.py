@@ -252,9 +252,9 @@ def test_limits_hold_for_concurrent_clients_of_several_server_processes(
         period == failure_period == sign_in_period
     )  # one window holds all three bursts
     dates = "fromDate=2026-01-01&toDate=2026-01-02"
-    scored = [("GET", f"/api/scoreddata?apikey={scored_key}&{dates}", {}, "")] * (
-        scored_limit + 10
-    )
+    scored: list[tuple[str, str, dict[str, str], str]] = [
+        ("GET", f"/api/scoreddata?apikey={scored_key}&{dates}", {}, "")
+    ] * (scored_limit + 10)
     wrong = [wrong_key(n, tenant, dates) for n in range(200)]
     form_headers, form = sign_in_form(clients)
     sign_ins = [("POST", "/admin/login/?next=/admin/", form_headers, form)] * (

@@ -34,6 +34,7 @@ from tests.processes import (
     start_worker,
     wait_for,
 )
+from texting.models import Direction, Purpose, Text
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -247,6 +248,8 @@ def test_readme_blocks_run_as_written_and_answer_as_documented(live):
     leads = list(Lead.objects.exclude(call=None).order_by("pk"))
     assert len(leads) == 2, leads
     first, busy = (lead.call for lead in leads)
+    assert first is not None  # the leads were picked for having a call
+    assert busy is not None
     click = Call.objects.filter(origin=CallOrigin.CLICK_TO_CALL).latest("pk")
     demo_calls = Call.objects.filter(pk__in=[first.pk, busy.pk, click.pk])
     try:
@@ -269,6 +272,25 @@ def test_readme_blocks_run_as_written_and_answer_as_documented(live):
     assert (busy.status, busy.attempts) == (CallStatus.BUSY, 3)
     assert click.status == CallStatus.ANSWER
     assert click.phone == "+13035550177"
+    # README, "Texting the lead": the busy lead is texted, answers "Call me please", the
+    # reply reaches the agent who took the call, and a new call is placed at once.
+    wait_for(
+        lambda: Text.objects.filter(
+            lead_phone=busy.phone, direction=Direction.IN, queued_call__isnull=False
+        ).exists(),
+        timeout=60,
+        what="the busy lead's reply to queue a call",
+    )
+    texts = Text.objects.filter(account=busy.account, lead_phone=busy.phone)
+    texted = texts.get(call=busy, purpose=Purpose.NOT_REACHED)
+    assert texted.body.startswith("Hi Sam, this is Demo Motors North.")
+    assert texted.handed_at is not None
+    reply = texts.get(direction=Direction.IN)
+    assert (reply.call, reply.body) == (busy, "Call me please")
+    assert reply.queued_call is not None
+    assert reply.queued_call.origin == CallOrigin.TEXT_REPLY
+    assert busy.agent is not None
+    assert texts.filter(purpose=Purpose.FORWARD, recipient=busy.agent).exists()
 
 
 def test_the_integrators_guide_blocks_run_as_written_and_answer_as_documented(live):

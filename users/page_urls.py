@@ -1,9 +1,11 @@
 """Sign-in, sign-out, password change and password reset by email, for the pages."""
 
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import path, reverse_lazy
 
 from users.views import SignInView
+
+app_name = "auth"
 
 urlpatterns = [
     path("login/", SignInView.as_view(), name="login"),
@@ -11,7 +13,8 @@ urlpatterns = [
     path(
         "password/change/",
         auth_views.PasswordChangeView.as_view(
-            template_name="auth/password_change.html"
+            template_name="auth/password_change.html",
+            success_url=reverse_lazy("auth:password_change_done"),
         ),
         name="password_change",
     ),
@@ -26,6 +29,7 @@ urlpatterns = [
             template_name="auth/password_reset.html",
             email_template_name="auth/password_reset_email.txt",
             subject_template_name="auth/password_reset_subject.txt",
+            success_url=reverse_lazy("auth:password_reset_done"),
         ),
         name="password_reset",
     ),
@@ -37,7 +41,8 @@ urlpatterns = [
     path(
         "password/reset/<uidb64>/<token>/",
         auth_views.PasswordResetConfirmView.as_view(
-            template_name="auth/password_reset_confirm.html"
+            template_name="auth/password_reset_confirm.html",
+            success_url=reverse_lazy("auth:password_reset_complete"),
         ),
         name="password_reset_confirm",
     ),

@@ -2,6 +2,8 @@ from django.urls import path
 
 from users import apis
 
+app_name = "users-api"
+
 urlpatterns = [
     path("users", apis.UserCreateApi.as_view(), name="user-create"),
     path("users/find/email", apis.UserFindByEmailApi.as_view(), name="user-find-email"),

@@ -34,6 +34,18 @@ ANSWERED_CALL = {
     "department": "Sales",
     "recording": "https://leads.example.com/calls/recordings/abc.wav",
 }
+# The account's sending number, and the lead's texts after the answered call.
+SENDING_NUMBER = "+13035550100"
+LEAD_TEXT = {
+    "id": 32,
+    "direction": "in",
+    "purpose": "inbound",
+    "from": "+13035550147",
+    "to": SENDING_NUMBER,
+    "body": "Great, see you Saturday!",
+    "status": "received",
+    "created": "2026-11-23T17:12:30Z",
+}
 
 EXAMPLES: dict[str, dict[str, Any]] = {
     "lead_received": {
@@ -156,6 +168,55 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "transcription": {
             "text": "Agent: Hi Sam, this is Alex from Demo Motors...",
             "summary": "Test drive booked for Saturday.",
+        },
+    },
+    "text_sent": {
+        "type": "text_sent",
+        "id": "evt_718293a4b5c6d7e8f9a0b1c2",
+        "created": "2026-11-23T17:10:01Z",
+        "account": ACCOUNT,
+        "text": {
+            "id": 31,
+            "direction": "out",
+            "purpose": "reply",
+            "from": SENDING_NUMBER,
+            "to": "+13035550147",
+            "body": "Hi Sam, it's Alex at Demo Motors: see you Saturday at 10:30.",
+            "status": "queued",
+            "created": "2026-11-23T17:10:00Z",
+        },
+        "call": ANSWERED_CALL,
+        "agent": AGENT,
+        "lead": LEAD,
+    },
+    "text_received": {
+        "type": "text_received",
+        "id": "evt_8293a4b5c6d7e8f9a0b1c2d3",
+        "created": "2026-11-23T17:12:30Z",
+        "account": ACCOUNT,
+        "text": LEAD_TEXT,
+        "call": ANSWERED_CALL,
+        "agent": AGENT,
+        "lead": LEAD,
+    },
+    "lead_opted_out": {
+        "type": "lead_opted_out",
+        "id": "evt_93a4b5c6d7e8f9a0b1c2d3e4",
+        "created": "2026-11-30T15:02:11Z",
+        "account": ACCOUNT,
+        "text": {
+            **LEAD_TEXT,
+            "id": 40,
+            "body": "STOP",
+            "created": "2026-11-30T15:02:11Z",
+        },
+        "call": ANSWERED_CALL,
+        "agent": AGENT,
+        "lead": LEAD,
+        "opt_out": {
+            "phone": "+13035550147",
+            "at": "2026-11-30T15:02:11Z",
+            "message": "STOP",
         },
     },
     "test_event": {

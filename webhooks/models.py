@@ -18,6 +18,9 @@ class EventType(models.TextChoices):
     CALL_SCORED = "call_scored", "Call scored"
     CALL_COACHED = "call_coached", "Call coached"
     TRANSCRIPTION_READY = "transcription_ready", "Transcription ready"
+    TEXT_SENT = "text_sent", "Text sent"
+    TEXT_RECEIVED = "text_received", "Text received"
+    LEAD_OPTED_OUT = "lead_opted_out", "Lead opted out of texts"
     # Sent to one endpoint only, when support presses "send test event".
     TEST_EVENT = "test_event", "Test event"
 

@@ -22,6 +22,30 @@ SIGNED = (
     "`webhook-timestamp` and `webhook-signature` (`v1,` and the base64 HMAC-SHA256 of "
     '`"{id}.{timestamp}.{body}"`); see the integrator\'s guide, "Webhooks".'
 )
+# texting.models' Purpose and TextStatus (webhooks sits below texting: not imported).
+TEXT_PURPOSES = [
+    "instant",
+    "not_reached",
+    "no_agent",
+    "waiting",
+    "reply",
+    "help",
+    "opt_out",
+    "opt_in",
+    "forward",
+    "inbound",
+]
+TEXT_STATUSES = [
+    "scheduled",
+    "sending",
+    "queued",
+    "sent",
+    "delivered",
+    "undelivered",
+    "failed",
+    "canceled",
+    "received",
+]
 WHEN = {
     EventType.LEAD_RECEIVED: "A lead was stored and accepted.",
     EventType.LEAD_REFUSED: "A lead was stored but will not be called; `reason` says why.",
@@ -30,6 +54,12 @@ WHEN = {
     EventType.CALL_SCORED: "A scorer scored the call (again when the score changes).",
     EventType.CALL_COACHED: "A manager wrote coaching on the call.",
     EventType.TRANSCRIPTION_READY: "The call's transcription was stored.",
+    EventType.TEXT_SENT: "The texting provider took a text to a lead or the team "
+    "(`status` queued); delivery statuses are not events.",
+    EventType.TEXT_RECEIVED: "A lead's text was stored (STOP, START, HELP and call-me "
+    "replies included).",
+    EventType.LEAD_OPTED_OUT: "A lead texted STOP (or another opt-out word): no text "
+    "goes to the number until it texts START.",
     EventType.TEST_EVENT: 'Support pressed "send test event".',
 }
 
@@ -122,6 +152,35 @@ class TranscriptionOut(serializers.Serializer):
     summary = serializers.CharField()
 
 
+# "from" is a Python keyword: the text's shape is built from a dict.
+TextOut = type(
+    "TextOut",
+    (serializers.Serializer,),
+    {
+        "id": serializers.IntegerField(),
+        "direction": serializers.ChoiceField(
+            choices=["out", "in"],
+            help_text="out: to the lead (or team); in: from the lead.",
+        ),
+        "purpose": serializers.ChoiceField(choices=TEXT_PURPOSES),
+        "from": serializers.CharField(
+            help_text="E.164, or a Messaging Service SID (MG...) for a text sent "
+            "through one."
+        ),
+        "to": serializers.CharField(),
+        "body": serializers.CharField(),
+        "status": serializers.ChoiceField(choices=TEXT_STATUSES),
+        "created": serializers.DateTimeField(),
+    },
+)
+
+
+class OptOutOut(serializers.Serializer):
+    phone = serializers.CharField()
+    at = serializers.DateTimeField()
+    message = serializers.CharField(help_text="What the lead sent.")
+
+
 def _event(name: str, **members: Any) -> type[serializers.Serializer]:
     fields: dict[str, Any] = {
         "type": serializers.ChoiceField(choices=[name]),
@@ -147,6 +206,19 @@ def _lead_outcome(name: str, **members: Any) -> type[serializers.Serializer]:
 def _call(name: str, **members: Any) -> type[serializers.Serializer]:
     return _event(
         name, call=CallOut(), agent=AgentOut(allow_null=True), lead=LeadOut(), **members
+    )
+
+
+def _text(name: str, **members: Any) -> type[serializers.Serializer]:
+    return _event(
+        name,
+        text=TextOut(),
+        call=CallOut(allow_null=True, help_text="The lead's latest call, or null."),
+        agent=AgentOut(allow_null=True),
+        lead=LeadOut(
+            help_text="The lead of the call; only `phone` when there is no call."
+        ),
+        **members,
     )
 
 
@@ -176,6 +248,9 @@ BODIES: dict[str, type[serializers.Serializer]] = {
     EventType.TRANSCRIPTION_READY: _call(
         "transcription_ready", transcription=TranscriptionOut()
     ),
+    EventType.TEXT_SENT: _text("text_sent"),
+    EventType.TEXT_RECEIVED: _text("text_received"),
+    EventType.LEAD_OPTED_OUT: _text("lead_opted_out", opt_out=OptOutOut()),
     EventType.TEST_EVENT: _event("test_event", message=serializers.CharField()),
 }
 
@@ -208,4 +283,7 @@ call_completed = _webhook(EventType.CALL_COMPLETED)
 call_scored = _webhook(EventType.CALL_SCORED)
 call_coached = _webhook(EventType.CALL_COACHED)
 transcription_ready = _webhook(EventType.TRANSCRIPTION_READY)
+text_sent = _webhook(EventType.TEXT_SENT)
+text_received = _webhook(EventType.TEXT_RECEIVED)
+lead_opted_out = _webhook(EventType.LEAD_OPTED_OUT)
 test_event = _webhook(EventType.TEST_EVENT)

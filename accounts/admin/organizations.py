@@ -36,6 +36,7 @@ from accounts.models import (
     Team,
 )
 from accounts.services import (
+    account_create,
     account_update,
     scored_data_key_issue,
     scored_data_key_revoke,
@@ -234,14 +235,15 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
             messages.SUCCESS,
         )
 
-    # Saving: a new account as the form made it (no agent can be on its duty yet); a change
-    # by account_update in save_related, with its schedule days from the inline.
+    # Saving: a new account as the form built it, by account_create (no agent can be on its
+    # duty yet), its inlines after it; a change by account_update in save_related, with its
+    # schedule days from the inline.
 
     def save_model(
         self, request: HttpRequest, obj: Account, form: Any, change: bool
     ) -> None:
         if not change:
-            super().save_model(request, obj, form, change)
+            account_create(account=obj)
 
     def save_related(
         self, request: HttpRequest, form: Any, formsets: Any, change: bool

@@ -31,6 +31,7 @@ from calls.routing import (
     agents_claim,
     calls_waiting_before,
 )
+from calls.signals import call_queued
 from calls.telephony import provider_named
 from calls.telephony.base import AgentDial, Event, EventKind, TelephonyUnavailable
 from core.logging import log_event, mask_phone
@@ -67,6 +68,7 @@ def call_queue(
         setup_dispatched_at=timezone.now(),
         **lead,
     )
+    call_queued.send(sender=Call, call=call)
     transaction.on_commit(lambda: _queued(call), robust=True)
     return call
 

@@ -28,9 +28,10 @@ from calls.payloads import call_event_emit
 from calls.pipeline import broker
 from calls.pipeline.broker import HELD_BY_BROKER
 from calls.routing import agent_is_free, call_waiting_for
+from calls.signals import call_finished
 from calls.telephony import provider_for, provider_named
 from calls.telephony.base import EventKind
-from core.logging import log_event
+from core.logging import log_event_on_commit
 from users.models import User
 
 # The pipeline logs as the service layer it is (the name operators filter on).
@@ -189,6 +190,7 @@ def _finish(
         ]
     )
     call_event_emit(call=call, type="call_completed")
+    call_finished.send(sender=Call, call=call)
     _log_on_commit(
         "call.ended",
         call_id=call.pk,
@@ -224,7 +226,7 @@ def _hand_over(agent_id: int) -> int | None:
 
 def _log_on_commit(event: str, **fields: Any) -> None:
     """Log a step of a call's life once it is committed: a rolled-back step never happened."""
-    transaction.on_commit(lambda: log_event(log, event, **fields), robust=True)
+    log_event_on_commit(log, event, **fields)
 
 
 def call_cancel(*, call: Call) -> bool:

@@ -15,6 +15,7 @@ from django.utils import timezone
 from calls.models import Call, CallStatus, DialingSettings, NoAgentPolicy
 from calls.pipeline.transitions import _finish, _hand_over, _phone_time, _requeue
 from calls.routing import agents_on_duty, free_agents_with_calls_waiting, next_opening
+from calls.signals import call_waiting
 from core.logging import log_event
 from users.models import User
 
@@ -48,6 +49,7 @@ def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
         # Waiting for an agent too: one who comes on duty sooner is handed it at once.
         call.waiting_since = call.waiting_since or now
         _requeue(call, opening, save_also=["waiting_since"])
+        call_waiting.send(sender=Call, call=call, opening=opening)
     else:
         _finish(call, CallStatus.NOAGENT)
 

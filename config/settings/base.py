@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "clicktocall",
     "webhooks",
     "insights",
+    "texting",
     "core",
     "demo",
 ]
@@ -253,6 +254,9 @@ SPECTACULAR_SETTINGS = {
             "call_scored",
             "call_coached",
             "transcription_ready",
+            "text_sent",
+            "text_received",
+            "lead_opted_out",
             "test_event",
         )
     ],
@@ -314,7 +318,8 @@ CELERY_TIMEZONE = "UTC"
 # backlog of slow work never delays either. `transcription` holds the media work (a
 # simulated call's speech, a provider's recording fetched, speech-to-text): its own worker,
 # so a GPU machine can take it alone and its backlog never delays a dial or a webhook. A
-# worker started without -Q consumes all four, in the order listed here.
+# worker started without -Q consumes all four, in the order listed here. Texts to leads and
+# the team (texting/) go on `calls` too: a text follows a call's end within a second.
 CELERY_TASK_DEFAULT_QUEUE = "default"
 CELERY_TASK_QUEUES = [
     Queue(name, Exchange(name), routing_key=name)
@@ -324,6 +329,9 @@ CELERY_TASK_ROUTES = {
     "calls.tasks.call_setup_task": {"queue": "calls"},
     "calls.tasks.attempt_dial_task": {"queue": "calls"},
     "calls.tasks.simulator_event_task": {"queue": "events"},
+    "texting.tasks.simulator_text_status_task": {"queue": "events"},
+    "texting.tasks.simulator_text_reply_task": {"queue": "events"},
+    "texting.tasks.text_send_task": {"queue": "calls"},
     "calls.tasks.calls_hand_over_task": {"queue": "calls"},
     "calls.tasks.recording_store_task": {"queue": "transcription"},
     "insights.tasks.transcription_task": {"queue": "transcription"},
@@ -353,6 +361,10 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": timedelta(hours=1),
         "options": {"queue": "webhooks"},
     },
+    "texts-sweep": {
+        "task": "texting.tasks.texts_sweep_task",
+        "schedule": timedelta(seconds=env.float("TEXTS_SWEEP_SECONDS", default=10)),
+    },
     "insights-sweep": {
         "task": "insights.tasks.insights_sweep_task",
         "schedule": timedelta(seconds=60),
@@ -365,7 +377,7 @@ CELERY_BEAT_SCHEDULE = {
 
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work
 # left to the sweeps during a broker outage is handed over the moment it is back.
-SWEEPS_ON_CONNECT = ["calls-sweep", "leads-sweep", "webhooks-sweep"]
+SWEEPS_ON_CONNECT = ["calls-sweep", "leads-sweep", "webhooks-sweep", "texts-sweep"]
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".
 TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
@@ -425,9 +437,9 @@ LOGGING = {
 # Pages for scorers, managers and agents (scoring/views.py): our own static files (htmx,
 # the stylesheet), sign-in, and password-reset mail (printed to the console unless set).
 STATICFILES_DIRS = [BASE_DIR / "static"]
-LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "home"
-LOGOUT_REDIRECT_URL = "login"
+LOGIN_URL = "auth:login"
+LOGIN_REDIRECT_URL = "pages:home"
+LOGOUT_REDIRECT_URL = "auth:login"
 EMAIL_BACKEND = env(
     "EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend"
 )

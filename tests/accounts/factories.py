@@ -1,4 +1,5 @@
 from datetime import time
+from typing import Any
 
 import factory
 
@@ -10,16 +11,17 @@ from accounts.models import (
     Team,
 )
 from accounts.services import api_credential_issue, scored_data_key_issue
+from tests.factories import ModelFactory
 
 
-class OrganizationFactory(factory.django.DjangoModelFactory):
+class OrganizationFactory(ModelFactory[Organization]):
     class Meta:
         model = Organization
 
     name = factory.Sequence(lambda n: f"Motor Group {n}")
 
 
-class AccountFactory(factory.django.DjangoModelFactory):
+class AccountFactory(ModelFactory[Account]):
     class Meta:
         model = Account
         skip_postgeneration_save = True
@@ -34,7 +36,9 @@ class AccountFactory(factory.django.DjangoModelFactory):
     caller_id = "+13035550199"
 
     @factory.post_generation
-    def schedule(self, create, extracted, **kwargs):
+    def schedule(
+        self: Account, create: bool, extracted: bool | None, **kwargs: Any
+    ) -> None:
         """Every account gets a weekday 08:00-18:00 schedule unless ``schedule=False``."""
         if not create or extracted is False:
             return
@@ -49,8 +53,20 @@ class AccountFactory(factory.django.DjangoModelFactory):
             for d in range(7)
         )
 
+    @factory.post_generation
+    def scorecard(
+        self: Account, create: bool, extracted: bool | None, **kwargs: Any
+    ) -> None:
+        """Every account gets the default scorecard, as ``account_create`` gives it (its
+        signal, received by scoring), unless ``scorecard=False``."""
+        if not create or extracted is False:
+            return
+        from scoring.services import scorecard_create_default
 
-class TeamFactory(factory.django.DjangoModelFactory):
+        scorecard_create_default(account=self)
+
+
+class TeamFactory(ModelFactory[Team]):
     class Meta:
         model = Team
 
@@ -58,7 +74,9 @@ class TeamFactory(factory.django.DjangoModelFactory):
     name = factory.Sequence(lambda n: f"Team {n}")
 
 
-def issue_credential(organization: Organization, **kwargs) -> tuple[ApiCredential, str]:
+def issue_credential(
+    organization: Organization, **kwargs: Any
+) -> tuple[ApiCredential, str]:
     """A credential and its key, through the same service support uses."""
     return api_credential_issue(organization=organization, **kwargs)
 

@@ -20,6 +20,7 @@ from accounts.models import (
 )
 from accounts.selectors import account_for_scored_data_key, api_credential_for_key
 from accounts.services import api_credential_revoke, api_key_rotate
+from scoring.models import Scorecard
 from tests.accounts.factories import (
     AccountFactory,
     OrganizationFactory,
@@ -129,7 +130,8 @@ def test_change_page_loads(admin_client, model):
         "apikey": ApiKey,
         "scoreddatakey": ScoredDataKey,
     }
-    obj = objects[model].objects.first()
+    obj = objects[model]._default_manager.first()
+    assert obj is not None
 
     response = admin_client.get(url(model, "change", obj.pk))
 
@@ -145,6 +147,7 @@ def test_add_page_loads(admin_client, model):
 def test_keys_cannot_be_added_or_edited_in_the_admin(admin_client, model):
     build_tenants(1)
     obj = (ApiKey if model == "apikey" else ScoredDataKey).objects.first()
+    assert obj is not None
 
     assert admin_client.get(url(model, "add")).status_code == 403
     response = admin_client.post(
@@ -580,6 +583,7 @@ def test_account_add_creates_teams_and_schedule(admin_client):
         "schedule_days-1-end_time": "16:00",
         **management("scored_data_keys"),
         **management("dialing_settings"),
+        **management("texting_settings"),
     }
 
     response = admin_client.post(url("account", "add"), data)
@@ -596,6 +600,8 @@ def test_account_add_creates_teams_and_schedule(admin_client):
         (0, True),
         (6, False),
     ]
+    # Added through account_create: scoring gave it the default scorecard.
+    assert Scorecard.objects.get(account=account).categories.count() == 10
 
 
 def test_account_add_refuses_unknown_timezone_and_backwards_day(admin_client):

@@ -1,7 +1,8 @@
-"""A local stand-in for Twilio's REST API (the Calls resource of API 2010-04-01).
+"""A local stand-in for Twilio's REST API (the Calls and Messages resources of API
+2010-04-01).
 
 It listens on 127.0.0.1 on a free port, checks HTTP basic auth against the account it was
-made for, answers in Twilio's JSON shapes (call resources, and error bodies with Twilio's
+made for, answers in Twilio's JSON shapes (call and message resources, and error bodies with Twilio's
 codes), and records every request it receives so tests can assert exactly what the
 official library sent. It also serves recording media (``Recordings/<sid>.wav``), as
 Twilio does to a download authenticated with the account's SID and auth token.
@@ -14,21 +15,33 @@ import json
 import re
 import secrets
 import threading
+import time
 from dataclasses import dataclass, field
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs
 
+import pytest
+
 CALLS = re.compile(r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Calls\.json$")
 CALL = re.compile(
     r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Calls/(?P<sid>[^/]+)\.json$"
 )
+MESSAGES = re.compile(r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Messages\.json$")
 RECORDING_MEDIA = re.compile(
     r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Recordings/(?P<sid>[^/]+)\.wav$"
 )
 E164 = re.compile(r"^\+[1-9]\d{1,14}$")
 ENDED = {"completed", "canceled", "busy", "no-answer", "failed"}
+SERVICE_SID = re.compile(r"^MG[0-9a-f]{32}$")
+MAX_BODY = 1600
+# GSM-7's basic set: a body of these alone is sent 160 characters a segment (153 when
+# split), any other character makes it UCS-2 (70, and 67 when split).
+GSM7 = set(
+    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !\"#¤%&'()*+,-./0123456789:;<=>?"
+    "¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
+)
 
 
 @dataclass
@@ -51,10 +64,14 @@ class FakeTwilio:
     auth_token: str
     requests: list[Recorded] = field(default_factory=list)
     calls: dict[str, dict[str, Any]] = field(default_factory=dict)
+    messages: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Recording media by sid, served (behind the same basic auth) as ``<sid>.wav``.
     recordings: dict[str, bytes] = field(default_factory=dict)
     # (status, body) answered instead of the next requests, in order: outages on purpose.
     failures: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    # Seconds to wait before answering the next requests, in order (a slow Twilio; the
+    # request is handled as usual, so it may have been acted on when the client gave up).
+    stalls: list[float] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -62,6 +79,7 @@ class FakeTwilio:
     def url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)
         return f"http://{host}:{port}"
 
     def start(self) -> FakeTwilio:
@@ -114,6 +132,8 @@ class FakeTwilio:
         with self._lock:
             self.requests.append(recorded)
             status, payload = self._answer(recorded)
+            stall = self.stalls.pop(0) if self.stalls else 0.0
+        time.sleep(stall)
         if isinstance(payload, bytes):
             data, content_type = payload, "audio/x-wav"
         else:
@@ -158,6 +178,10 @@ class FakeTwilio:
             return self._create(request.form)
         if (match := CALL.match(request.path)) and match["account"] == self.account_sid:
             return self._update(match["sid"], request.form)
+        if (match := MESSAGES.match(request.path)) and match[
+            "account"
+        ] == self.account_sid:
+            return self._send(request.form)
         return 404, _error(
             404, 20404, f"The requested resource {request.path} was not found"
         )
@@ -256,6 +280,78 @@ class FakeTwilio:
                 call["date_updated"] = formatdate(usegmt=True)
         return 200, call
 
+    def _send(self, form: dict[str, list[str]]) -> tuple[int, dict[str, Any]]:
+        """A message created as Twilio's Messages resource does: queued when sent from a
+        number, accepted (the service picks the number) when sent through a Messaging
+        Service."""
+        to = form.get("To", [""])[0]
+        from_ = form.get("From", [""])[0]
+        service = form.get("MessagingServiceSid", [""])[0]
+        body = form.get("Body", [""])[0]
+        if not to:
+            return 400, _error(400, 21604, "A 'To' phone number is required.")
+        if not from_ and not service:
+            return 400, _error(400, 21603, "A 'From' phone number is required.")
+        if not E164.match(to):
+            return 400, _error(
+                400, 21211, f"The 'To' number {to} is not a valid phone number."
+            )
+        if from_ and not E164.match(from_):
+            return 400, _error(
+                400, 21212, f"The 'From' number {from_} is not a valid phone number."
+            )
+        if service and not SERVICE_SID.match(service):
+            return 400, _error(
+                400,
+                20404,
+                f"The requested resource MessagingService {service} was not found",
+            )
+        if not body and "MediaUrl" not in form:
+            return 400, _error(400, 21602, "Message body is required.")
+        if len(body) > MAX_BODY:
+            return 400, _error(
+                400,
+                21617,
+                "The concatenated message body exceeds the 1600 character limit.",
+            )
+        sid = "SM" + secrets.token_hex(16)
+        now = formatdate(usegmt=True)
+        uri = f"/2010-04-01/Accounts/{self.account_sid}/Messages/{sid}.json"
+        message = {
+            "account_sid": self.account_sid,
+            "api_version": "2010-04-01",
+            "body": body,
+            "date_created": now,
+            "date_sent": None,
+            "date_updated": now,
+            "direction": "outbound-api",
+            "error_code": None,
+            "error_message": None,
+            "from": from_ or None,
+            "messaging_service_sid": service or None,
+            "num_media": "0",
+            "num_segments": str(segments(body)),
+            "price": None,
+            "price_unit": "USD",
+            "sid": sid,
+            "status": "queued" if from_ else "accepted",
+            "subresource_uris": {
+                "media": uri.removesuffix(".json") + "/Media.json",
+            },
+            "to": to,
+            "uri": uri,
+        }
+        self.messages[sid] = message
+        return 201, message
+
+
+def segments(body: str) -> int:
+    """How many segments Twilio splits a body into (GSM-7, else UCS-2)."""
+    single, split = (160, 153) if set(body) <= GSM7 else (70, 67)
+    if len(body) <= single:
+        return 1
+    return -(-len(body) // split)
+
 
 def _error(status: int, code: int, message: str) -> dict[str, Any]:
     return {
@@ -272,3 +368,27 @@ def _basic_auth(header: str) -> tuple[str, str] | None:
         return None
     user, _, password = base64.b64decode(encoded).decode().partition(":")
     return user, password
+
+
+# The account the tests' fake answers for, and the public origin Twilio signs callbacks to.
+ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"
+AUTH_TOKEN = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
+BASE = "https://leads.example.test"
+
+
+@pytest.fixture
+def fake_twilio() -> Any:
+    fake = FakeTwilio(account_sid=ACCOUNT_SID, auth_token=AUTH_TOKEN).start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def twilio_settings(settings: Any, fake_twilio: FakeTwilio) -> Any:
+    """The service on Twilio, its REST requests sent to the fake (use with usefixtures)."""
+    settings.TELEPHONY_PROVIDER = "twilio"
+    settings.TWILIO_ACCOUNT_SID = ACCOUNT_SID
+    settings.TWILIO_AUTH_TOKEN = AUTH_TOKEN
+    settings.TWILIO_API_BASE_URL = fake_twilio.url
+    settings.PUBLIC_BASE_URL = BASE
+    return settings

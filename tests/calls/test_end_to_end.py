@@ -126,6 +126,7 @@ def test_a_posted_lead_becomes_an_answered_recorded_call(dealer, worker, client)
     audio = b"".join(recording.streaming_content)
     assert audio[:4] == b"RIFF"
     # As long as the call: 8 kHz, 16-bit mono after the 44-byte header.
+    assert call.duration is not None
     assert len(audio) == 44 + max(call.duration, 3) * 16000
     assert all(dials_of(a.pk) == 1 for a in call.attempts_log.all())
 

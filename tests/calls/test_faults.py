@@ -126,6 +126,7 @@ def assert_a_lead_is_never_rung_twice_at_once(call_ids):
             if record is None or not record.dials:
                 continue  # never placed: nothing rang
             assert record.ends_at is not None, (call_id, before.pk)
+            assert after.dial_requested_at is not None, (call_id, before.pk)
             assert after.dial_requested_at >= record.ends_at, (call_id, before.pk)
 
 
@@ -330,9 +331,7 @@ def test_leads_arriving_while_the_broker_is_down_are_called_once_it_is_back(
     )
     web = start_gunicorn(tmp_path, env=env, port=free_port())
     worker = start_worker(tmp_path, env=env, beat=True, name="steady")
-    web_port = int(
-        web.handle.args[web.handle.args.index("--bind") + 1].rsplit(":", 1)[1]
-    )
+    web_port = int(web.args[web.args.index("--bind") + 1].rsplit(":", 1)[1])
     try:
         status, _ = post(web_port, {"xml": adf(prospect_id="B-0"), **dealer.headers})
         assert status == 200
@@ -376,7 +375,7 @@ def test_leads_arriving_while_the_broker_is_down_are_called_once_it_is_back(
 
 
 def web_port_of(web):
-    return int(web.handle.args[web.handle.args.index("--bind") + 1].rsplit(":", 1)[1])
+    return int(web.args[web.args.index("--bind") + 1].rsplit(":", 1)[1])
 
 
 def test_the_worker_survives_redis_killed_while_it_holds_tasks_and_every_call_ends(

@@ -84,7 +84,7 @@ def connected_call():
 
 def switch_says(leg, **record):
     """The simulated switch's record of ``leg``: moments in epoch seconds, as ``time.time()``."""
-    moments = {
+    moments: dict[str, datetime] = {
         name: datetime.fromtimestamp(record.pop(name), tz=UTC)
         for name in ("answered_at", "ends_at")
         if name in record

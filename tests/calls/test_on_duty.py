@@ -62,6 +62,7 @@ def waiting_for_the_opening(account, django_capture_on_commit_callbacks):
         services.call_setup(call_id=call.pk)
     call.refresh_from_db()
     assert call.status == CallStatus.QUEUED
+    assert call.next_attempt_at is not None
     assert call.next_attempt_at > timezone.now()
     return call
 
@@ -108,9 +109,9 @@ def test_an_agent_added_through_the_user_api_takes_the_oldest_waiting_call_at_on
     with django_capture_on_commit_callbacks(execute=True):
         services.call_setup(call_id=oldest.pk)
     newer.refresh_from_db()
-    assert CallAttempt.objects.get(call=oldest, leg=Leg.AGENT).agent.email == (
-        "nia@example.com"
-    )
+    offered = CallAttempt.objects.get(call=oldest, leg=Leg.AGENT).agent
+    assert offered is not None
+    assert offered.email == "nia@example.com"
     assert newer.status == CallStatus.QUEUED
 
 

@@ -204,6 +204,7 @@ def test_intake_during_a_broker_outage_answers_at_once_and_dials_when_it_is_back
             .values_list("dial_requested_at", flat=True)
             .first()
         )
+        assert first_dial is not None
         settle_after_fault(
             before + during,
             processes["worker"],

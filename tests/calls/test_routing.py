@@ -24,8 +24,19 @@ MONDAY = (2025, 6, 2)  # a Monday far from any DST change
 TUESDAY = (2025, 6, 3)
 
 
-def local(tz, *parts):
-    return datetime(*parts, tzinfo=ZoneInfo(tz))
+def local(
+    tz: str,
+    year: int,
+    month: int,
+    day: int,
+    hour: int = 0,
+    minute: int = 0,
+    second: int = 0,
+    microsecond: int = 0,
+) -> datetime:
+    return datetime(
+        year, month, day, hour, minute, second, microsecond, tzinfo=ZoneInfo(tz)
+    )
 
 
 def make_call(account, at, **kwargs):

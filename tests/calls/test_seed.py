@@ -153,6 +153,7 @@ def test_demo_leads_take_the_contracts_routes_through_intake(
     document = seed_json()
     org = document["organizations"][0]
     credential = api_credential_for_key(key=org["apiKey"], api_user=org["apiUser"])
+    assert credential is not None
 
     def outcome(**fields) -> Lead:
         with django_capture_on_commit_callbacks():
@@ -168,6 +169,10 @@ def test_demo_leads_take_the_contracts_routes_through_intake(
     )
 
     assert dnp.outcome == Outcome.DO_NOT_PROCESS
+    assert service.call is not None
+    assert service.call.team is not None
+    assert sales.call is not None
+    assert sales.call.team is not None
     assert (service.outcome, service.call.team.name) == (Outcome.ACCEPTED, "Service")
     assert (sales.outcome, sales.call.team.name) == (Outcome.ACCEPTED, "Sales")
     assert south_sales.outcome == Outcome.ACCEPTED
@@ -255,6 +260,8 @@ def test_past_calls_have_realistic_outcomes_and_people():
         else:
             assert call.agent in agents
         if call.status == CallStatus.ANSWER:
+            assert call.duration is not None
+            assert call.response_time is not None
             assert 30 <= call.duration <= 300
             assert 0 < call.response_time < 60
 
@@ -270,7 +277,10 @@ def test_past_calls_have_attempts_consistent_with_their_outcome():
             a.ended_at and a.dial_requested_at and a.provider_id == f"SIM-{a.pk}"
             for a in attempts
         )
-        assert all(call.received_at <= a.created_at <= a.ended_at for a in attempts)
+        assert all(
+            a.ended_at is not None and call.received_at <= a.created_at <= a.ended_at
+            for a in attempts
+        )
         assert call.attempts == len(lead_legs)
         if call.status == CallStatus.ANSWER:
             assert [a.outcome for a in lead_legs] == [AttemptOutcome.ANSWERED]
@@ -280,6 +290,7 @@ def test_past_calls_have_attempts_consistent_with_their_outcome():
             assert attempt_for_token(token) == lead_legs[0].pk
             accepted = [a for a in attempts if a.outcome == AttemptOutcome.ACCEPTED]
             assert [a.agent for a in accepted] == [call.agent]
+            assert lead_legs[0].answered_at is not None
             assert call.response_time == int(
                 (lead_legs[0].answered_at - call.received_at).total_seconds()
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import wave
+from collections.abc import Iterator
 from datetime import timedelta
 
 import numpy as np
@@ -27,15 +28,12 @@ from calls.tasks import recording_store_task
 from calls.telephony import speech
 from calls.telephony.conversation import ENDINGS, Facts, conversation_script
 from tests.accounts.factories import AccountFactory
-from tests.calls.fake_twilio import FakeTwilio
+from tests.calls.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio
+from tests.calls.fake_twilio import BASE as HOST
 from tests.calls.harness import World
 from tests.users.factories import agent
 
 pytestmark = pytest.mark.django_db
-
-HOST = "https://leads.example.test"
-ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"
-AUTH_TOKEN = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
 
 
 @pytest.fixture(autouse=True)
@@ -54,7 +52,7 @@ def sent(monkeypatch) -> list[int]:
 
 
 @pytest.fixture
-def stored_signals() -> list[int]:
+def stored_signals() -> Iterator[list[int]]:
     heard: list[int] = []
 
     def receive(sender, call_id, **kwargs):
@@ -131,6 +129,7 @@ def test_an_answered_simulated_call_ends_with_a_stored_recording_its_link_plays(
     assert response.status_code == 200
     assert response.streaming
     body = b"".join(response.streaming_content)
+    assert recording.audio.name is not None
     assert body == default_storage.open(recording.audio.name).read()
     assert response["Content-Length"] == str(len(body))
     with wave.open(io.BytesIO(body)) as audio:
@@ -155,6 +154,7 @@ def test_an_answered_simulated_call_ends_with_a_stored_recording_its_link_plays(
 def test_a_range_request_gets_those_bytes_of_the_stored_file(client, answered):
     media.recording_store(call_id=answered.pk)
     recording = Recording.objects.get(call=answered)
+    assert recording.audio.name is not None
     whole = default_storage.open(recording.audio.name).read()
 
     response = client.get(path(answered), HTTP_RANGE="bytes=1000-70999")

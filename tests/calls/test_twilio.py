@@ -35,14 +35,15 @@ from calls.telephony import provider_named
 from calls.telephony.base import AgentDial, EventKind, LegStatus, TelephonyUnavailable
 from calls.telephony.twilio import RoutedHttpClient, TwilioProvider
 from tests.accounts.factories import AccountFactory
-from tests.calls.fake_twilio import FakeTwilio
+from tests.calls.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, BASE
 from tests.users.factories import agent
 
-pytestmark = [pytest.mark.django_db, pytest.mark.urls("tests.calls.twilio_urls")]
+pytestmark = [
+    pytest.mark.django_db,
+    pytest.mark.urls("tests.calls.twilio_urls"),
+    pytest.mark.usefixtures("twilio_settings"),
+]
 
-ACCOUNT_SID = "AC0123456789abcdef0123456789abcdef"
-AUTH_TOKEN = "0f1e2d3c4b5a69788796a5b4c3d2e1f0"
-BASE = "https://leads.example.test"
 CALLER_ID = "+13035550199"
 LEAD = "+13035557777"
 FIRST, SECOND = "+13035551001", "+13035551002"
@@ -51,23 +52,6 @@ PROMPT = f"{WHISPER} Press 1 to be connected."
 
 
 # --- fixtures and helpers -----------------------------------------------------------------------
-
-
-@pytest.fixture
-def fake_twilio():
-    fake = FakeTwilio(account_sid=ACCOUNT_SID, auth_token=AUTH_TOKEN).start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture(autouse=True)
-def twilio_settings(settings, fake_twilio):
-    settings.TELEPHONY_PROVIDER = "twilio"
-    settings.TWILIO_ACCOUNT_SID = ACCOUNT_SID
-    settings.TWILIO_AUTH_TOKEN = AUTH_TOKEN
-    settings.TWILIO_API_BASE_URL = fake_twilio.url
-    settings.PUBLIC_BASE_URL = BASE
-    return settings
 
 
 class Tasks:
@@ -159,7 +143,11 @@ def call_params(attempt: CallAttempt, status: str, **extra: str) -> dict[str, st
     }
 
 
-def twiml(response) -> tuple:
+# A TwiML element as nested (tag, attributes, text, children).
+TwiML = tuple[str, dict[str, str], str | None, list["TwiML"]]
+
+
+def twiml(response) -> TwiML:
     """A TwiML response as nested (tag, attributes, text, children)."""
     assert response.status_code == 200, response.content
     assert response["Content-Type"] == "text/xml"
@@ -167,7 +155,7 @@ def twiml(response) -> tuple:
     return _node(etree.fromstring(response.content))
 
 
-def _node(element) -> tuple:
+def _node(element: etree._Element) -> TwiML:
     return (
         element.tag,
         dict(element.attrib),
@@ -176,10 +164,10 @@ def _node(element) -> tuple:
     )
 
 
-HANGUP = ("Response", {}, None, [("Hangup", {}, None, [])])
+HANGUP: TwiML = ("Response", {}, None, [("Hangup", {}, None, [])])
 
 
-def gather_twiml(attempt_id: int, say: str = PROMPT) -> tuple:
+def gather_twiml(attempt_id: int, say: str = PROMPT) -> TwiML:
     return (
         "Response",
         {},
@@ -204,8 +192,8 @@ def gather_twiml(attempt_id: int, say: str = PROMPT) -> tuple:
 
 def dial_twiml(
     agent_attempt_id: int, lead_attempt_id: int, say: str | None = None
-) -> tuple:
-    dial = (
+) -> TwiML:
+    dial: TwiML = (
         "Dial",
         {
             "callerId": CALLER_ID,

@@ -38,7 +38,7 @@ class OpenAIFake:
                     {"path": self.path, "headers": dict(self.headers), "body": body}
                 )
                 if fake.status != 200:
-                    answer = {"error": {"message": "nope"}}
+                    answer: dict[str, object] = {"error": {"message": "nope"}}
                 elif self.path == "/v1/audio/transcriptions":
                     answer = fake.transcription(body, self.headers["Content-Type"])
                 else:
@@ -109,6 +109,7 @@ def test_the_remote_engine_posts_each_channel_and_reads_verbose_json(fake, setti
     settings.TRANSCRIPTION_REMOTE_KEY = "sk-test"
     settings.TRANSCRIPTION_REMOTE_MODEL = "whisper-1"
     engine = engines.engine_for_settings()
+    assert engine is not None
 
     segments = engine.transcribe(np.zeros(16_000 * 12, "float32"))
 
@@ -162,6 +163,7 @@ def test_a_call_transcribed_by_the_remote_engine_joins_close_segments(
 
     job = transcription_run(call_id=call.pk)
 
+    assert job is not None
     assert job.status == TranscriptionStatus.DONE
     assert job.engine == "remote"
     call.refresh_from_db()

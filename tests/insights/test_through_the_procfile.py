@@ -55,6 +55,7 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
         )
         assert status == 200, body
         call_id = Lead.objects.get(pk=json.loads(body)["leadId"]).call_id
+        assert call_id is not None
         wait_for(
             lambda: Transcription.objects.filter(
                 call_id=call_id,
@@ -102,6 +103,7 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
     starts = [m.group(2) for m in lines if m]
     assert starts == sorted(starts)
     speakers = {m.group("speaker") for m in lines if m}
+    assert call.agent is not None
     agent_name = call.agent.get_full_name()
     lead_name = f"{call.first_name} {call.last_name}"
     assert speakers <= {agent_name, lead_name}

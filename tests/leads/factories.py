@@ -1,5 +1,8 @@
+from typing import Any
+
 import factory
 
+from accounts.models import Account
 from leads.models import (
     Operator,
     ParsingRule,
@@ -8,9 +11,10 @@ from leads.models import (
     VendorRegistration,
 )
 from tests.accounts.factories import AccountFactory
+from tests.factories import ModelFactory
 
 
-class VendorRegistrationFactory(factory.django.DjangoModelFactory):
+class VendorRegistrationFactory(ModelFactory[VendorRegistration]):
     class Meta:
         model = VendorRegistration
 
@@ -20,7 +24,7 @@ class VendorRegistrationFactory(factory.django.DjangoModelFactory):
     vendor_name = factory.Sequence(lambda n: f"Vendor {n}")
 
 
-class ParsingRuleFactory(factory.django.DjangoModelFactory):
+class ParsingRuleFactory(ModelFactory[ParsingRule]):
     class Meta:
         model = ParsingRule
 
@@ -30,7 +34,7 @@ class ParsingRuleFactory(factory.django.DjangoModelFactory):
     action = RuleAction.PROCESS
 
 
-class RuleConditionFactory(factory.django.DjangoModelFactory):
+class RuleConditionFactory(ModelFactory[RuleCondition]):
     class Meta:
         model = RuleCondition
 
@@ -42,15 +46,15 @@ class RuleConditionFactory(factory.django.DjangoModelFactory):
 
 def adf(
     *,
-    prospect_id="P-1",
-    source="CRM",
-    vendor_id="V-1000",
-    vendor_name="Vendor 0",
-    phone="303-555-0123",
-    request_type="sales",
-    provider_name="Web Form",
-    extra_customer="",
-):
+    prospect_id: str = "P-1",
+    source: str = "CRM",
+    vendor_id: str = "V-1000",
+    vendor_name: str = "Vendor 0",
+    phone: str = "303-555-0123",
+    request_type: str = "sales",
+    provider_name: str = "Web Form",
+    extra_customer: str = "",
+) -> str:
     """A small, realistic ADF document."""
     id_element = (
         f'<id sequence="1" source="{source}">{prospect_id}</id>' if prospect_id else ""
@@ -88,14 +92,15 @@ def adf(
 </adf>"""
 
 
-def adf_many(*documents):
+def adf_many(*documents: str) -> str:
     """One ADF document holding the prospects of several `adf()` documents, in order."""
     import re
 
-    prospects = [
-        re.search(r"<prospect\b.*?</prospect>", document, re.DOTALL).group(0)
-        for document in documents
-    ]
+    prospects = []
+    for document in documents:
+        prospect = re.search(r"<prospect\b.*?</prospect>", document, re.DOTALL)
+        assert prospect is not None, document
+        prospects.append(prospect.group(0))
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n<adf>\n'
         + "\n".join(prospects)
@@ -103,14 +108,16 @@ def adf_many(*documents):
     )
 
 
-def catch_all_rule(account, **kwargs):
+def catch_all_rule(account: Account, **kwargs: Any) -> ParsingRule:
     """A rule without conditions (it matches every lead) for the account."""
     kwargs.setdefault("name", "Everything else")
     kwargs.setdefault("priority", 1000)
     return ParsingRuleFactory(account=account, **kwargs)
 
 
-def rule_with(account, *conditions, **kwargs):
+def rule_with(
+    account: Account, *conditions: tuple[str, str, str], **kwargs: Any
+) -> ParsingRule:
     """A rule whose conditions are (field, operator, value) triples, all of which must hold."""
     rule = ParsingRuleFactory(account=account, **kwargs)
     for field, operator, value in conditions:

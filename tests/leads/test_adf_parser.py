@@ -408,6 +408,7 @@ def test_upper_and_mixed_case_names_are_matched():
         "Crm",
         "new",
     )
+    assert lead.buy_vehicle is not None
     assert (lead.buy_vehicle.status, lead.buy_vehicle.make, lead.buy_vehicle.model) == (
         "new",
         "Ford",
@@ -530,6 +531,8 @@ def test_buy_vehicle_is_the_first_that_is_not_a_trade_in():
         )
     )
 
+    assert lead.buy_vehicle is not None
+    assert lead.trade_in_vehicle is not None
     assert (lead.buy_vehicle.make, lead.trade_in_vehicle.make) == ("B", "A")
 
 
@@ -550,6 +553,7 @@ def test_first_non_empty_vehicle_value_counts():
         )
     )
 
+    assert lead.buy_vehicle is not None
     assert (lead.buy_vehicle.year, lead.buy_vehicle.license_plate) == ("2020", "P1")
 
 
@@ -561,6 +565,7 @@ def test_colour_combination_without_colours_is_skipped():
         )
     )
 
+    assert lead.buy_vehicle is not None
     assert (lead.buy_vehicle.interior_color, lead.buy_vehicle.exterior_color) == (
         "",
         "Blue",

@@ -933,6 +933,7 @@ def test_rerun_turns_a_no_vendor_lead_into_an_accepted_one(
     waiting.refresh_from_db()
     assert waiting.outcome == Outcome.ACCEPTED
     assert waiting.account == tenant.account
+    assert waiting.call is not None
     assert waiting.call.status == "QUEUED"
     assert waiting.call.team == tenant.teams[0]
     assert len(callbacks) == 1  # the call's dispatch, on commit; never run here

@@ -245,6 +245,7 @@ def test_rerun_accepts_a_no_rule_lead_once_support_adds_a_rule(
     assert counts == {Outcome.ACCEPTED: 1}
     lead.refresh_from_db()
     assert (lead.outcome, lead.matched_rule) == (Outcome.ACCEPTED, rule)
+    assert lead.call is not None
     assert lead.call.department == "Sales"
     assert len(callbacks) == 1
 

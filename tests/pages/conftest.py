@@ -8,18 +8,20 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from accounts.models import Account
 from calls.models import AttemptOutcome, Call, CallAttempt, Leg
 from scoring.services import score_save
 from tests.accounts.factories import AccountFactory, OrganizationFactory
+from tests.conftest import PAGES_PASSWORD
 from tests.scoring.factories import CallFactory, in_role
 from users.models import User
 
-PASSWORD = "Pages-test-1!"
+PASSWORD = PAGES_PASSWORD
 
 
 @dataclass
 class World:
-    north: object  # account of the first organization (America/Denver)
+    north: Account  # account of the first organization (America/Denver)
     south: object  # its second account (America/New_York)
     foreign: object  # an account of another organization
     agent: User
@@ -180,54 +182,3 @@ def signed_in(client):
 
 
 # --- a real browser: Debian's Chromium driven by Playwright (never `playwright install`)
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-@pytest.fixture(scope="session")
-def browser():
-    """One headless Chromium per test process."""
-    import os
-
-    from playwright.sync_api import sync_playwright
-
-    # Playwright's sync API runs an event loop in this thread; the tests' own ORM calls
-    # are still plain synchronous code, so Django's guard against async use must step aside.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path=CHROMIUM, args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def open_as(browser, live_server):
-    """``open_as(user)``: a new browser page, signed in as ``user`` through the sign-in form."""
-    contexts = []
-
-    def sign_in(user: User, password: str = PASSWORD):
-        context = browser.new_context(base_url=live_server.url, accept_downloads=True)
-        contexts.append(context)
-        page = context.new_page()
-        page.goto("/login/")
-        page.fill("#id_username", user.username)
-        page.fill("#id_password", password)
-        page.click("button[type=submit]")
-        page.wait_for_load_state()
-        return page
-
-    yield sign_in
-    for context in contexts:
-        context.close()

@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -46,7 +47,9 @@ def _score_some(scorer: User, manager: User, agent: User) -> Call:
     for n, call in enumerate(answered):
         if n % 4 == 3 or Score.objects.filter(call=call).exists():
             continue
-        values = {f"cat{slot}": (n + slot) % 3 != 0 for slot in range(1, 11)}
+        values: dict[str, Any] = {
+            f"cat{slot}": (n + slot) % 3 != 0 for slot in range(1, 11)
+        }
         values.update(
             wow=n % 5 == 0, call_end=END_REASONS[n % 4], notes="Friendly call."
         )

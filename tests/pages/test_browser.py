@@ -77,7 +77,7 @@ def test_a_scorer_scores_a_call_with_the_keyboard_and_the_api_returns_it(
 
 def test_an_error_keeps_what_the_scorer_typed(world, open_as):
     page = open_as(world.scorer)
-    page.goto(reverse("scoring-call", args=[world.other_agent_call.pk]))
+    page.goto(reverse("pages:scoring-call", args=[world.other_agent_call.pk]))
     page.keyboard.press("2")
     page.fill("#id_notes", "Keep these notes.")
     page.fill("#id_first_name", "")
@@ -121,7 +121,7 @@ def test_a_manager_filters_bookmarks_and_exports_the_calls(world, open_as, tmp_p
 
 def test_a_manager_coaches_and_the_agent_reads_it(world, open_as):
     manager = open_as(world.manager)
-    manager.goto(reverse("call-detail", args=[world.agent_call.pk]))
+    manager.goto(reverse("pages:call-detail", args=[world.agent_call.pk]))
     manager.fill("#id_notes", "Great rapport; ask for the appointment sooner.")
     manager.click("text=Save coaching")
     assert "Coaching notes saved" in manager.content()
@@ -137,14 +137,14 @@ def test_a_manager_coaches_and_the_agent_reads_it(world, open_as):
 
 def test_an_agent_cannot_open_another_agents_call(world, open_as):
     page = open_as(world.agent)
-    response = page.goto(reverse("call-detail", args=[world.other_agent_call.pk]))
+    response = page.goto(reverse("pages:call-detail", args=[world.other_agent_call.pk]))
     assert response.status == 404
     assert "Lee" not in page.content()
 
 
 def test_a_user_of_one_organization_cannot_open_anothers_call(world, open_as):
     page = open_as(world.foreign_manager)
-    response = page.goto(reverse("call-detail", args=[world.agent_call.pk]))
+    response = page.goto(reverse("pages:call-detail", args=[world.agent_call.pk]))
     assert response.status == 404
     assert "Pat" not in page.content()
     listing = page.goto("/calls/")
@@ -171,7 +171,7 @@ def test_clicking_a_transcript_line_plays_the_recording_from_that_line(world, op
         ],
     )
     page = open_as(world.manager)
-    page.goto(reverse("call-detail", args=[call.pk]))
+    page.goto(reverse("pages:call-detail", args=[call.pk]))
     third = page.locator(".transcript-line").nth(2)
     assert third.get_attribute("data-start") == "31.5"
     third.click()

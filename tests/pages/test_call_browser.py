@@ -16,7 +16,7 @@ from tests.scoring.factories import CallFactory
 
 pytestmark = pytest.mark.django_db
 
-URL = reverse("call-list")
+URL = reverse("pages:call-list")
 
 
 def listed(client, **params) -> list[str]:
@@ -208,7 +208,7 @@ def test_the_list_costs_the_same_queries_however_many_calls(
 
 
 def exported(client, **params) -> list[dict[str, str]]:
-    response = client.get(reverse("call-export"), params)
+    response = client.get(reverse("pages:call-export"), params)
     assert response.status_code == 200
     assert response["Content-Type"] == "text/csv; charset=utf-8"
     assert response.streaming
@@ -261,7 +261,10 @@ def test_the_export_of_several_accounts_writes_each_in_its_own_timezone(world, m
 
 def test_an_empty_export_is_a_header_only_and_a_bad_filter_is_a_400(world, manager):
     assert exported(manager, q="nobody") == []
-    assert manager.get(reverse("call-export"), {"date_to": "soon"}).status_code == 400
+    assert (
+        manager.get(reverse("pages:call-export"), {"date_to": "soon"}).status_code
+        == 400
+    )
 
 
 @pytest.mark.parametrize(
@@ -274,7 +277,7 @@ def test_an_empty_export_is_a_header_only_and_a_bad_filter_is_a_400(world, manag
 def test_an_export_past_the_end_of_the_calendar_is_a_400_before_any_row(
     world, manager, params, name
 ):
-    response = manager.get(reverse("call-export"), params)
+    response = manager.get(reverse("pages:call-export"), params)
     assert response.status_code == 400
     assert not response.streaming
     assert response["Content-Type"] == "text/plain; charset=utf-8"

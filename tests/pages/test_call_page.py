@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 
 def page(client, call) -> str:
-    response = client.get(reverse("call-detail", args=[call.pk]))
+    response = client.get(reverse("pages:call-detail", args=[call.pk]))
     assert response.status_code == 200
     return " ".join(response.content.decode().split())  # white space collapsed
 
@@ -44,7 +44,7 @@ def test_a_manager_coaches_and_the_agent_reads_it_and_marks_it_read(
     call = world.agent_call
     manager = signed_in(world.manager)
     response = manager.post(
-        reverse("call-coach", args=[call.pk]), {"notes": "Ask for the trade-in."}
+        reverse("pages:call-coach", args=[call.pk]), {"notes": "Ask for the trade-in."}
     )
     assert response.status_code == 302
     score = Score.objects.get(call=call)
@@ -66,11 +66,13 @@ def test_a_manager_coaches_and_the_agent_reads_it_and_marks_it_read(
     assert "Mark as read" in body
     assert "Save coaching" not in body  # an agent reads, never writes
     assert (
-        agent.post(reverse("call-coach", args=[call.pk]), {"notes": "Mine"}).status_code
+        agent.post(
+            reverse("pages:call-coach", args=[call.pk]), {"notes": "Mine"}
+        ).status_code
         == 302
     )
     assert Score.objects.get(call=call).coach_notes == "Ask for the trade-in."
-    agent.post(reverse("call-coaching-read", args=[call.pk]))
+    agent.post(reverse("pages:call-coaching-read", args=[call.pk]))
     assert Score.objects.get(call=call).coaching_read_at is not None
     assert "Mark as read" not in page(agent, call)
 
@@ -80,7 +82,7 @@ def test_coaching_an_unscored_call_says_why_it_cannot(world, signed_in):
     call = world.other_agent_call
     assert "A call is coached once it is scored." in page(manager, call)
     response = manager.post(
-        reverse("call-coach", args=[call.pk]), {"notes": "x"}, follow=True
+        reverse("pages:call-coach", args=[call.pk]), {"notes": "x"}, follow=True
     )
     assert "Only a scored call can be coached." in response.content.decode()
 
@@ -96,7 +98,7 @@ def test_another_agent_of_the_account_cannot_mark_the_coaching_read(world, signe
     # The other agent cannot even see the call: 404 (tests/pages/test_access.py); and a
     # manager who can see it does not mark it read for the agent.
     signed_in(world.manager).post(
-        reverse("call-coaching-read", args=[world.agent_call.pk])
+        reverse("pages:call-coaching-read", args=[world.agent_call.pk])
     )
     assert Score.objects.get(call=world.agent_call).coaching_read_at is None
 

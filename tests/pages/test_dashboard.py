@@ -85,7 +85,7 @@ def calls(world):
 
 def figures(client, **params):
     response = client.get(
-        reverse("dashboard"), {"date_from": DAY, "date_to": DAY, **params}
+        reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY, **params}
     )
     assert response.status_code == 200
     return response.context["f"]
@@ -161,7 +161,9 @@ def test_categories_named_differently_by_two_accounts_show_both_names(
     f = figures(signed_in(world.global_manager))
     assert f.categories[0][1] == "1. Greeted the customer by name / Said hello"
     assert f.categories[1][1] == "2. Introduced self and dealership"
-    page = signed_in(world.global_manager).get(reverse("dashboard")).content.decode()
+    page = (
+        signed_in(world.global_manager).get(reverse("pages:dashboard")).content.decode()
+    )
     assert "1. Greeted the customer by name / Said hello" in page
     assert "Category 1" not in page
 
@@ -182,7 +184,7 @@ def test_an_empty_range_shows_dashes_not_errors(world, signed_in):
 )
 def test_a_date_at_the_end_of_the_calendar_is_a_form_error(world, signed_in, params):
     """The refused days are shown as errors and left out: the last seven days are shown."""
-    response = signed_in(world.manager).get(reverse("dashboard"), params)
+    response = signed_in(world.manager).get(reverse("pages:dashboard"), params)
     assert response.status_code == 200
     form = response.context["form"]
     refused = {name for name, value in params.items() if value[:4] in ("0001", "9999")}
@@ -255,7 +257,7 @@ def test_hours_are_the_viewers_even_in_a_zone_half_an_hour_off_utc(
 
 
 def test_the_charts_are_svg_with_at_most_eight_labels(world, calls, signed_in):
-    body = signed_in(world.manager).get(reverse("dashboard")).content.decode()
+    body = signed_in(world.manager).get(reverse("pages:dashboard")).content.decode()
     hours = body.split('aria-label="Calls ending with no agent available, by hour"')[1]
     hours = hours.split("</svg>")[0]
     assert hours.count('<rect class="bar"') == 24
@@ -265,7 +267,7 @@ def test_the_charts_are_svg_with_at_most_eight_labels(world, calls, signed_in):
 def test_every_day_of_the_range_has_a_row_and_a_bar_with_zeros(world, calls, signed_in):
     client = signed_in(world.manager)
     response = client.get(
-        reverse("dashboard"),
+        reverse("pages:dashboard"),
         {"date_from": DAY - timedelta(days=2), "date_to": DAY + timedelta(days=1)},
     )
     f = response.context["f"]
@@ -296,15 +298,16 @@ def test_the_form_shows_the_range_in_force(world, signed_in):
     client = signed_in(world.manager)
     today = timezone.localdate(timezone=ZoneInfo(world.manager.timezone or "UTC"))
     week_ago = today - timedelta(days=6)
-    body = client.get(reverse("dashboard")).content.decode()
+    body = client.get(reverse("pages:dashboard")).content.decode()
     assert f'name="date_from" value="{week_ago.isoformat()}"' in body
     assert f'name="date_to" value="{today.isoformat()}"' in body
     # Only the first day: the last is today. Days the wrong way round are swapped.
-    body = client.get(reverse("dashboard"), {"date_from": DAY}).content.decode()
+    body = client.get(reverse("pages:dashboard"), {"date_from": DAY}).content.decode()
     assert f'name="date_from" value="{DAY.isoformat()}"' in body
     assert f'name="date_to" value="{today.isoformat()}"' in body
     body = client.get(
-        reverse("dashboard"), {"date_from": DAY, "date_to": DAY - timedelta(days=3)}
+        reverse("pages:dashboard"),
+        {"date_from": DAY, "date_to": DAY - timedelta(days=3)},
     ).content.decode()
     assert 'name="date_from" value="2026-03-01"' in body
     assert 'name="date_to" value="2026-03-04"' in body

@@ -14,10 +14,10 @@ from demo.pages import GLOBAL_MANAGER, PASSWORD
 pytestmark = pytest.mark.django_db
 
 LOGINS = {
-    ORGANIZATIONS[0].scorer.email: "scoring-home",
-    GLOBAL_MANAGER: "dashboard",
-    "morgan.reyes@north.demo-motors.example": "dashboard",
-    "avery.lopez@north.demo-motors.example": "call-list",
+    ORGANIZATIONS[0].scorer.email: "pages:scoring-home",
+    GLOBAL_MANAGER: "pages:dashboard",
+    "morgan.reyes@north.demo-motors.example": "pages:dashboard",
+    "avery.lopez@north.demo-motors.example": "pages:call-list",
 }
 
 
@@ -31,5 +31,7 @@ def test_each_demo_login_signs_in_to_its_roles_first_page(client):
     for username, first_page in LOGINS.items():
         assert username in err.getvalue()
         assert client.login(username=username, password=PASSWORD), username
-        assert client.get(reverse("home"))["Location"] == reverse(first_page), username
+        assert client.get(reverse("pages:home"))["Location"] == reverse(first_page), (
+            username
+        )
         client.logout()

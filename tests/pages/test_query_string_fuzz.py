@@ -18,6 +18,7 @@ from datetime import date
 from urllib.parse import quote, urlencode
 
 import pytest
+from django.http import HttpResponseBase, StreamingHttpResponse
 from django.test import Client
 from django.urls import URLPattern, reverse
 from hypothesis import HealthCheck, given, settings
@@ -35,12 +36,13 @@ from users import page_urls as user_pages
 pytestmark = pytest.mark.django_db
 
 ROUTES: dict[str, URLPattern] = {
-    pattern.name: pattern
-    for pattern in (*scoring_pages.urlpatterns, *user_pages.urlpatterns)
+    f"{module.app_name}:{pattern.name}": pattern
+    for module in (scoring_pages, user_pages)
+    for pattern in module.urlpatterns
     if isinstance(pattern, URLPattern) and pattern.name
 }
 # The pages that take a date: searched longer.
-DATED = {"call-list", "call-export", "dashboard"}
+DATED = {"pages:call-list", "pages:call-export", "pages:dashboard"}
 EXAMPLES = 60
 OTHER_EXAMPLES = 12
 ROLES = [
@@ -201,8 +203,14 @@ def _open(pages, name: str, data) -> None:
     response = client.get(f"{url}?{query}" if query else url, headers=headers)
 
     if response.streaming:
-        b"".join(response.streaming_content)  # a failure inside the stream, too
+        _read_stream(response)  # a failure inside the stream, too
     assert response.status_code < 500, (url, query, response.status_code)
+
+
+def _read_stream(response: HttpResponseBase) -> bytes:
+    """A streamed body, read through (what ``b"".join(streaming_content)`` reads)."""
+    assert isinstance(response, StreamingHttpResponse)
+    return response.getvalue()
 
 
 @pytest.mark.parametrize("name", sorted(DATED))
@@ -226,7 +234,7 @@ def test_every_pair_of_edge_days_is_answered_without_a_server_error(pages, name)
     world = pages[0]
     client = Client(raise_request_exception=False)
     client.force_login(world.staff)
-    failed = []
+    failed: list[tuple[dict[str, str], str | int]] = []
     for first, last in itertools.product([None, *EDGE_DAYS], repeat=2):
         query = {
             key: day.isoformat()
@@ -236,7 +244,7 @@ def test_every_pair_of_edge_days_is_answered_without_a_server_error(pages, name)
         response = client.get(reverse(name), query)
         try:
             if response.streaming:
-                b"".join(response.streaming_content)
+                _read_stream(response)
         except Exception as error:  # each failure is collected, all shown at once
             failed.append((query, repr(error)))
             continue
@@ -249,15 +257,15 @@ def test_the_search_covers_every_page_route_and_filter():
     """A new page, or a new filter of a page that takes dates, is searched as soon as it
     is routed or declared, or this fails."""
     assert set(ROUTES) >= {
-        "home",
-        "call-list",
-        "call-export",
-        "call-detail",
-        "scoring-home",
-        "scoring-call",
-        "dashboard",
-        "login",
-        "password_reset_confirm",
+        "pages:home",
+        "pages:call-list",
+        "pages:call-export",
+        "pages:call-detail",
+        "pages:scoring-home",
+        "pages:scoring-call",
+        "pages:dashboard",
+        "auth:login",
+        "auth:password_reset_confirm",
     }
     assert len(ROUTES) == len(scoring_pages.urlpatterns) + len(user_pages.urlpatterns)
     assert {"date_from", "date_to", "account", "q", "sort"} <= set(FILTER_NAMES)

@@ -9,7 +9,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from scoring.models import Score, ScorecardChoice, ScoringClaim
+from scoring.models import Score, Scorecard, ScorecardChoice, ScoringClaim
 from scoring.services import score_save
 from tests.scoring.factories import CallFactory
 
@@ -22,18 +22,18 @@ def scorer(world, signed_in):
 
 
 def test_score_next_holds_the_oldest_unscored_call_and_opens_it(world, scorer):
-    response = scorer.post(reverse("scoring-next"))
+    response = scorer.post(reverse("pages:scoring-next"))
     assert response.status_code == 302
     assert response["Location"] == reverse(
-        "scoring-call", args=[world.other_agent_call.pk]
+        "pages:scoring-call", args=[world.other_agent_call.pk]
     )
     assert ScoringClaim.objects.get(call=world.other_agent_call).scorer == world.scorer
 
 
 def test_an_empty_queue_says_so(world, scorer):
     score_save(call=world.other_agent_call, scorer=world.scorer, values={})
-    response = scorer.post(reverse("scoring-next"), follow=True)
-    assert response.redirect_chain[-1][0] == reverse("scoring-home")
+    response = scorer.post(reverse("pages:scoring-next"), follow=True)
+    assert response.redirect_chain[-1][0] == reverse("pages:scoring-home")
     assert "The queue is empty" in response.content.decode()
 
 
@@ -48,7 +48,7 @@ def test_the_workspace_shows_the_call_and_the_form_prefilled_from_the_lead(
     )
     call.transcription = "Agent: Hello Lee."
     call.save()
-    response = scorer.get(reverse("scoring-call", args=[call.pk]))
+    response = scorer.get(reverse("pages:scoring-call", args=[call.pk]))
     assert response.status_code == 200
     body = response.content.decode()
     form = response.context["form"]
@@ -90,8 +90,8 @@ def test_save_and_next_scores_the_call_and_opens_the_next(world, scorer):
         "notes": "Wants a test drive.",
         "next": "1",
     }
-    response = scorer.post(reverse("scoring-call", args=[first.pk]), data)
-    assert response["Location"] == reverse("scoring-call", args=[second.pk])
+    response = scorer.post(reverse("pages:scoring-call", args=[first.pk]), data)
+    assert response["Location"] == reverse("pages:scoring-call", args=[second.pk])
     score = Score.objects.get(call=first)
     assert score.applied == [True] + [False] * 8 + [True]
     assert (score.wow, score.call_end, score.alert) == (
@@ -100,14 +100,35 @@ def test_save_and_next_scores_the_call_and_opens_the_next(world, scorer):
         "Hot lead, Manager follow-up",
     )
     assert str(score.appointment_date) == "2026-12-02"
+    assert score.appointment_time is not None
     assert score.appointment_time.strftime("%H:%M") == "10:30"
     assert score.scorer == world.scorer
     assert score.notes == "Wants a test drive."
 
 
+def test_the_workspace_of_an_account_without_a_scorecard_writes_nothing(world, scorer):
+    call = world.other_agent_call
+    Scorecard.objects.filter(account=world.north).delete()
+    url = reverse("pages:scoring-call", args=[call.pk])
+    response = scorer.get(url)
+    assert response.status_code == 200
+    # The default categories and lists are shown, and nothing is stored.
+    assert response.context["form"]["cat1"].label == "Greeted the customer by name"
+    assert "Appointment set" in [
+        name for name, _ in response.context["form"].fields["call_end"].choices
+    ]
+    assert not Scorecard.objects.filter(account=world.north).exists()
+    assert scorer.post(url, {"cat1": "on", "save": "1"})["Location"] == url
+    scorecard = Scorecard.objects.get(account=world.north)
+    assert scorecard.categories.count() == 10
+    assert Score.objects.get(call=call).category_names[0] == (
+        "Greeted the customer by name"
+    )
+
+
 def test_save_stays_on_the_call_and_a_second_save_keeps_a_revision(world, scorer):
     call = world.other_agent_call
-    url = reverse("scoring-call", args=[call.pk])
+    url = reverse("pages:scoring-call", args=[call.pk])
     assert scorer.post(url, {"cat2": "on", "save": "1"})["Location"] == url
     scorer.post(url, {"cat2": "on", "cat3": "on", "save": "1"})
     assert Score.objects.get(call=call).revisions.count() == 2
@@ -125,7 +146,7 @@ def test_errors_show_inline_and_nothing_typed_is_lost(world, scorer):
         "appointment_date": "2026-13-45",
         "call_end": "Appointment set",
     }
-    response = scorer.post(reverse("scoring-call", args=[call.pk]), data)
+    response = scorer.post(reverse("pages:scoring-call", args=[call.pk]), data)
     assert response.status_code == 422
     form = response.context["form"]
     assert form["notes"].value() == "Long call, keep this."
@@ -135,7 +156,7 @@ def test_errors_show_inline_and_nothing_typed_is_lost(world, scorer):
     assert not Score.objects.filter(call=call).exists()
     # The service's own checks come back inline too.
     data["first_name"] = "Lee"
-    response = scorer.post(reverse("scoring-call", args=[call.pk]), data)
+    response = scorer.post(reverse("pages:scoring-call", args=[call.pk]), data)
     assert response.status_code == 422
     assert response.context["form"].errors["appointment_date"] == [
         "The appointment date must be a valid date (YYYY-MM-DD)."
@@ -145,7 +166,7 @@ def test_errors_show_inline_and_nothing_typed_is_lost(world, scorer):
 
 def test_a_choice_outside_the_accounts_lists_is_refused_inline(world, scorer):
     response = scorer.post(
-        reverse("scoring-call", args=[world.other_agent_call.pk]),
+        reverse("pages:scoring-call", args=[world.other_agent_call.pk]),
         {"call_end": "Sold a boat", "alert": ["Nope"]},
     )
     assert response.status_code == 422
@@ -155,7 +176,7 @@ def test_a_choice_outside_the_accounts_lists_is_refused_inline(world, scorer):
 def test_an_appointment_call_end_without_the_appointment_date_is_refused_inline(
     world, scorer
 ):
-    url = reverse("scoring-call", args=[world.other_agent_call.pk])
+    url = reverse("pages:scoring-call", args=[world.other_agent_call.pk])
     response = scorer.post(
         url, {"call_end": "Appointment set", "appointment_time": "10:30"}
     )
@@ -185,7 +206,7 @@ def test_an_appointment_call_end_without_the_appointment_date_is_refused_inline(
 def test_an_email_that_is_not_an_email_and_years_that_are_not_years_are_refused_inline(
     world, scorer
 ):
-    url = reverse("scoring-call", args=[world.other_agent_call.pk])
+    url = reverse("pages:scoring-call", args=[world.other_agent_call.pk])
     next_year = timezone.now().year + 1
     response = scorer.post(
         url,
@@ -227,23 +248,23 @@ def test_an_email_that_is_not_an_email_and_years_that_are_not_years_are_refused_
 
 
 def test_skip_gives_the_call_back_to_the_queue(world, scorer):
-    scorer.post(reverse("scoring-next"))
+    scorer.post(reverse("pages:scoring-next"))
     call = world.other_agent_call
-    assert scorer.post(reverse("scoring-skip", args=[call.pk]))["Location"] == reverse(
-        "scoring-home"
-    )
+    assert scorer.post(reverse("pages:scoring-skip", args=[call.pk]))[
+        "Location"
+    ] == reverse("pages:scoring-home")
     assert not ScoringClaim.objects.filter(call=call).exists()
 
 
 def test_the_scorers_day_lists_todays_scores_with_counts_per_hour(world, scorer):
-    response = scorer.get(reverse("scoring-home"))
+    response = scorer.get(reverse("pages:scoring-home"))
     assert response.context["scored_today"] == 1  # world.agent_call, scored just now
     assert response.context["waiting"] == 1
     assert [s.call_id for s in response.context["scores"]] == [world.agent_call.pk]
     Score.objects.filter(call=world.agent_call).update(
         scored_at=timezone.now() - timedelta(days=2)
     )
-    assert scorer.get(reverse("scoring-home")).context["scored_today"] == 0
+    assert scorer.get(reverse("pages:scoring-home")).context["scored_today"] == 0
 
 
 @pytest.mark.parametrize("scored", [0, 20])
@@ -257,9 +278,11 @@ def test_scoring_pages_cost_the_same_queries_however_many_calls(
             values={"cat1": True},
         )
     with django_assert_max_num_queries(10):
-        assert scorer.get(reverse("scoring-home")).status_code == 200
+        assert scorer.get(reverse("pages:scoring-home")).status_code == 200
     with django_assert_max_num_queries(12):
         assert (
-            scorer.get(reverse("scoring-call", args=[world.agent_call.pk])).status_code
+            scorer.get(
+                reverse("pages:scoring-call", args=[world.agent_call.pk])
+            ).status_code
             == 200
         )

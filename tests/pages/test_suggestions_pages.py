@@ -64,7 +64,7 @@ def test_the_workspace_pre_ticks_suggestions_marked_with_their_line(
     world, signed_in, transcribed
 ):
     response = signed_in(world.scorer).get(
-        reverse("scoring-call", args=[transcribed.pk])
+        reverse("pages:scoring-call", args=[transcribed.pk])
     )
     assert response.status_code == 200
     body = response.content.decode()
@@ -80,15 +80,17 @@ def test_the_workspace_pre_ticks_suggestions_marked_with_their_line(
         "Honda",
         "2016",
     )
-    greeted = re.search(r'name="cat1"[^>]*>.*?</li>', body, re.S).group(0)
+    found = re.search(r'name="cat1"[^>]*>.*?</li>', body, re.S)
+    assert found is not None, body
+    greeted = found.group(0)
     assert "checked" in greeted
     assert '<span class="badge suggested"' in greeted
     assert (
         "Jordan Kim (00:00-00:04): Hi Lee, this is Avery from North Motors." in greeted
     )
-    assert 'class="badge suggested"' not in re.search(
-        r'name="cat3"[^>]*>.*?</li>', body, re.S
-    ).group(0)
+    found = re.search(r'name="cat3"[^>]*>.*?</li>', body, re.S)
+    assert found is not None, body
+    assert 'class="badge suggested"' not in found.group(0)
     assert "Lee Other (00:04-00:09): Hello. Please call me back after lunch." in body
 
 
@@ -96,7 +98,7 @@ def test_saving_records_the_suggestions_kept_and_not_those_changed(
     world, signed_in, transcribed
 ):
     client = signed_in(world.scorer)
-    url = reverse("scoring-call", args=[transcribed.pk])
+    url = reverse("pages:scoring-call", args=[transcribed.pk])
     data = _data(client.get(url).context["form"])
     del data["cat2"]  # the scorer disagrees with one suggestion
     data["current_year"] = "2017"  # and corrects another
@@ -124,7 +126,9 @@ def test_a_scored_call_starts_from_its_score_not_from_suggestions(world, signed_
     assert CallSuggestions.objects.get(call=call).members["call_end"]["value"] == (
         "Callback requested"
     )
-    response = signed_in(world.scorer).get(reverse("scoring-call", args=[call.pk]))
+    response = signed_in(world.scorer).get(
+        reverse("pages:scoring-call", args=[call.pk])
+    )
     assert response.context["form"]["call_end"].value() == "Appointment set"
     assert 'class="badge suggested"' not in response.content.decode()
 
@@ -133,7 +137,7 @@ def test_the_call_page_lists_the_transcript_lines_with_their_start(
     world, signed_in, transcribed
 ):
     response = signed_in(world.manager).get(
-        reverse("call-detail", args=[transcribed.pk])
+        reverse("pages:call-detail", args=[transcribed.pk])
     )
     body = response.content.decode()
     starts = re.findall(
@@ -151,7 +155,7 @@ def foreign_transcribed(world):
 
 
 def _listed(client, **params) -> list[str]:
-    response = client.get(reverse("call-list"), params)
+    response = client.get(reverse("pages:call-list"), params)
     assert response.status_code == 200
     return [call.last_name for call in response.context["calls"]]
 

@@ -33,9 +33,9 @@ def test_the_vendor_agent_is_shown_in_the_list_the_call_page_and_the_export(
         agent_number="+13035550143",
     )
 
-    listed = manager.get(reverse("call-list"), {"q": "Clicked"})
-    page = manager.get(reverse("call-detail", args=[call.pk]))
-    exported = manager.get(reverse("call-export"))
+    listed = manager.get(reverse("pages:call-list"), {"q": "Clicked"})
+    page = manager.get(reverse("pages:call-detail", args=[call.pk]))
+    exported = manager.get(reverse("pages:call-export"))
 
     assert listed.status_code == page.status_code == exported.status_code == 200
     assert "crm-417" in listed.content.decode()

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
 import factory
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
+from accounts.models import Account, Organization
 from calls.models import Call, CallStatus
 from tests.accounts.factories import AccountFactory
+from tests.factories import ModelFactory
 from tests.users.factories import UserFactory
 from users.models import Membership, User
 
 
-class CallFactory(factory.django.DjangoModelFactory):
+class CallFactory(ModelFactory[Call]):
     """An answered call with a recording: what the scoring queue offers."""
 
     class Meta:
@@ -37,7 +41,13 @@ class CallFactory(factory.django.DjangoModelFactory):
     )
 
 
-def in_role(template: str, *, accounts=(), organizations=(), **kwargs) -> User:
+def in_role(
+    template: str,
+    *,
+    accounts: Sequence[Account] = (),
+    organizations: Sequence[Organization] = (),
+    **kwargs: Any,
+) -> User:
     """A user with a permission template, assigned to ``accounts`` and a member of
     ``organizations`` (and of each account's organization)."""
     if accounts:
@@ -59,5 +69,5 @@ def in_role(template: str, *, accounts=(), organizations=(), **kwargs) -> User:
     return user
 
 
-def received(at: datetime, **kwargs) -> Call:
+def received(at: datetime, **kwargs: Any) -> Call:
     return CallFactory(received_at=at, **kwargs)

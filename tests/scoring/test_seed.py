@@ -75,6 +75,8 @@ def test_scores_vary_and_some_are_coached_by_the_accounts_manager():
     assert 0 < coached.count() < scores.count()
     for score in coached:
         assert score.coach_notes
+        assert score.coach is not None
+        assert score.coached_at is not None
         assert score.coach.groups.filter(name="Manager").exists()
         assert score.call.account in score.coach.accounts.all()
         assert score.scored_at < score.coached_at
@@ -99,14 +101,17 @@ def test_a_few_calls_have_a_transcription_in_the_documented_format_and_a_summary
         assert call.summary
         lines = call.transcription.split("\n")
         assert len(lines) > 3
-        assert all(TRANSCRIPT_LINE.match(line) for line in lines), lines
+        matches = [m for line in lines if (m := TRANSCRIPT_LINE.match(line))]
+        assert len(matches) == len(lines), lines
         # CONTRACT.md's format: each side by its full name, times within the call.
-        speakers = {TRANSCRIPT_LINE.match(line).group(1) for line in lines}
+        speakers = {m.group(1) for m in matches}
+        assert call.agent is not None
         assert speakers == {
             call.agent.get_full_name(),
             f"{call.first_name} {call.last_name}",
         }
-        last_end = TRANSCRIPT_LINE.match(lines[-1]).group(3)
+        last_end = matches[-1].group(3)
+        assert call.duration is not None
         assert int(last_end[:2]) * 60 + int(last_end[3:]) <= call.duration
         assert len(call.transcript_turns) == len(lines)  # the page seeks by them
         # The summary tells what the transcript says.

@@ -7,13 +7,22 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
+from accounts.models import Account
+from accounts.services import account_create
 from calls.models import CallStatus
-from scoring.models import ChoiceKind, RevisionKind, Score, ScorecardCategory
+from scoring.models import (
+    ChoiceKind,
+    RevisionKind,
+    Score,
+    Scorecard,
+    ScorecardCategory,
+)
 from scoring.services import (
     SCORED_MEMBERS,
     coaching_mark_read,
     coaching_save,
     score_save,
+    scorecard_create_default,
 )
 from tests.accounts.factories import AccountFactory, OrganizationFactory
 from tests.scoring.factories import CallFactory, in_role
@@ -32,14 +41,43 @@ def scorer(account):
 
 
 def test_a_new_account_gets_the_default_scorecard():
-    account = AccountFactory()
-    scorecard = account.scorecard
+    account = account_create(
+        account=Account(
+            organization=OrganizationFactory(),
+            name="Fresh Motors",
+            timezone="America/Denver",
+        )
+    )
+    scorecard = Scorecard.objects.get(account=account)
     names = [c.name for c in scorecard.categories.order_by("slot")]
     assert len(names) == 10
     assert all(names)
     assert names[0] == "Greeted the customer by name"
     kinds = {c.kind for c in scorecard.choices.all()}
     assert kinds == {ChoiceKind.CALL_END, ChoiceKind.ALERT, ChoiceKind.DEPARTMENT}
+
+
+def test_the_default_scorecard_is_made_once():
+    account = AccountFactory(scorecard=False)
+    first = scorecard_create_default(account=account)
+    assert scorecard_create_default(account=account) == first
+    assert ScorecardCategory.objects.filter(scorecard=first).count() == 10
+
+
+def test_an_account_made_with_the_orm_gets_no_scorecard():
+    # No post_save hook: the scorecard comes from account_create, or the first score.
+    account = AccountFactory(scorecard=False)
+    assert not Scorecard.objects.filter(account=account).exists()
+
+
+def test_the_first_score_stores_the_default_scorecard():
+    account = AccountFactory(scorecard=False)
+    scorer = in_role("Scorer", accounts=[account])
+    score = score_save(
+        call=CallFactory(account=account), scorer=scorer, values={"cat1": True}
+    )
+    assert Scorecard.objects.filter(account=account).count() == 1
+    assert score.category_names[0] == "Greeted the customer by name"
 
 
 def test_score_keeps_the_scorecard_it_was_scored_under(account, scorer):

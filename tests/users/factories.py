@@ -1,10 +1,15 @@
+from collections.abc import Iterable
+from typing import Any
+
 import factory
 
+from accounts.models import Account, Team
 from tests.accounts.factories import AccountFactory
+from tests.factories import ModelFactory
 from users.models import Membership, User
 
 
-class UserFactory(factory.django.DjangoModelFactory):
+class UserFactory(ModelFactory[User]):
     """A user in one account of one organization; ``code`` becomes its membership code."""
 
     class Meta:
@@ -20,7 +25,9 @@ class UserFactory(factory.django.DjangoModelFactory):
     country = "United States"
 
     @factory.post_generation
-    def account(self, create, extracted, **kwargs):
+    def account(
+        self: User, create: bool, extracted: Account | None, **kwargs: Any
+    ) -> None:
         account = extracted or AccountFactory()
         self.accounts.add(account)
         Membership.objects.get_or_create(
@@ -30,7 +37,15 @@ class UserFactory(factory.django.DjangoModelFactory):
         )
 
 
-def agent(account, *, phone, schedule=("00:00", "23:59"), tz=None, teams=(), **kwargs):
+def agent(
+    account: Account,
+    *,
+    phone: str,
+    schedule: tuple[str, str] | None = ("00:00", "23:59"),
+    tz: str | None = None,
+    teams: Iterable[Team] = (),
+    **kwargs: Any,
+) -> User:
     """An agent of ``account`` with a phone and (by default) a schedule open all week."""
     from datetime import time
 

@@ -1,5 +1,7 @@
 import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -12,14 +14,14 @@ GUIDE = Path(__file__).resolve().parents[2] / "docs" / "integrators-guide.md"
 
 
 @pytest.fixture(scope="session")
-def receiver(tmp_path_factory):
+def receiver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Receiver]:
     server = Receiver(tmp_path_factory.mktemp("webhook-receiver"))
     yield server
     server.stop()
 
 
 @pytest.fixture
-def hooks(settings, receiver):
+def hooks(settings: Any, receiver: Receiver) -> Receiver:
     """Deliveries may reach the local receiver (127.0.0.1, its own certificate)."""
     settings.WEBHOOK_ALLOWED_ADDRESSES = ["127.0.0.1"]
     settings.WEBHOOK_CA_BUNDLE = str(receiver.cert)
@@ -36,7 +38,14 @@ class Broker:
         self.sent: list[tuple[int, float | None]] = []
         self.down = False
 
-    def apply_async(self, *, kwargs, countdown=None, retry=True, **options):
+    def apply_async(
+        self,
+        *,
+        kwargs: dict[str, Any],
+        countdown: float | None = None,
+        retry: bool = True,
+        **options: Any,
+    ) -> None:
         if self.down:
             raise ConnectionError("the broker is down")
         self.sent.append((kwargs["delivery_id"], countdown))
@@ -45,9 +54,9 @@ class Broker:
         ids, self.sent = [delivery_id for delivery_id, _ in self.sent], []
         return ids
 
-    def deliver(self, capture, *, rounds: int = 50) -> list[str]:
+    def deliver(self, capture: Callable[..., Any], *, rounds: int = 50) -> list[str]:
         """Send what was handed over, and what that hands over, at each delivery's due time."""
-        outcomes = []
+        outcomes: list[str] = []
         for _ in range(rounds):
             ids = self.take()
             if not ids:
@@ -66,13 +75,13 @@ class Broker:
 
 
 @pytest.fixture
-def broker(monkeypatch):
+def broker(monkeypatch: pytest.MonkeyPatch) -> Broker:
     fake = Broker()
     monkeypatch.setattr(tasks.webhook_deliver_task, "apply_async", fake.apply_async)
     return fake
 
 
-def guide_examples() -> dict[str, dict]:
+def guide_examples() -> dict[str, dict[str, Any]]:
     """The example event of each type in the integrator's guide."""
     import json
 
@@ -81,17 +90,19 @@ def guide_examples() -> dict[str, dict]:
     return {name: json.loads(body) for name, body in found}
 
 
-def guide_verifier():
+def guide_verifier() -> Callable[..., bool]:
     """``verify_webhook`` exactly as the guide prints it."""
     text = GUIDE.read_text()
     section = text[text.index("### Verifying a delivery") :]
-    code = re.search(r"```python\n(.*?)\n```", section, re.S).group(1)
-    namespace: dict = {}
+    block = re.search(r"```python\n(.*?)\n```", section, re.S)
+    assert block is not None, "the guide has no verify_webhook example"
+    code = block.group(1)
+    namespace: dict[str, Any] = {}
     exec(compile(code, "integrators-guide.md", "exec"), namespace)
     return namespace["verify_webhook"]
 
 
-def keys(value):
+def keys(value: object) -> object:
     """The member names of a JSON value, nested (lists by their first item)."""
     if isinstance(value, dict):
         return {name: keys(item) for name, item in value.items()}

@@ -4,6 +4,7 @@ import re
 
 import lxml.html
 import pytest
+from django.http import HttpResponse
 from django.urls import reverse
 
 from core.admin import KEPT_AS_HASH
@@ -27,10 +28,12 @@ ADD = reverse("admin:webhooks_webhookendpoint_add")
 DELIVERIES = reverse("admin:webhooks_webhookdelivery_changelist")
 
 
-def shown_secret(response) -> str:
-    return re.search(
+def shown_secret(response: HttpResponse) -> str:
+    shown = re.search(
         r'<code class="secret">(whsec_[^<]+)</code>', response.content.decode()
-    ).group(1)
+    )
+    assert shown is not None, "no secret shown"
+    return shown.group(1)
 
 
 def test_support_adds_an_endpoint_and_sees_its_secret_once(

@@ -39,12 +39,21 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def endpoint(tenant, hooks):
-    endpoint, secret = webhook_endpoint_create(
+def endpoint_and_secret(tenant, hooks) -> tuple[WebhookEndpoint, str]:
+    return webhook_endpoint_create(
         organization=tenant.organization, url=hooks.url("/hook")
     )
-    endpoint.secret = secret
-    return endpoint
+
+
+@pytest.fixture
+def endpoint(endpoint_and_secret) -> WebhookEndpoint:
+    return endpoint_and_secret[0]
+
+
+@pytest.fixture
+def secret(endpoint_and_secret) -> str:
+    """The endpoint's signing secret, shown only when it was created."""
+    return endpoint_and_secret[1]
 
 
 def emit(tenant, capture, n=1, subject="call:1", type="call_completed"):
@@ -66,7 +75,7 @@ def only_delivery() -> WebhookDelivery:
 
 
 def test_a_500_and_a_timeout_are_retried_with_backoff_until_the_receiver_takes_it(
-    tenant, endpoint, hooks, broker, django_capture_on_commit_callbacks
+    tenant, endpoint, secret, hooks, broker, django_capture_on_commit_callbacks
 ):
     capture = django_capture_on_commit_callbacks
     hooks.script("/hook", 500, Answer(delay=3))  # then 200; the timeout is 1 s
@@ -84,6 +93,7 @@ def test_a_500_and_a_timeout_are_retried_with_backoff_until_the_receiver_takes_i
     broker.sent.clear()
     assert again == delivery_id
     assert 0 < countdown <= 2
+    assert first.last_attempt_at is not None
     assert first.next_attempt_at == first.last_attempt_at + timedelta(seconds=countdown)
     # Not due yet: a task arriving early sends nothing.
     assert webhook_delivery_send(delivery_id=delivery_id) == "not_due"
@@ -97,6 +107,8 @@ def test_a_500_and_a_timeout_are_retried_with_backoff_until_the_receiver_takes_i
     assert outcome == "retry"
     assert second.error == "Timed out."
     assert second.response_status is None
+    assert second.next_attempt_at is not None
+    assert second.last_attempt_at is not None
     delay = (second.next_attempt_at - second.last_attempt_at).total_seconds()
     assert 2 <= delay <= 4  # the second step: 4 s, jittered down to half at most
     broker.sent.clear()
@@ -115,7 +127,7 @@ def test_a_500_and_a_timeout_are_retried_with_backoff_until_the_receiver_takes_i
     assert ids == {done.event.public_id}
     assert len(hooks.received) == 3
     verify = guide_verifier()
-    assert all(verify(endpoint.secret, r.headers, r.body) for r in hooks.received)
+    assert all(verify(secret, r.headers, r.body) for r in hooks.received)
     # Done is done: the same task again sends nothing.
     assert webhook_delivery_send(delivery_id=delivery_id) == "done"
     assert len(hooks.received) == 3
@@ -132,6 +144,8 @@ def test_a_429_is_retried_when_its_retry_after_says(
         assert webhook_delivery_send(delivery_id=delivery_id) == "retry"
 
     delivery = only_delivery()
+    assert delivery.next_attempt_at is not None
+    assert delivery.last_attempt_at is not None
     assert delivery.next_attempt_at - delivery.last_attempt_at == timedelta(seconds=90)
     assert broker.sent == [(delivery_id, 90.0)]
 
@@ -144,6 +158,8 @@ def test_a_failing_receiver_is_retried_for_a_day_then_the_delivery_fails_and_the
     [delivery_id] = broker.take()
     delivery = only_delivery()
     written = now = delivery.next_attempt_at
+    assert written is not None
+    assert now is not None
     outcomes, delays = [], []
     while True:
         outcome = webhook_delivery_send(delivery_id=delivery_id, now=now)
@@ -151,11 +167,14 @@ def test_a_failing_receiver_is_retried_for_a_day_then_the_delivery_fails_and_the
         delivery.refresh_from_db()
         if outcome != "retry":
             break
+        assert delivery.next_attempt_at is not None
         delays.append((delivery.next_attempt_at - now).total_seconds())
         now = delivery.next_attempt_at
 
     assert outcomes[-1] == "failed"
     assert delivery.status == DeliveryStatus.FAILED
+    assert delivery.last_attempt_at is not None
+    assert delivery.retry_until is not None
     assert delivery.last_attempt_at <= delivery.retry_until
     assert delivery.retry_until - written == timedelta(hours=24)
     # Exponential: each wait about doubles (jitter takes up to half off) up to an hour.
@@ -355,11 +374,17 @@ def test_a_name_that_turns_private_after_registration_is_not_posted_to(
 
 
 def test_a_rotated_secret_signs_beside_the_new_one_until_the_overlap_ends(
-    tenant, endpoint, hooks, broker, settings, django_capture_on_commit_callbacks
+    tenant,
+    endpoint,
+    secret,
+    hooks,
+    broker,
+    settings,
+    django_capture_on_commit_callbacks,
 ):
     verify = guide_verifier()
     new = webhook_secret_rotate(endpoint=endpoint)
-    assert new != endpoint.secret
+    assert new != secret
     endpoint.refresh_from_db()
     assert new not in endpoint.secret_encrypted
     assert endpoint.secret_prefix == new[:12]
@@ -370,14 +395,14 @@ def test_a_rotated_secret_signs_beside_the_new_one_until_the_overlap_ends(
 
     assert len(during.headers["webhook-signature"].split()) == 2
     assert verify(new, during.headers, during.body)
-    assert verify(endpoint.secret, during.headers, during.body)
+    assert verify(secret, during.headers, during.body)
 
     webhook_delivery_resend(delivery=only_delivery())
     later = timezone.now() + settings.WEBHOOK_SECRET_OVERLAP + timedelta(seconds=1)
     webhook_delivery_send(delivery_id=delivery_id, now=later)
     after = hooks.received[1]
     assert verify(new, after.headers, after.body)
-    assert not verify(endpoint.secret, after.headers, after.body)
+    assert not verify(secret, after.headers, after.body)
 
 
 # --- scoping ---------------------------------------------------------------------------------------

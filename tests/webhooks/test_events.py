@@ -1,5 +1,6 @@
 """Every event type, produced by the real workflows (lead intake over HTTP, the call
-pipeline on the simulator, scoring, coaching, transcription), reaches a local HTTPS
+pipeline on the simulator, scoring, coaching, transcription, texts sent and received),
+reaches a local HTTPS
 receiver with the body the integrator's guide documents and a signature the guide's own
 verification code accepts."""
 
@@ -14,6 +15,9 @@ from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.scoring.factories import in_role
 from tests.users.factories import agent
 from tests.webhooks.conftest import guide_examples, guide_verifier, keys
+from texting import providers
+from texting import services as texting
+from texting.models import OptOut, Text, TextingSettings
 from webhooks.models import EventType, WebhookEvent
 from webhooks.services import webhook_endpoint_create, webhook_test_send
 from webhooks.signing import secret_new
@@ -27,9 +31,12 @@ def world(monkeypatch, django_capture_on_commit_callbacks):
 
 
 def test_every_event_type_is_sent_as_documented_and_signed(
-    tenant, hooks, broker, world, django_capture_on_commit_callbacks
+    tenant, hooks, broker, world, django_capture_on_commit_callbacks, monkeypatch
 ):
     capture = django_capture_on_commit_callbacks
+    # Texts are sent here, not by a worker, and the simulator plays no callbacks.
+    monkeypatch.setattr(texting, "_dispatch", lambda text_id, countdown=None: None)
+    monkeypatch.setattr(providers, "_later", lambda *args, **kwargs: None)
     VendorRegistrationFactory(account=tenant.account, vendor_id="V-1000")
     catch_all_rule(tenant.account, department="Sales")
     VendorRegistrationFactory(account=tenant.other_account, vendor_id="V-2000")
@@ -54,19 +61,38 @@ def test_every_event_type_is_sent_as_documented_and_signed(
     assert call.agent == taker
     scorer = in_role("Scorer", accounts=[tenant.account])
     coach = in_role("Manager", accounts=[tenant.account])
+    TextingSettings.objects.create(
+        account=tenant.account, enabled=True, sender="+13035550100"
+    )
     with capture(execute=True):
         call_transcription_save(
             call=call, transcription="Agent: Hi Sam...", summary="Booked."
         )
         score_save(call=call, scorer=scorer, values={"cat1": True, "wow": True})
         coaching_save(call=call, coach=coach, notes="Confirm by text next time.")
+        reply = texting.text_reply_send(call=call, user=taker, body="See you Saturday.")
+        assert texting.text_send(text_id=reply.pk) == "sent"
+        answer = texting.text_receive(
+            to_number="+13035550100",
+            from_number=call.phone,
+            body="Great, see you then!",
+            provider="simulator",
+            provider_id="SIMIN-1",
+        )
+        stop = texting.text_receive(
+            to_number="+13035550100",
+            from_number=call.phone,
+            body="STOP",
+            provider="simulator",
+            provider_id="SIMIN-2",
+        )
         webhook_test_send(endpoint=endpoint)
 
     outcomes = broker.deliver(capture)
 
     # A call's next event is handed over again when the one before it is done (it may
     # have waited for it); a delivery already sent is then left alone.
-    assert outcomes.count("succeeded") == 8
+    assert outcomes.count("succeeded") == 12
     assert set(outcomes) <= {"succeeded", "done"}
     received = hooks.received
     assert [r.event["type"] for r in received] == [
@@ -77,6 +103,10 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         "transcription_ready",
         "call_scored",
         "call_coached",
+        "text_sent",
+        "text_received",  # the lead's answer
+        "text_received",  # the lead's STOP
+        "lead_opted_out",
         "test_event",
     ]
     assert {t.value for t in EventType} == {r.event["type"] for r in received}
@@ -124,7 +154,47 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         "text": "Agent: Hi Sam...",
         "summary": "Booked.",
     }
-    assert WebhookEvent.objects.count() == 8
+    assert answer is not None
+    assert stop is not None
+    sent = by_type["text_sent"]
+    assert sent["text"] == {
+        "id": reply.pk,
+        "direction": "out",
+        "purpose": "reply",
+        "from": "+13035550100",
+        "to": call.phone,
+        "body": "See you Saturday.",
+        "status": "queued",
+        "created": sent["text"]["created"],
+    }
+    assert sent["call"]["id"] == call.pk
+    assert sent["agent"]["email"] == taker.email
+    assert sent["lead"]["phone"] == call.phone
+    texts_received = [r.event for r in received if r.event["type"] == "text_received"]
+    assert [(t["text"]["id"], t["text"]["body"]) for t in texts_received] == [
+        (answer.pk, "Great, see you then!"),
+        (stop.pk, "STOP"),
+    ]
+    assert texts_received[0]["text"]["direction"] == "in"
+    assert texts_received[0]["text"]["status"] == "received"
+    opted_out = by_type["lead_opted_out"]
+    assert opted_out["text"]["id"] == stop.pk
+    opt_out = OptOut.objects.get()
+    assert opted_out["opt_out"] == {
+        "phone": call.phone,
+        "at": opted_out["text"]["created"],
+        "message": "STOP",
+    }
+    assert opt_out.phone == call.phone
+    # The lead's answer was forwarded to the agent, and the STOP confirmed: stored,
+    # and reported once a worker sends them (not here).
+    assert set(Text.objects.values_list("purpose", flat=True)) == {
+        "reply",
+        "inbound",
+        "forward",
+        "opt_out",
+    }
+    assert WebhookEvent.objects.count() == 12
 
 
 def test_the_schema_documents_every_event_type_with_the_guides_example(client):

@@ -77,6 +77,8 @@ def test_webhook_listen_prints_signed_deliveries_refuses_bad_ones_and_removes_it
     thread = threading.Thread(target=listen, daemon=True)
     thread.start()
     assert command.listening.wait(5), out.getvalue()
+    assert command.endpoint is not None
+    assert command.server is not None
     endpoint = WebhookEndpoint.objects.get(pk=command.endpoint.pk)
     url = f"http://127.0.0.1:{command.server.server_port}/"
     assert endpoint.url == url

@@ -34,6 +34,7 @@ from accounts.models import (
 )
 from accounts.schedules import END_OF_DAY, WEEKDAYS
 from accounts.services import (
+    account_create,
     api_credential_issue,
     api_key_rotate,
     scored_data_key_issue,
@@ -49,6 +50,7 @@ SEED_STEPS: list[str] = [
     "demo.calls.seed_demo",
     "demo.scoring.seed_demo",
     "demo.pages.seed_demo",
+    "demo.texting.seed_demo",
 ]
 
 TEAMS = ("Sales", "Service")
@@ -324,18 +326,20 @@ def _fresh_credential(
 
 
 def _seed_account(organization: Organization, spec: AccountSpec) -> DemoAccount:
-    account, _ = Account.objects.get_or_create(
-        organization=organization,
-        name=spec.name,
-        defaults={
-            "timezone": spec.timezone,
-            "country": spec.country,
-            "city": spec.city,
-            "address": spec.address,
-            "postal_code": spec.postal_code,
-            "caller_id": spec.caller_id,
-            "schedule_active": True,
-        },
+    account = Account.objects.filter(
+        organization=organization, name=spec.name
+    ).first() or account_create(
+        account=Account(
+            organization=organization,
+            name=spec.name,
+            timezone=spec.timezone,
+            country=spec.country,
+            city=spec.city,
+            address=spec.address,
+            postal_code=spec.postal_code,
+            caller_id=spec.caller_id,
+            schedule_active=True,
+        )
     )
     have = set(account.schedule_days.values_list("weekday", flat=True))
     AccountScheduleDay.objects.bulk_create(

@@ -1,0 +1,111 @@
+"""Part 11 of ``make bench``: a call's final status -> its automatic text handed to the
+provider (the simulator), p50 and p99 over BENCH_TEXTS calls, against a no-op task's round
+trip through the same broker, the same ``calls`` queue and the same worker (the Procfile's
+``calls`` worker, which consumes ``events,calls``).
+
+``measure`` (called by ``bench/run.py`` once gunicorn and the Procfile's workers run)
+seeds a dealer in its own organization that texts its leads (quiet hours 00:00-23:59, a
+high limit per lead) and has no agents, with ``no_agent_policy="end"``: each lead posted
+to ``/api/nl`` ends NOAGENT at its first setup and stores a ``no_agent`` text, so what is
+timed is the text's path alone. The leads go at BENCH_TEXT_RATE a second, interleaved
+with as many no-op tasks (bench/text.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.load import percentile
+
+ROOT = Path(__file__).resolve().parent.parent
+COUNT = int(os.environ.get("BENCH_TEXTS", "200"))
+# Leads (and no-op tasks) a second: a moderate pace, well within what the workers end.
+RATE = float(os.environ.get("BENCH_TEXT_RATE", "5")) or 5.0
+CLIENTS = 2
+WAIT = float(os.environ.get("BENCH_TEXT_WAIT", "120"))
+# The customer's number: no simulated reply to its texts (not 0001, 0002 or 0004).
+LEAD_PHONE = "303-555-0147"
+AIM_MS = 1000.0
+
+SEED = """
+import django, json; django.setup()
+from datetime import time
+from accounts.models import Account, Organization, AccountScheduleDay
+from accounts.services import api_credential_issue
+from calls.models import DialingSettings
+from leads.models import ParsingRule, VendorRegistration
+from texting.models import TextingSettings
+from accounts.services import account_create
+org = Organization.objects.create(name="Bench Texting Group")
+account = account_create(account=Account(organization=org, name="Bench Texting", timezone="America/Denver"))
+AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
+VendorRegistration.objects.create(account=account, organization=org, vendor_id="BENCH-TEXT", vendor_name="Bench Texting")
+ParsingRule.objects.create(account=account, name="Everything", priority=1000)
+DialingSettings.objects.create(account=account, no_agent_policy="end")
+TextingSettings.objects.create(account=account, enabled=True, quiet_start=time(0), quiet_end=time(23, 59),
+    automatic_limit=%(limit)d)
+credential, key = api_credential_issue(organization=org)
+print(json.dumps({"api_user": credential.api_user, "key": key, "vendor_id": "BENCH-TEXT"}))
+"""
+
+
+def measure(
+    port: int, env: dict[str, str], python: Callable[..., str]
+) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """Part 11's rows (fields of bench/run.py's Row) and detail lines."""
+    limit = min(32767, max(1000, 2 * (COUNT + 5)))
+    seed = json.loads(python(env, "-c", SEED % {"limit": limit}))
+    options = {
+        "port": port,
+        "api_user": seed["api_user"],
+        "api_key": seed["key"],
+        "vendor_id": seed["vendor_id"],
+        "phone": LEAD_PHONE,
+        "count": COUNT,
+        "rate": RATE,
+        "clients": CLIENTS,
+        "timeout": WAIT,
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.text", json.dumps(options)],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    result = json.loads(out)
+    inf = float("inf")
+    handed = result["latencies"] + [inf] * (COUNT - len(result["latencies"]))
+    noop = result["noop"] + [inf] * (COUNT - len(result["noop"]))
+    late = f"> {result['timeout']:.0f} s"
+    rows: list[tuple[Any, ...]] = []
+    for p in (50, 99):
+        figure, base = percentile(handed, p), percentile(noop, p)
+        rows.append(
+            (
+                f"11 call final status -> text handed to provider p{p}",
+                f"{figure:,.1f} ms" if figure < inf else late,
+                f"no-op task round trip (calls queue) p{p} "
+                + (f"{base:,.1f} ms" if base < inf else late),
+                f"{figure / base:.1f}x" if figure < inf and base < inf else "-",
+                f"< {AIM_MS:,.0f} ms" if p == 99 else "",
+                figure < AIM_MS if p == 99 else None,
+            )
+        )
+    details = [
+        f"  11: {result['posted']} leads accepted in {result['post_seconds']:.1f} s "
+        f"({RATE:g}/s, interleaved with as many no-op tasks), {result['calls']} calls "
+        f"{result['call_statuses']}, {result['texts']} no_agent texts stored, "
+        f"{len(result['latencies'])} handed and timed, {result['never_handed']} never "
+        f"handed within {result['timeout']:.0f} s; {len(result['noop'])} of {COUNT} "
+        f"no-ops started; warm-up {'ok' if result['warm_ok'] else 'INCOMPLETE'}; "
+        f"failed posts: {result['post_errors'] or 'none'}"
+    ]
+    if result["latencies"]:
+        details.append(
+            f"  11 call final status -> text handed: max {max(result['latencies']):,.1f} ms"
+        )
+    return rows, details

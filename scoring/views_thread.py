@@ -1,0 +1,78 @@
+"""The call page's thread (texting): the timeline of the lead's texts and calls, and the
+reply form. A reply posts here; without JavaScript the page redirects back with a message,
+with htmx the thread card alone comes back, errors inline."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from calls.models import Call
+from scoring.selectors import call_get_visible, call_may_be_texted_by
+from texting.forms import ReplyForm
+from texting.selectors import (
+    texting_settings_of,
+    thread_opted_out_at,
+    thread_timeline,
+)
+from texting.services import text_reply_send
+from users.models import User
+
+THREAD_CARD = "texting/partials/thread.html"
+
+
+def thread_context(
+    *, call: Call, user: User, form: ReplyForm | None = None, sent: bool = False
+) -> dict[str, Any]:
+    """What the thread card shows: the timeline, the opt-out, and the reply form for those
+    who may reply while texting is on."""
+    config = texting_settings_of(call.account)
+    texting_on = config is not None and config.enabled
+    may_reply = texting_on and call_may_be_texted_by(user=user, call=call)
+    return {
+        "thread": thread_timeline(call),
+        "opted_out_at": thread_opted_out_at(call),
+        "texting_on": texting_on,
+        "may_reply": may_reply,
+        "reply_form": (form or ReplyForm()) if may_reply else None,
+        "reply_sent": sent,
+    }
+
+
+@login_required
+@require_POST
+def call_text_reply(request: HttpRequest, call_id: int) -> HttpResponse:
+    """Send the lead a text from the account's number (the call's agent, a manager of the
+    account or staff; anyone else who sees the call is refused)."""
+    user: User = request.user  # type: ignore[assignment]
+    call = call_get_visible(user=user, call_id=call_id)
+    if call is None:
+        raise Http404("No such call.")
+    if not call_may_be_texted_by(user=user, call=call):
+        raise PermissionDenied("Only the call's agent, a manager or staff may reply.")
+    form = ReplyForm(request.POST)
+    sent = False
+    if form.is_valid():
+        try:
+            text_reply_send(call=call, user=user, body=form.cleaned_data["body"])
+        except ValidationError as error:
+            form.add_error("body", error)
+        else:
+            sent = True
+    if request.headers.get("HX-Request") == "true":
+        context = thread_context(
+            call=call, user=user, form=None if sent else form, sent=sent
+        )
+        return render(request, THREAD_CARD, {"call": call, **context})
+    if sent:
+        messages.success(request, "Text sent.")
+    else:
+        for problem in form.errors.get("body", []):
+            messages.error(request, str(problem))
+    return redirect("pages:call-detail", call_id=call.pk)

@@ -1,0 +1,599 @@
+"""Texting's workflows: automatic texts when a call could not reach its lead, replies from
+the call page, sending through the provider once, delivery statuses, and a lead's texts
+(opt-out, opt-in, HELP, "call me", forwarded to the team).
+
+Every text is stored before it is sent, in the transaction of what caused it, and handed
+to a worker on commit; the sweep hands over what is due and was never handed over.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.models import Account
+from calls.models import Call, CallOrigin, CallStatus
+from calls.services import call_queue
+from config.celery import publish_or_leave_to_sweep
+from core.logging import log_event, log_event_on_commit, mask_phone
+from texting import compose
+from texting.models import (
+    AUTOMATIC,
+    FINAL,
+    STATUS_ORDER,
+    Direction,
+    OptOut,
+    Purpose,
+    Text,
+    TextingSettings,
+    TextStatus,
+)
+from texting.payloads import text_event_emit
+from texting.providers import (
+    OutgoingText,
+    TextingUnavailable,
+    TextOutcomeUnknown,
+    TextRefused,
+    text_provider,
+)
+from texting.selectors import (
+    account_texted_at,
+    automatic_texts_sent,
+    latest_call,
+    opted_out,
+    sender_of,
+    team_to_tell,
+    texting_settings_of,
+)
+from users.models import User
+
+log = logging.getLogger(__name__)
+
+# Texts due within this are handed to the broker with a countdown; later ones (quiet
+# hours) to the sweep, so no worker holds a task overnight.
+HELD_BY_BROKER = timedelta(minutes=2)
+# The sweep leaves a text this long to the task handed over for it.
+SWEEP_GRACE = timedelta(seconds=30)
+# A text still "sending" after this was lost with its worker mid-hand-over: it may have
+# reached the provider, so it is marked failed, never sent a second time.
+SENDING_LOST_AFTER = timedelta(minutes=5)
+MAX_BODY = 1600  # Twilio's limit on one message's body
+NOT_REACHED = frozenset({CallStatus.NOANSWER, CallStatus.BUSY, CallStatus.FAILED})
+UNDER_WAY = (CallStatus.QUEUED, CallStatus.DIALING)
+
+
+# --- automatic texts (the call pipeline's signals, ``texting.triggers``)
+
+
+def _template(config: TextingSettings, purpose: str) -> str:
+    templates: dict[str, str] = {
+        Purpose.INSTANT: config.instant_template if config.instant_enabled else "",
+        Purpose.NOT_REACHED: config.not_reached_template,
+        Purpose.NO_AGENT: config.no_agent_template,
+        Purpose.WAITING: config.waiting_template,
+    }
+    return templates[purpose]
+
+
+def text_automatic(
+    *, call: Call, purpose: str, opening: datetime | None = None
+) -> Text | None:
+    """The account's automatic text of ``purpose`` for the call's lead, stored in the
+    caller's transaction and sent on commit, or at the end of quiet hours. Nothing when
+    texting is off, the template is empty, the number opted out, the account's limit per
+    lead is reached, or the call already has a text of this purpose."""
+    account = call.account
+    config = texting_settings_of(account)
+    if (
+        config is None
+        or not config.enabled
+        or not (template := _template(config, purpose))
+    ):
+        return None
+    if Text.objects.filter(call=call, purpose=purpose).exists():
+        return None  # a signal sent again (a call waiting twice) texts once
+    if opted_out(account_id=account.pk, phone=call.phone):
+        return None
+    if automatic_texts_sent(account_id=account.pk, phone=call.phone) >= (
+        config.automatic_limit
+    ):
+        _log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
+        return None
+    now = timezone.now()
+    zone = compose.lead_zone(call.phone, account.timezone)
+    body = compose.render(
+        template,
+        first_name=call.first_name or "there",
+        vehicle=compose.vehicle_of(call),
+        dealer=account.name,
+        agent=call.agent.get_full_name() if call.agent else "our team",
+        opening=compose.opening_words(opening, zone, now) if opening else "",
+    )
+    due = compose.allowed_from(
+        now, zone=zone, start=config.quiet_start, end=config.quiet_end
+    )
+    return _text_store(
+        account=account,
+        config=config,
+        lead_phone=call.phone,
+        call=call,
+        purpose=purpose,
+        to_number=call.phone,
+        body=body,
+        due_at=due,
+    )
+
+
+def _text_store(
+    *,
+    account: Account,
+    config: TextingSettings | None,
+    lead_phone: str,
+    call: Call | None,
+    purpose: str,
+    to_number: str,
+    body: str,
+    due_at: datetime | None = None,
+    sent_by: User | None = None,
+    recipient: User | None = None,
+) -> Text:
+    """Store an outgoing text and hand it to a worker once the caller's transaction
+    commits (later ones are left to the sweep)."""
+    now = timezone.now()
+    due_at = due_at or now
+    dispatch = due_at - now <= HELD_BY_BROKER
+    text = Text.objects.create(
+        account=account,
+        lead_phone=lead_phone,
+        call=call,
+        direction=Direction.OUT,
+        purpose=purpose,
+        to_number=to_number,
+        from_number=sender_of(account, config),
+        body=body[:MAX_BODY],
+        due_at=due_at,
+        dispatched_at=now if dispatch else None,
+        sent_by=sent_by,
+        recipient=recipient,
+        provider=text_provider(is_test=account.is_test).name,
+    )
+    _log_on_commit(
+        "texting.stored",
+        text_id=text.pk,
+        purpose=purpose,
+        to=mask_phone(to_number),
+        due_at=due_at.isoformat(),
+    )
+    if dispatch:
+        countdown = max(0.0, (due_at - now).total_seconds()) or None
+        transaction.on_commit(partial(_dispatch, text.pk, countdown), robust=True)
+    return text
+
+
+def _dispatch(text_id: int, countdown: float | None = None) -> None:
+    from texting.tasks import text_send_task
+
+    publish_or_leave_to_sweep(
+        text_send_task,
+        kwargs={"text_id": text_id},
+        event="texting.dispatch_failed",
+        log=log,
+        countdown=countdown,
+    )
+
+
+def _log_on_commit(event: str, **fields: Any) -> None:
+    log_event_on_commit(log, event, **fields)
+
+
+# --- replies from the call page
+
+
+def text_reply_send(*, call: Call, user: User, body: str) -> Text:
+    """A reply to the call's lead from the account's number, written on the call page by
+    the call's agent, a manager or staff (the page checks who may)."""
+    body = body.strip()
+    if not body:
+        raise ValidationError("Write the text first.")
+    if len(body) > MAX_BODY:
+        raise ValidationError(f"A text is at most {MAX_BODY} characters.")
+    config = texting_settings_of(call.account)
+    if config is None or not config.enabled:
+        raise PermissionDenied("Texting is off for this account.")
+    with transaction.atomic():
+        if opted_out(account_id=call.account_id, phone=call.phone):
+            raise ValidationError(
+                "This lead opted out of texts (replied STOP): nothing can be sent "
+                "until they text START."
+            )
+        return _text_store(
+            account=call.account,
+            config=config,
+            lead_phone=call.phone,
+            call=latest_call(account_id=call.account_id, phone=call.phone) or call,
+            purpose=Purpose.REPLY,
+            to_number=call.phone,
+            body=body,
+            sent_by=user,
+        )
+
+
+# --- sending, once
+
+
+def text_send(*, text_id: int) -> str:
+    """Hand a due text to the provider, once: a text no longer scheduled (sent, being sent,
+    canceled) is left alone, and one whose outcome is unknown is never sent again.
+    Raises ``TextingUnavailable`` (the task retries) when the provider did not take it."""
+    with transaction.atomic():
+        text = (
+            Text.objects.select_for_update(of=("self",))
+            .select_related("account")
+            .filter(pk=text_id)
+            .first()
+        )
+        if text is None or text.status != TextStatus.SCHEDULED:
+            return "done"
+        now = timezone.now()
+        if text.due_at > now:
+            return "not due"
+        config = texting_settings_of(text.account)
+        reason = _not_sendable(text, config)
+        if reason:
+            _set_status(text, TextStatus.CANCELED, error=reason)
+            return "canceled"
+        if text.automatic:
+            assert config is not None  # _not_sendable checked
+            allowed = compose.allowed_from(
+                now,
+                zone=compose.lead_zone(text.to_number, text.account.timezone),
+                start=config.quiet_start,
+                end=config.quiet_end,
+            )
+            if allowed > now:  # the settings changed since it was stored
+                text.due_at, text.dispatched_at = allowed, None
+                text.save(update_fields=["due_at", "dispatched_at"])
+                return "not due"
+        _set_status(text, TextStatus.SENDING)
+    outgoing = OutgoingText(
+        text_id=text.pk,
+        to=text.to_number,
+        sender=text.from_number,
+        body=text.body,
+        to_lead=text.purpose != Purpose.FORWARD,
+    )
+    try:
+        provider_id = text_provider(is_test=text.account.is_test).send(outgoing)
+    except TextingUnavailable:
+        Text.objects.filter(pk=text.pk, status=TextStatus.SENDING).update(
+            status=TextStatus.SCHEDULED
+        )
+        raise
+    except (TextRefused, TextOutcomeUnknown) as error:
+        _text_failed(text.pk, str(error))
+        return "failed"
+    with transaction.atomic():
+        text = Text.objects.select_for_update(of=("self",)).get(pk=text.pk)
+        text.provider_id, text.handed_at = provider_id, timezone.now()
+        text.save(update_fields=["provider_id", "handed_at"])
+        _set_status(text, TextStatus.QUEUED)
+        text_event_emit(text=text, type="text_sent")
+    _log_sent(text)
+    return "sent"
+
+
+def _log_sent(text: Text) -> None:
+    log_event(
+        log,
+        "texting.sent",
+        text_id=text.pk,
+        purpose=text.purpose,
+        provider=text.provider,
+        to=mask_phone(text.to_number),
+        seconds_since_stored=round(
+            (text.handed_at - text.created_at).total_seconds(), 3
+        )
+        if text.handed_at
+        else None,
+    )
+
+
+def _not_sendable(text: Text, config: TextingSettings | None) -> str:
+    """Why a text may no longer go (empty: it may)."""
+    if text.purpose in AUTOMATIC and (config is None or not config.enabled):
+        return "Texting was turned off for the account before the text was due."
+    if text.purpose in {Purpose.OPT_OUT, Purpose.HELP, Purpose.FORWARD}:
+        return ""  # the confirmation of a STOP, a HELP answer, a note to the team
+    if opted_out(account_id=text.account_id, phone=text.to_number):
+        return "The lead opted out of texts before it was sent."
+    return ""
+
+
+def _text_failed(text_id: int, reason: str) -> None:
+    with transaction.atomic():
+        text = Text.objects.select_for_update(of=("self",)).get(pk=text_id)
+        _set_status(text, TextStatus.FAILED, error=reason)
+    log_event(
+        log, "texting.failed", level=logging.WARNING, text_id=text_id, reason=reason
+    )
+
+
+def _set_status(text: Text, status: str, *, error: str = "") -> bool:
+    """Move the text's status forward (never back); returns whether it moved."""
+    now_at = STATUS_ORDER[TextStatus(text.status)]
+    if now_at == FINAL or STATUS_ORDER[TextStatus(status)] < now_at:
+        return False
+    text.status, text.status_at = status, timezone.now()
+    text.error = error or text.error
+    text.save(update_fields=["status", "status_at", "error"])
+    return True
+
+
+# Provider statuses (Twilio's MessageStatus) as ours; others (accepted, sending, read ...)
+# change nothing.
+PROVIDER_STATUS = {
+    "queued": TextStatus.QUEUED,
+    "sent": TextStatus.SENT,
+    "delivered": TextStatus.DELIVERED,
+    "read": TextStatus.DELIVERED,
+    "undelivered": TextStatus.UNDELIVERED,
+    "failed": TextStatus.FAILED,
+}
+
+
+def text_status_update(*, text_id: int, status: str, error: str = "") -> bool:
+    """A delivery status from the provider; a late or repeated one changes nothing. A
+    text that failed stays failed: it is shown so, never sent again."""
+    ours = PROVIDER_STATUS.get(status)
+    if ours is None:
+        return False
+    with transaction.atomic():
+        text = Text.objects.select_for_update(of=("self",)).filter(pk=text_id).first()
+        if text is None or text.direction != Direction.OUT:
+            return False
+        return _set_status(text, ours, error=error)
+
+
+# --- a lead's texts
+
+
+def text_receive(
+    *,
+    to_number: str,
+    from_number: str,
+    body: str,
+    provider: str,
+    provider_id: str,
+    service_sid: str = "",
+) -> Text | None:
+    """A lead's text, matched to the account texting from ``to_number`` (or the Messaging
+    Service ``service_sid``) that last reached the lead: stored in the lead's thread, read
+    for STOP, START, HELP and "call me", and forwarded to the team. A repeat of a message
+    already stored changes nothing; a text no account can be matched to is not stored."""
+    numbers = [number for number in (service_sid, to_number) if number]
+    account = next(
+        filter(
+            None, (account_texted_at(number=n, lead_phone=from_number) for n in numbers)
+        ),
+        None,
+    )
+    if account is None:
+        log_event(
+            log,
+            "texting.unmatched",
+            level=logging.WARNING,
+            to=to_number,
+            sender=mask_phone(from_number),
+        )
+        return None
+    try:
+        with transaction.atomic():
+            return _received(
+                account, to_number, from_number, body, provider, provider_id
+            )
+    except IntegrityError:
+        return None  # the provider posted it again: stored the first time
+
+
+def _received(
+    account: Account,
+    to_number: str,
+    from_number: str,
+    body: str,
+    provider: str,
+    provider_id: str,
+) -> Text:
+    call = latest_call(account_id=account.pk, phone=from_number)
+    config = texting_settings_of(account)
+    now = timezone.now()
+    text = Text.objects.create(
+        account=account,
+        lead_phone=from_number,
+        call=call,
+        direction=Direction.IN,
+        purpose=Purpose.INBOUND,
+        to_number=to_number,
+        from_number=from_number,
+        body=body[:MAX_BODY],
+        status=TextStatus.RECEIVED,
+        status_at=now,
+        due_at=now,
+        provider=provider,
+        provider_id=provider_id,
+    )
+    text_event_emit(text=text, type="text_received")
+    keyword = compose.keyword_of(body)
+    values = {"dealer": account.name}
+    if keyword in compose.STOP_WORDS:
+        _opt_out(account, config, text, call)
+    elif keyword in compose.START_WORDS:
+        _opt_in(account, config, text, call)
+    elif keyword in compose.HELP_WORDS:
+        help_text = config.help_template if config else TextingSettings().help_template
+        _text_store(
+            account=account,
+            config=config,
+            lead_phone=from_number,
+            call=call,
+            purpose=Purpose.HELP,
+            to_number=from_number,
+            body=compose.render(help_text, **values),
+        )
+        return text
+    elif call is not None and compose.asks_for_a_call(
+        body, config.call_me_keywords if config else ""
+    ):
+        text.queued_call = _call_back(call)
+        if text.queued_call is not None:
+            text.save(update_fields=["queued_call"])
+    _forward(account, config, text, call)
+    _log_on_commit(
+        "texting.received",
+        text_id=text.pk,
+        account_id=account.pk,
+        call_id=call.pk if call else None,
+        queued_call_id=text.queued_call_id,
+    )
+    return text
+
+
+def _opt_out(
+    account: Account, config: TextingSettings | None, text: Text, call: Call | None
+) -> None:
+    phone = text.from_number
+    if opted_out(account_id=account.pk, phone=phone):
+        return
+    opt_out = OptOut.objects.create(
+        account=account, phone=phone, opted_out_at=text.created_at, message=text.body
+    )
+    canceled = Text.objects.filter(
+        account=account,
+        to_number=phone,
+        direction=Direction.OUT,
+        status=TextStatus.SCHEDULED,
+    ).exclude(purpose__in=[Purpose.OPT_OUT, Purpose.HELP, Purpose.FORWARD])
+    for waiting in canceled.select_for_update():
+        _set_status(waiting, TextStatus.CANCELED, error="The lead opted out of texts.")
+    _text_store(
+        account=account,
+        config=config,
+        lead_phone=phone,
+        call=call,
+        purpose=Purpose.OPT_OUT,
+        to_number=phone,
+        body=compose.render(compose.OPT_OUT_CONFIRMATION, dealer=account.name),
+    )
+    text_event_emit(text=text, type="lead_opted_out", opt_out=opt_out)
+
+
+def _opt_in(
+    account: Account, config: TextingSettings | None, text: Text, call: Call | None
+) -> None:
+    updated = OptOut.objects.filter(
+        account=account, phone=text.from_number, opted_in_at__isnull=True
+    ).update(opted_in_at=text.created_at, opt_in_message=text.body)
+    if updated:
+        _text_store(
+            account=account,
+            config=config,
+            lead_phone=text.from_number,
+            call=call,
+            purpose=Purpose.OPT_IN,
+            to_number=text.from_number,
+            body=compose.render(compose.OPT_IN_CONFIRMATION, dealer=account.name),
+        )
+
+
+def _call_back(call: Call) -> Call | None:
+    """Queue a new call to the lead of ``call`` through the same pipeline, at once, unless
+    one is under way already."""
+    under_way = Call.objects.filter(
+        account_id=call.account_id, phone=call.phone, status__in=UNDER_WAY
+    ).exists()
+    if under_way:
+        return None
+    name = f"{call.first_name} {call.last_name}".strip() or "The lead"
+    return call_queue(
+        account=call.account,
+        phone=call.phone,
+        received_at=timezone.now(),
+        origin=CallOrigin.TEXT_REPLY,
+        team=call.team,
+        altid=call.altid,
+        source=call.source,
+        first_name=call.first_name,
+        last_name=call.last_name,
+        email=call.email,
+        call_notes=call.call_notes,
+        whisper=f"{name} texted back asking for a call. {call.whisper}".strip(),
+        lead_type=call.lead_type,
+        department=call.department,
+        called_on_make=call.called_on_make,
+        called_on_model=call.called_on_model,
+        called_on_year=call.called_on_year,
+        called_on_registration=call.called_on_registration,
+        called_on_summary=call.called_on_summary,
+        current_make=call.current_make,
+        current_model=call.current_model,
+        current_year=call.current_year,
+        current_registration=call.current_registration,
+        current_summary=call.current_summary,
+    )
+
+
+def _forward(
+    account: Account, config: TextingSettings | None, text: Text, call: Call | None
+) -> None:
+    """The lead's text, sent on to the lead's last agent (or the managers) by text."""
+    name = (
+        f"{call.first_name} {call.last_name}".strip() if call else ""
+    ) or text.from_number
+    note = f"Text from {name} ({text.from_number}): {text.body}"
+    if text.queued_call_id:
+        note += " [a call back is queued]"
+    for member in team_to_tell(account=account, call=call):
+        _text_store(
+            account=account,
+            config=config,
+            lead_phone=text.from_number,
+            call=call,
+            purpose=Purpose.FORWARD,
+            to_number=member.phone_number,
+            body=note,
+            recipient=member,
+        )
+
+
+# --- the sweep
+
+
+def texts_sweep(*, now: datetime | None = None) -> int:
+    """Hand over every due text the broker never got (its publish failed, or it waited
+    for the morning), and mark failed the texts lost mid-hand-over. Returns the texts
+    handed over."""
+    now = now or timezone.now()
+    lost = Text.objects.filter(
+        status=TextStatus.SENDING, status_at__lt=now - SENDING_LOST_AFTER
+    ).values_list("pk", flat=True)
+    for text_id in list(lost):
+        _text_failed(
+            text_id,
+            "The worker sending it was lost: it may have reached the provider, so it "
+            "is not sent again.",
+        )
+    due = list(
+        Text.objects.filter(status=TextStatus.SCHEDULED, due_at__lte=now)
+        .exclude(dispatched_at__gt=now - SWEEP_GRACE)
+        .order_by("due_at")
+        .values_list("pk", flat=True)[:1000]
+    )
+    Text.objects.filter(pk__in=due).update(dispatched_at=now)
+    for text_id in due:
+        _dispatch(text_id)
+    return len(due)

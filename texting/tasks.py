@@ -1,0 +1,71 @@
+"""Thin tasks: each takes ids, calls a service, and is safe to deliver twice. Sending is
+on the ``calls`` queue, beside call setup (a text follows a call's end within a
+second); the simulator's callbacks on ``events`` with the call simulator's."""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from core.logging import log_event
+from texting.providers import TextingUnavailable
+
+log = logging.getLogger(__name__)
+
+RETRY_WHILE_DOWN = {
+    "acks_late": True,
+    "autoretry_for": (TextingUnavailable, OperationalError, InterfaceError),
+    "retry_backoff": 1,
+    "retry_backoff_max": 60,
+    "retry_jitter": True,
+    "max_retries": 12,
+}
+
+
+@shared_task(**RETRY_WHILE_DOWN)
+def text_send_task(*, text_id: int) -> str:
+    """Send one due text; a text sent, being sent or canceled is left alone."""
+    from texting.services import text_send
+
+    return text_send(text_id=text_id)
+
+
+@shared_task(acks_late=True)
+def texts_sweep_task() -> int:
+    """Hand over due texts the broker never got, and those that waited for the morning."""
+    from texting.services import texts_sweep
+
+    count = texts_sweep()
+    if count:
+        log_event(log, "texting.swept", texts=count)
+    return count
+
+
+@shared_task(**RETRY_WHILE_DOWN)
+def simulator_text_status_task(*, text_id: int, status: str) -> bool:
+    """A simulated delivery status, through the same service as Twilio's callbacks."""
+    from texting.services import text_status_update
+
+    return text_status_update(text_id=text_id, status=status)
+
+
+@shared_task(**RETRY_WHILE_DOWN)
+def simulator_text_reply_task(
+    *, answering: int, to_number: str, from_number: str, body: str
+) -> bool:
+    """A simulated lead's reply to text ``answering``, through the same service as
+    Twilio's inbound messages (its id derived from that text: delivered twice, stored once)."""
+    from texting.services import text_receive
+
+    return (
+        text_receive(
+            to_number=to_number,
+            from_number=from_number,
+            body=body,
+            provider="simulator",
+            provider_id=f"SIMIN{answering:012d}",
+        )
+        is not None
+    )
