@@ -45,6 +45,7 @@ from scoring.models import (
 )
 from scoring.payloads import coaching_event_emit, score_event_emit
 from scoring.selectors import accounts_coachable_by, accounts_scorable_by, scoring_queue
+from scoring.signals import score_saved
 from users.models import User
 
 # What a scorer fills in, with the longest value each member takes (part 2.3).
@@ -226,6 +227,7 @@ def score_save(*, call: Call, scorer: User, values: Mapping[str, Any]) -> Score:
     if changes or not ScoreRevision.objects.filter(score=score).exists():
         _revise(score, RevisionKind.SCORE, scorer, changes)
         score_event_emit(score=score)
+        score_saved.send(sender=Score, score=score, changes=changes)
     ScoringClaim.objects.filter(call=call).delete()
     return score
 

@@ -22,9 +22,10 @@ FLOORS = {
     "insights": 5,  # writes the call's transcription; it never imports scoring
     "texting": 5,
     "scoring": 6,  # the pages: the call page shows the lead's texts and sends replies
-    "backoffice": 7,  # reads every app; nothing imports it
-    "demo": 7,
-    "bench": 8,
+    "notify": 7,  # the CRM write-back, alerts and reports read calls, scores and figures
+    "backoffice": 8,  # reads every app; nothing imports it
+    "demo": 8,
+    "bench": 9,
 }
 MOST_LINES = 600
 

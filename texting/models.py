@@ -126,6 +126,7 @@ class Purpose(models.TextChoices):
     OPT_OUT = "opt_out", "Opt-out confirmation"
     OPT_IN = "opt_in", "Opt-in confirmation"
     FORWARD = "forward", "Forwarded to the team"
+    ALERT = "alert", "Alert to a manager"
     INBOUND = "inbound", "From the lead"
 
 
@@ -134,6 +135,8 @@ class Purpose(models.TextChoices):
 AUTOMATIC = frozenset(
     {Purpose.INSTANT, Purpose.NOT_REACHED, Purpose.NO_AGENT, Purpose.WAITING}
 )
+# The texts to the account's own people, not to the lead: never held by a lead's opt-out.
+STAFF = frozenset({Purpose.FORWARD, Purpose.ALERT})
 
 
 class TextStatus(models.TextChoices):

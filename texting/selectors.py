@@ -177,6 +177,8 @@ def _who(text: Text, dealer: str) -> str:
         return "Lead"
     if text.purpose == Purpose.FORWARD:
         return f"Forwarded to {_name(text.recipient, 'the team')}"
+    if text.purpose == Purpose.ALERT:
+        return f"Alert to {_name(text.recipient, 'a manager')}"
     if text.sent_by_id is not None:
         return f"Sent by {_name(text.sent_by, 'a former user')}"
     return dealer

@@ -26,6 +26,7 @@ from texting import compose
 from texting.models import (
     AUTOMATIC,
     FINAL,
+    STAFF,
     STATUS_ORDER,
     Direction,
     OptOut,
@@ -266,7 +267,7 @@ def text_send(*, text_id: int) -> str:
         to=text.to_number,
         sender=text.from_number,
         body=text.body,
-        to_lead=text.purpose != Purpose.FORWARD,
+        to_lead=text.purpose not in STAFF,
     )
     try:
         provider_id = text_provider(is_test=text.account.is_test).send(outgoing)
@@ -308,7 +309,7 @@ def _not_sendable(text: Text, config: TextingSettings | None) -> str:
     """Why a text may no longer go (empty: it may)."""
     if text.purpose in AUTOMATIC and (config is None or not config.enabled):
         return "Texting was turned off for the account before the text was due."
-    if text.purpose in {Purpose.OPT_OUT, Purpose.HELP, Purpose.FORWARD}:
+    if text.purpose in {Purpose.OPT_OUT, Purpose.HELP} | STAFF:
         return ""  # the confirmation of a STOP, a HELP answer, a note to the team
     if opted_out(account_id=text.account_id, phone=text.to_number):
         return "The lead opted out of texts before it was sent."
@@ -477,7 +478,7 @@ def _opt_out(
         to_number=phone,
         direction=Direction.OUT,
         status=TextStatus.SCHEDULED,
-    ).exclude(purpose__in=[Purpose.OPT_OUT, Purpose.HELP, Purpose.FORWARD])
+    ).exclude(purpose__in=[Purpose.OPT_OUT, Purpose.HELP, *STAFF])
     for waiting in canceled.select_for_update():
         _set_status(waiting, TextStatus.CANCELED, error="The lead opted out of texts.")
     _text_store(
@@ -568,6 +569,26 @@ def _forward(
             body=note,
             recipient=member,
         )
+
+
+def text_staff_send(
+    *, account: Account, call: Call | None, user: User, body: str
+) -> Text | None:
+    """A text to a member of the account's staff (a manager's alert) from the account's
+    number; None when texting is off for the account or the user has no phone."""
+    config = texting_settings_of(account)
+    if config is None or not config.enabled or not user.phone_number:
+        return None
+    return _text_store(
+        account=account,
+        config=config,
+        lead_phone=call.phone if call else "",
+        call=call,
+        purpose=Purpose.ALERT,
+        to_number=user.phone_number,
+        body=body,
+        recipient=user,
+    )
 
 
 # --- the sweep

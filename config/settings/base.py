@@ -4,6 +4,7 @@ The embedded default (no environment at all) is a SQLite file, a filesystem Cele
 broker and a diskcache cache under ``var/``, so a fresh clone runs without any server.
 """
 
+import os
 from datetime import timedelta
 from pathlib import Path
 
@@ -49,6 +50,7 @@ INSTALLED_APPS = [
     "webhooks",
     "insights",
     "texting",
+    "notify",
     "core",
     "demo",
 ]
@@ -365,6 +367,20 @@ CELERY_BEAT_SCHEDULE = {
         "task": "texting.tasks.texts_sweep_task",
         "schedule": timedelta(seconds=env.float("TEXTS_SWEEP_SECONDS", default=10)),
     },
+    "messages-sweep": {
+        "task": "notify.tasks.messages_sweep_task",
+        "schedule": timedelta(seconds=env.float("MESSAGES_SWEEP_SECONDS", default=10)),
+    },
+    # Leads waiting for an agent too long, agents missing offers in a row; reports due.
+    "alerts-sweep": {
+        "task": "notify.tasks.alerts_sweep_task",
+        "schedule": timedelta(seconds=env.float("ALERTS_SWEEP_SECONDS", default=30)),
+    },
+    # Morning reports: at 07:00 in each manager's timezone, looked for every 5 minutes.
+    "reports-due": {
+        "task": "notify.tasks.reports_due_task",
+        "schedule": timedelta(minutes=5),
+    },
     "insights-sweep": {
         "task": "insights.tasks.insights_sweep_task",
         "schedule": timedelta(seconds=60),
@@ -377,7 +393,13 @@ CELERY_BEAT_SCHEDULE = {
 
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work
 # left to the sweeps during a broker outage is handed over the moment it is back.
-SWEEPS_ON_CONNECT = ["calls-sweep", "leads-sweep", "webhooks-sweep", "texts-sweep"]
+SWEEPS_ON_CONNECT = [
+    "calls-sweep",
+    "leads-sweep",
+    "webhooks-sweep",
+    "texts-sweep",
+    "messages-sweep",
+]
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".
 TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
@@ -440,7 +462,33 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 LOGIN_URL = "auth:login"
 LOGIN_REDIRECT_URL = "pages:home"
 LOGOUT_REDIRECT_URL = "auth:login"
-EMAIL_BACKEND = env(
-    "EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend"
+# E-mail (password resets, notify/: CRM write-back, alerts, the morning report): printed
+# to the console unless EMAIL_URL names an SMTP server (smtp://user:pass@host:587 or
+# submission://... for STARTTLS) or EMAIL_BACKEND a provider's backend through
+# django-anymail (e.g. anymail.backends.postmark.EmailBackend, its keys in ANYMAIL_*).
+_email_url = (
+    env.email_url_config(env("EMAIL_URL")) if env("EMAIL_URL", default="") else {}
 )
+if _email_url:
+    EMAIL_HOST = _email_url["EMAIL_HOST"]
+    EMAIL_PORT = _email_url["EMAIL_PORT"]
+    EMAIL_HOST_USER = _email_url["EMAIL_HOST_USER"]
+    EMAIL_HOST_PASSWORD = _email_url["EMAIL_HOST_PASSWORD"]
+    EMAIL_USE_TLS = _email_url.get("EMAIL_USE_TLS", False)
+    EMAIL_USE_SSL = _email_url.get("EMAIL_USE_SSL", False)
+EMAIL_BACKEND = env(
+    "EMAIL_BACKEND",
+    default=_email_url.get("EMAIL_BACKEND")
+    or "django.core.mail.backends.console.EmailBackend",
+)
+# A mail server that does not answer within this is a failed try (tried again later).
+EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10)
+# A provider's settings for django-anymail: every ANYMAIL_<NAME> variable, as ANYMAIL[NAME].
+ANYMAIL = {
+    name.removeprefix("ANYMAIL_"): value
+    for name, value in os.environ.items()
+    if name.startswith("ANYMAIL_")
+}
 DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="leadcall@localhost")
+# The sender of the CRM write-back, the alerts and the morning report.
+NOTIFY_FROM_EMAIL = env("NOTIFY_FROM_EMAIL", default=DEFAULT_FROM_EMAIL)

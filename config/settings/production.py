@@ -31,12 +31,10 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_SAMESITE = "Lax"
 X_FRAME_OPTIONS = "DENY"
+# Production sends e-mail by SMTP (EMAIL_URL, default smtp://localhost:25) unless
+# EMAIL_BACKEND names another (a django-anymail provider).
+if not env("EMAIL_URL", default=""):
+    EMAIL_HOST, EMAIL_PORT = "localhost", 25
 EMAIL_BACKEND = env(
     "EMAIL_BACKEND", default="django.core.mail.backends.smtp.EmailBackend"
 )
-EMAIL_URL = env.email_url("EMAIL_URL", default="smtp://localhost:25")
-EMAIL_HOST = EMAIL_URL["EMAIL_HOST"]
-EMAIL_PORT = EMAIL_URL["EMAIL_PORT"]
-EMAIL_HOST_USER = EMAIL_URL["EMAIL_HOST_USER"]
-EMAIL_HOST_PASSWORD = EMAIL_URL["EMAIL_HOST_PASSWORD"]
-EMAIL_USE_TLS = EMAIL_URL.get("EMAIL_USE_TLS", False)

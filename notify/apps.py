@@ -1,0 +1,16 @@
+from django.apps import AppConfig
+
+
+class NotifyConfig(AppConfig):
+    name = "notify"
+    verbose_name = "CRM write-back, alerts and reports"
+
+    def ready(self) -> None:
+        from calls.signals import call_finished
+        from notify import triggers
+        from scoring.signals import score_saved
+
+        # Told in the transaction that finished the call or saved the score: the outbox
+        # row is written there too, and handed to a worker on commit.
+        call_finished.connect(triggers.on_call_finished, dispatch_uid="notify.final")
+        score_saved.connect(triggers.on_score_saved, dispatch_uid="notify.scored")

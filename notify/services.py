@@ -1,0 +1,272 @@
+"""The outbox: a message is stored once for its event (its ``key``), handed to a worker
+when the transaction that wrote it commits, and sent through Django's e-mail backend
+(SMTP, the console, or a provider through django-anymail). A failed try is tried again
+with a growing wait; the sweep hands over what the broker never got."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import smtplib
+from datetime import datetime, timedelta
+from email.mime.image import MIMEImage
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import EmailMultiAlternatives
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Account
+from calls.models import Call
+from config.celery import publish_or_leave_to_sweep
+from core.logging import log_event, log_event_on_commit
+from notify.models import Channel, Message, MessageStatus
+from users.models import User
+
+log = logging.getLogger(__name__)
+
+# Waits between tries: 10 s, 20 s, 40 s, ... at most an hour; given up after MAX_TRIES.
+FIRST_WAIT = 10.0
+LONGEST_WAIT = 3600.0
+MAX_TRIES = 12
+# Retries due within this are handed to the broker with a countdown; later ones to the sweep.
+HELD_BY_BROKER = timedelta(minutes=2)
+# The sweep leaves a message this long to the task handed over on commit.
+SWEEP_GRACE = timedelta(seconds=30)
+# A message "sending" this long lost its worker mid-send: it is tried again, under the
+# same Message-ID, so a mail server or CRM that saw it once can drop the copy.
+SENDING_LOST_AFTER = timedelta(minutes=5)
+ADF_FILENAME = "lead.xml"
+
+
+def message_queue(
+    *,
+    key: str,
+    kind: str,
+    to: list[str] | str,
+    subject: str,
+    text: str,
+    html: str = "",
+    adf: str = "",
+    images: list[dict[str, str]] | None = None,
+    account: Account | None = None,
+    call: Call | None = None,
+    user: User | None = None,
+    alert: str = "",
+    channel: str = Channel.EMAIL,
+    held: str = "",
+) -> Message | None:
+    """Store the message of one event for one recipient and send it once the caller's
+    transaction commits. A key already stored makes nothing (None): an event is told
+    once. ``held`` stores it as not sent, with that reason."""
+    now = timezone.now()
+    fields: dict[str, Any] = {
+        "kind": kind,
+        "channel": channel,
+        "to": "\n".join(to) if isinstance(to, list) else to,
+        "subject": subject[:255],
+        "text": text,
+        "html": html,
+        "adf": adf,
+        "images": images or [],
+        "account": account,
+        "call": call,
+        "user": user,
+        "alert": alert,
+        "due_at": now,
+        "status_at": now,
+    }
+    if held:
+        fields.update(status=MessageStatus.HELD, error=held)
+    elif channel == Channel.EMAIL:
+        fields["dispatched_at"] = now
+    with transaction.atomic():
+        message, created = Message.objects.get_or_create(key=key, defaults=fields)
+    if not created:
+        return None
+    log_event_on_commit(
+        log,
+        "notify.stored",
+        message_id=message.pk,
+        kind=kind,
+        channel=channel,
+        held=held or None,
+    )
+    if channel == Channel.EMAIL and not held:
+        transaction.on_commit(partial(_dispatch, message.pk), robust=True)
+    return message
+
+
+def _dispatch(message_id: int, countdown: float | None = None) -> None:
+    from notify.tasks import message_send_task
+
+    publish_or_leave_to_sweep(
+        message_send_task,
+        kwargs={"message_id": message_id},
+        event="notify.dispatch_failed",
+        log=log,
+        countdown=countdown,
+    )
+
+
+def message_id_header(message: Message) -> str:
+    """The same Message-ID for every try of a message."""
+    digest = hashlib.sha256(message.key.encode()).hexdigest()[:16]
+    domain = settings.DEFAULT_FROM_EMAIL.rpartition("@")[2] or "localhost"
+    return f"<notify-{message.pk}-{digest}@{domain}>"
+
+
+class _WithInlineImages(EmailMultiAlternatives):
+    """The HTML part and the images it shows by Content-ID, as one multipart/related."""
+
+    mixed_subtype = "related"
+
+
+def message_email(message: Message) -> EmailMultiAlternatives:
+    """The e-mail of a message: the plain text, the HTML with its inline images, and a
+    CRM write-back's ADF document as ``lead.xml``."""
+    email = (_WithInlineImages if message.images else EmailMultiAlternatives)(
+        subject=message.subject,
+        body=message.text,
+        from_email=settings.NOTIFY_FROM_EMAIL,
+        to=message.recipients,
+        headers={"Message-ID": message_id_header(message)},
+    )
+    if message.html:
+        email.attach_alternative(message.html, "text/html")
+    for image in message.images:
+        part = MIMEImage(base64.b64decode(image["data"]), _subtype=image["subtype"])
+        part.add_header("Content-ID", f"<{image['cid']}>")
+        part.add_header("Content-Disposition", "inline", filename=image["cid"])
+        email.attach(part)
+    if message.adf:
+        email.attach(ADF_FILENAME, message.adf, "text/xml")
+    return email
+
+
+def _refused_for_good(error: Exception) -> bool:
+    """A mail server's 5xx answer to the sender, the recipients or the data: trying
+    again sends the same thing to the same refusal."""
+    if isinstance(error, smtplib.SMTPRecipientsRefused):
+        return all(code >= 500 for code, _ in error.recipients.values())
+    code = getattr(error, "smtp_code", 0)
+    return isinstance(code, int) and code >= 500
+
+
+def _wait(tries: int) -> timedelta:
+    return timedelta(seconds=min(LONGEST_WAIT, FIRST_WAIT * 2 ** max(0, tries - 1)))
+
+
+def message_send(*, message_id: int) -> str:
+    """Send one due message: a message already sent, being sent, held or given up is
+    left alone. A failed try waits and is tried again, up to ``MAX_TRIES``."""
+    now = timezone.now()
+    with transaction.atomic():
+        message = Message.objects.select_for_update().filter(pk=message_id).first()
+        if message is None or message.status != MessageStatus.PENDING:
+            return "done"
+        if message.due_at > now:
+            return "not due"
+        message.status, message.status_at = MessageStatus.SENDING, now
+        message.attempts += 1
+        message.save(update_fields=["status", "status_at", "attempts"])
+    try:
+        message_email(message).send(fail_silently=False)
+    except (smtplib.SMTPException, OSError) as error:
+        return _failed(message, error)
+    Message.objects.filter(pk=message.pk).update(
+        status=MessageStatus.SENT,
+        sent_at=timezone.now(),
+        status_at=timezone.now(),
+        error="",
+    )
+    log_event(
+        log,
+        "notify.sent",
+        message_id=message.pk,
+        kind=message.kind,
+        tries=message.attempts,
+    )
+    return "sent"
+
+
+def _failed(message: Message, error: Exception) -> str:
+    now = timezone.now()
+    reason = f"{type(error).__name__}: {error}"[:2000]
+    if _refused_for_good(error) or message.attempts >= MAX_TRIES:
+        Message.objects.filter(pk=message.pk).update(
+            status=MessageStatus.FAILED, status_at=now, error=reason
+        )
+        log_event(
+            log,
+            "notify.failed",
+            level=logging.WARNING,
+            message_id=message.pk,
+            tries=message.attempts,
+            error=reason,
+        )
+        return "failed"
+    wait = _wait(message.attempts)
+    soon = wait <= HELD_BY_BROKER
+    Message.objects.filter(pk=message.pk).update(
+        status=MessageStatus.PENDING,
+        status_at=now,
+        due_at=now + wait,
+        dispatched_at=now if soon else None,
+        error=reason,
+    )
+    log_event(
+        log,
+        "notify.retry",
+        level=logging.WARNING,
+        message_id=message.pk,
+        tries=message.attempts,
+        wait=wait.total_seconds(),
+        error=reason,
+    )
+    if soon:
+        _dispatch(message.pk, countdown=wait.total_seconds())
+    return "retry"
+
+
+def message_send_again(*, message: Message) -> Message:
+    """Send a message again (support's "send again"): a new try now, whatever happened
+    to the last one; the same Message-ID."""
+    now = timezone.now()
+    with transaction.atomic():
+        Message.objects.filter(pk=message.pk).exclude(
+            status=MessageStatus.SENDING
+        ).update(
+            status=MessageStatus.PENDING,
+            due_at=now,
+            dispatched_at=now,
+            status_at=now,
+            attempts=0,
+        )
+        transaction.on_commit(partial(_dispatch, message.pk), robust=True)
+    message.refresh_from_db()
+    return message
+
+
+def messages_sweep(*, now: datetime | None = None) -> int:
+    """Hand over every due message the broker never got, and try again those whose
+    worker was lost mid-send. Returns the messages handed over."""
+    now = now or timezone.now()
+    Message.objects.filter(
+        status=MessageStatus.SENDING, status_at__lt=now - SENDING_LOST_AFTER
+    ).update(
+        status=MessageStatus.PENDING, status_at=now, due_at=now, dispatched_at=None
+    )
+    due = list(
+        Message.objects.filter(status=MessageStatus.PENDING, due_at__lte=now)
+        .exclude(dispatched_at__gt=now - SWEEP_GRACE)
+        .order_by("due_at")
+        .values_list("pk", flat=True)[:1000]
+    )
+    Message.objects.filter(pk__in=due).update(dispatched_at=now)
+    for message_id in due:
+        _dispatch(message_id)
+    return len(due)
