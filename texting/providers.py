@@ -5,7 +5,7 @@ A provider takes one text and says what became of the hand-over: its id for the 
 or ``TextingUnavailable`` (not taken: try again), ``TextRefused`` (refused for good) or
 ``TextOutcomeUnknown`` (it may have been taken: never sent again, so a lead never gets a
 second copy). Delivery statuses and the lead's replies come back later through
-``texting.services.text_status_update`` and ``text_receive``.
+``texting.services.text_status_update`` and ``texting.inbound.text_receive``.
 """
 
 from __future__ import annotations

@@ -57,7 +57,7 @@ def simulator_text_reply_task(
 ) -> bool:
     """A simulated lead's reply to text ``answering``, through the same service as
     Twilio's inbound messages (its id derived from that text: delivered twice, stored once)."""
-    from texting.services import text_receive
+    from texting.inbound import text_receive
 
     return (
         text_receive(

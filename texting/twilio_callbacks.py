@@ -13,7 +13,8 @@ from twilio.twiml.messaging_response import MessagingResponse
 
 from calls.telephony.twilio_callbacks import signed_by_twilio
 from core.logging import log_event
-from texting.services import text_receive, text_status_update
+from texting.inbound import text_receive
+from texting.services import text_status_update
 
 log = logging.getLogger(__name__)
 

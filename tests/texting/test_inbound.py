@@ -11,7 +11,8 @@ from tests.scoring.factories import CallFactory
 from tests.texting.conftest import texting_on
 from tests.users.factories import agent
 from texting.models import Direction, OptOut, Purpose, Text, TextStatus
-from texting.services import text_receive, text_reply_send
+from texting.inbound import text_receive
+from texting.services import text_reply_send
 from texting.tasks import simulator_text_reply_task
 
 pytestmark = pytest.mark.django_db

@@ -17,6 +17,7 @@ from tests.users.factories import agent
 from tests.webhooks.conftest import guide_examples, guide_verifier, keys
 from texting import providers
 from texting import services as texting
+from texting.inbound import text_receive
 from texting.models import OptOut, Text, TextingSettings
 from webhooks.models import EventType, WebhookEvent
 from webhooks.services import webhook_endpoint_create, webhook_test_send
@@ -72,14 +73,14 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         coaching_save(call=call, coach=coach, notes="Confirm by text next time.")
         reply = texting.text_reply_send(call=call, user=taker, body="See you Saturday.")
         assert texting.text_send(text_id=reply.pk) == "sent"
-        answer = texting.text_receive(
+        answer = text_receive(
             to_number="+13035550100",
             from_number=call.phone,
             body="Great, see you then!",
             provider="simulator",
             provider_id="SIMIN-1",
         )
-        stop = texting.text_receive(
+        stop = text_receive(
             to_number="+13035550100",
             from_number=call.phone,
             body="STOP",
