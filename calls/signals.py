@@ -14,3 +14,5 @@ call_queued = Signal()
 call_finished = Signal()
 # A call waits for the next schedule opening (``call``, ``opening``, an aware datetime).
 call_waiting = Signal()
+# An agent's leg ended (``attempt``, its outcome set): an offer taken, refused or missed.
+offer_ended = Signal()

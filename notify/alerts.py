@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from zoneinfo import ZoneInfo
 
 from django.db.models import Q
 from django.utils import timezone
@@ -244,53 +243,41 @@ def _waiting(now: datetime) -> int:
     return stored
 
 
-def _missed_offers(now: datetime) -> int:
-    """Agents whose last three offers all went unanswered: told once per run of misses
-    (named by its first miss)."""
-    stored = 0
-    recent = (
-        CallAttempt.objects.filter(
-            leg=Leg.AGENT, ended_at__gt=now - timedelta(hours=1), agent__isnull=False
-        )
-        .values_list("agent_id", flat=True)
-        .distinct()
+def alerts_for_offer(*, attempt: CallAttempt) -> int:
+    """An agent's offer ended: after the third missed in a row, their managers are told
+    once for that run of misses (named by its first miss)."""
+    if attempt.outcome not in MISSED or attempt.agent_id is None:
+        return 0
+    last = list(
+        CallAttempt.objects.filter(leg=Leg.AGENT, agent_id=attempt.agent_id)
+        .exclude(ended_at__isnull=True)
+        .order_by("-created_at", "-id")
+        .only("pk", "outcome")[:50]
     )
-    for agent_id in recent:
-        last = list(
-            CallAttempt.objects.filter(
-                leg=Leg.AGENT, agent_id=agent_id, ended_at__isnull=False
-            )
-            .select_related("call__account", "agent")
-            .order_by("-ended_at", "-id")[:20]
-        )
-        run = []
-        for attempt in last:
-            if attempt.outcome not in MISSED:
-                break
-            run.append(attempt)
-        if len(run) < MISSED_IN_A_ROW:
-            continue
-        first, latest = run[-1], run[0]
-        agent = latest.agent
-        assert agent is not None
-        stored += alert_send(
-            account=latest.call.account,
-            kind=AlertKind.MISSED_OFFERS,
-            event=f"{AlertKind.MISSED_OFFERS}:{agent_id}:{first.pk}",
-            subject=f"{agent.get_full_name() or agent.username} missed {len(run)} calls in a row",
-            body=(
-                f"{agent.get_full_name() or agent.username} did not take the last "
-                f"{len(run)} calls offered (the latest at "
-                f"{latest.ended_at.astimezone(ZoneInfo(agent.timezone)):%H:%M})."
-                if latest.ended_at
-                else ""
-            ),
-            call=latest.call,
-        )
-    return stored
+    run = []
+    for offer in last:
+        if offer.outcome not in MISSED:
+            break
+        run.append(offer)
+    if len(run) < MISSED_IN_A_ROW:
+        return 0
+    agent = attempt.agent
+    assert agent is not None
+    call = attempt.call
+    name = agent.get_full_name() or agent.username
+    return alert_send(
+        account=call.account,
+        kind=AlertKind.MISSED_OFFERS,
+        event=f"{AlertKind.MISSED_OFFERS}:{agent.pk}:{run[-1].pk}",
+        subject=f"{name} missed {MISSED_IN_A_ROW} calls in a row",
+        body=(
+            f"{name} did not take the last {MISSED_IN_A_ROW} calls offered to them "
+            f"(the latest: {_name(call)}, {call.phone})."
+        ),
+        call=call,
+    )
 
 
 def alerts_sweep(*, now: datetime | None = None) -> dict[str, int]:
-    """The alerts no single step of a call raises: waiting leads and missed offers."""
-    now = now or timezone.now()
-    return {"waiting": _waiting(now), "missed_offers": _missed_offers(now)}
+    """The alert no step of a call raises: leads waiting too long for an agent."""
+    return {"waiting": _waiting(now or timezone.now())}

@@ -6,7 +6,7 @@ class NotifyConfig(AppConfig):
     verbose_name = "CRM write-back, alerts and reports"
 
     def ready(self) -> None:
-        from calls.signals import call_finished
+        from calls.signals import call_finished, offer_ended
         from notify import triggers
         from scoring.signals import score_saved
 
@@ -14,3 +14,4 @@ class NotifyConfig(AppConfig):
         # row is written there too, and handed to a worker on commit.
         call_finished.connect(triggers.on_call_finished, dispatch_uid="notify.final")
         score_saved.connect(triggers.on_score_saved, dispatch_uid="notify.scored")
+        offer_ended.connect(triggers.on_offer_ended, dispatch_uid="notify.offer")

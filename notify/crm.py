@@ -65,7 +65,13 @@ def outcome_lines(call: Call, score: Score | None) -> list[tuple[str, str]]:
             f"{call.response_time} s" if call.response_time is not None else "",
         ),
         ("Duration", f"{call.duration} s" if call.duration is not None else ""),
-        ("Recording", call.recording_url),
+        # A call's recording is stored moments after its end: a write-back at the end
+        # may come first, and then says where it will be.
+        (
+            "Recording",
+            call.recording_url
+            or ("being stored; it plays on the call page" if call.duration else ""),
+        ),
         ("Received", _local(call.received_at, zone)),
         ("Ended", _local(call.ended_at, zone)),
         ("Summary", call.summary),

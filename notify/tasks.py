@@ -39,8 +39,7 @@ def messages_sweep_task() -> int:
 
 @shared_task(acks_late=True)
 def alerts_sweep_task() -> dict[str, int]:
-    """Leads waiting too long for an agent, agents missing offers in a row, and the
-    morning reports now due: each told once."""
+    """Leads waiting too long for an agent while their account is open: each told once."""
     from notify.alerts import alerts_sweep
 
     return alerts_sweep()

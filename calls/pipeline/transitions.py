@@ -28,7 +28,7 @@ from calls.payloads import call_event_emit
 from calls.pipeline import broker
 from calls.pipeline.broker import HELD_BY_BROKER
 from calls.routing import agent_is_free, call_waiting_for
-from calls.signals import call_finished
+from calls.signals import call_finished, offer_ended
 from calls.telephony import provider_for, provider_named
 from calls.telephony.base import EventKind
 from core.logging import log_event_on_commit
@@ -131,6 +131,7 @@ def _end_attempt(
     )
     if attempt.leg == Leg.AGENT and attempt.agent_id:
         _hand_over(attempt.agent_id)
+        offer_ended.send(sender=CallAttempt, attempt=attempt)
     if hangup and attempt.dial_requested_at:
         provider = provider_named(attempt.provider)
         provider_id, attempt_id = attempt.provider_id, attempt.pk
