@@ -20,7 +20,7 @@ class Mailbox:
     def __init__(self) -> None:
         self.received: list[tuple[list[str], EmailMessage]] = []
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         message = email.message_from_bytes(
             envelope.content, policy=email.policy.default
         )

@@ -149,7 +149,10 @@ def test_the_sweep_hands_over_what_the_broker_never_got_and_a_lost_send(
     lost = store(django_capture_on_commit_callbacks, key="b")
     recent = store(django_capture_on_commit_callbacks, key="c")
     later = store(django_capture_on_commit_callbacks, key="d")
-    assert waiting and lost and recent and later
+    assert waiting is not None
+    assert lost is not None
+    assert recent is not None
+    assert later is not None
     now = timezone.now()
     Message.objects.filter(pk=waiting.pk).update(dispatched_at=None)
     Message.objects.filter(pk=lost.pk).update(

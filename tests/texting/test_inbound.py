@@ -10,8 +10,8 @@ from tests.accounts.factories import AccountFactory
 from tests.scoring.factories import CallFactory
 from tests.texting.conftest import texting_on
 from tests.users.factories import agent
-from texting.models import Direction, OptOut, Purpose, Text, TextStatus
 from texting.inbound import text_receive
+from texting.models import Direction, OptOut, Purpose, Text, TextStatus
 from texting.services import text_reply_send
 from texting.tasks import simulator_text_reply_task
 
