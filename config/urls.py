@@ -25,6 +25,7 @@ urlpatterns = [
     # Pages for scorers, managers and agents, and their sign-in.
     path("", include("users.page_urls")),
     path("", include("scoring.page_urls")),
+    path("alerts/", include("notify.page_urls")),
 ]
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
