@@ -56,6 +56,7 @@ class NotifySettings(models.Model):
         max_length=8, choices=CrmSendOn, default=CrmSendOn.FINAL
     )
     waiting_minutes = models.PositiveSmallIntegerField(
+        "alert after minutes waiting",
         default=5,
         help_text="A lead waiting this long for an agent while the account is open alerts.",
     )

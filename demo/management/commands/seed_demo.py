@@ -51,6 +51,7 @@ SEED_STEPS: list[str] = [
     "demo.scoring.seed_demo",
     "demo.pages.seed_demo",
     "demo.texting.seed_demo",
+    "demo.notify.seed_demo",
 ]
 
 TEAMS = ("Sales", "Service")
