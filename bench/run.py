@@ -38,6 +38,9 @@ every figure printed next to a baseline measured in the same run:
 11. Call final status -> its automatic text handed to the provider (bench/texting.py), p50
    and p99 over BENCH_TEXTS calls that end NOAGENT and text their lead, on the Procfile's
    workers, against a no-op task's round trip through the ``calls`` queue and that worker.
+12. Call final status -> its CRM write-back received by an SMTP server on loopback
+   (bench/writeback.py), p50 and p99 over BENCH_WRITEBACKS calls that end NOAGENT, on the
+   Procfile's workers, against a no-op task's round trip through the ``default`` queue.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -52,6 +55,7 @@ BENCH_CELERY_APP (the workers' -A, bench.celery_noop),
 BENCH_WEBHOOK_RATE (part 7's leads/s, 3), BENCH_OVERLOAD_RATE, BENCH_OVERLOAD_SECONDS and
 BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents), BENCH_TEXTS
 (part 11's calls, 200), BENCH_TEXT_RATE (its leads/s, 5), BENCH_TEXT_WAIT (s, 120),
+BENCH_WRITEBACKS, BENCH_WRITEBACK_RATE, BENCH_WRITEBACK_WAIT (part 12's: 200, 5, 120),
 BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15).
 """
 
@@ -72,7 +76,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-from bench import dialing, export, faults, insights, pages, texting  # noqa: E402
+from bench import dialing, export, faults, insights, pages, texting, writeback  # noqa: E402
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.harness import (  # noqa: E402
     CELERY_APP,
@@ -360,7 +364,8 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
         raise SystemExit("another bench run is in progress") from None
     started = time.perf_counter()
     port = free_port()
-    env = environment(port)
+    # The workers send e-mail to part 12's SMTP server (nothing else here writes any).
+    env = {**environment(port), "EMAIL_URL": f"smtp://127.0.0.1:{writeback.SMTP_PORT}"}
     processes = Processes()
     rows: list[Row] = []
     details: list[str] = []
@@ -371,11 +376,11 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             details += [f"  {note}" for note in notes]
         # In-process like part 3, before any server starts; printed last.
         hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
-        if PARTS & {"1", "2", "4", "6", "7", "8", "11"}:
+        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12"}:
             step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
             prepare_database(env)
-        if PARTS & {"1", "2", "4", "7", "8", "11"}:
+        if PARTS & {"1", "2", "4", "7", "8", "11", "12"}:
             seed = json.loads(
                 python(
                     env,
@@ -425,6 +430,17 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             text_rows, text_details = texting.measure(port, env, python)
             rows += [Row(*row) for row in text_rows]
             details += text_details
+        if "12" in PARTS:  # on the workers of part 4 or 11, or started here
+            if not PARTS & {"4", "11"}:
+                step("12 starting the Procfile's two Celery workers")
+                start_workers({**env, "SIMULATOR_TIME_SCALE": dialing.SCALE}, processes)
+            step(
+                f"12 call final status -> CRM write-back at an SMTP server: "
+                f"{writeback.COUNT} calls ending NOAGENT, {writeback.RATE:g} leads/s"
+            )
+            mail_rows, mail_details = writeback.measure(port, env, python)
+            rows += [Row(*row) for row in mail_rows]
+            details += mail_details
         if "8" in PARTS:
             step(f"8 pages: seeding {pages.CALLS:,} calls, then timing the pages")
             page_rows, page_details = pages.measure(

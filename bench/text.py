@@ -32,11 +32,11 @@ from texting.models import Purpose, Text  # noqa: E402
 POLL = 0.2
 
 
-def _interleaved(
-    poster: LeadPoster, count: int, rate: float, clients: int
+def interleaved(
+    poster: LeadPoster, count: int, rate: float, clients: int, queue: str = "calls"
 ) -> tuple[dict[str, float], float]:
-    """``count`` leads and ``count`` no-op tasks, alternately, ``rate`` of each a second.
-    Returns when each no-op was sent (by key) and how long the sending took."""
+    """``count`` leads and ``count`` no-op tasks on ``queue``, alternately, ``rate`` of
+    each a second. Returns when each no-op was sent (by key) and how long it all took."""
     run = secrets.token_hex(4)
     sent: dict[str, float] = {}
 
@@ -44,7 +44,7 @@ def _interleaved(
         if index % 2:
             key = f"{run}-{index // 2}"
             sent[key] = time.time()
-            bench_noop.apply_async(kwargs={"key": key}, queue="calls")
+            bench_noop.apply_async(kwargs={"key": key}, queue=queue)
         else:
             poster.post(index // 2)
 
@@ -53,7 +53,7 @@ def _interleaved(
     return sent, time.perf_counter() - started
 
 
-def _noop_started(sent: dict[str, float], deadline: float) -> list[float]:
+def noop_started(sent: dict[str, float], deadline: float) -> list[float]:
     client = _redis()
     while True:
         started = {
@@ -106,14 +106,14 @@ def main() -> None:
         options["phone"],
     )
     # Warm up: the worker's first text and first no-op pay for imports and connections.
-    sent, _ = _interleaved(poster, 5, rate, 1)
-    warm_noop = _noop_started(sent, time.monotonic() + timeout)
+    sent, _ = interleaved(poster, 5, rate, 1)
+    warm_noop = noop_started(sent, time.monotonic() + timeout)
     warm = _texts_handed(poster.lead_ids, time.monotonic() + timeout)
     poster.lead_ids.clear()
     poster.batch = secrets.token_hex(4)  # new prospect ids: none may be a duplicate
-    sent, seconds = _interleaved(poster, count, rate, clients)
+    sent, seconds = interleaved(poster, count, rate, clients)
     deadline = time.monotonic() + timeout
-    noop = _noop_started(sent, deadline)
+    noop = noop_started(sent, deadline)
     texts = _texts_handed(poster.lead_ids, deadline)
     print(
         json.dumps(

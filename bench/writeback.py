@@ -1,0 +1,110 @@
+"""Part 12 of ``make bench``: a call's final status -> its CRM write-back (an ADF e-mail)
+received by an SMTP server on loopback, p50 and p99 over BENCH_WRITEBACKS calls, against
+a no-op task's round trip through the same broker, the same ``default`` queue and the
+same worker (the Procfile's ``worker``, which sends the outbox).
+
+``measure`` (called by ``bench/run.py`` once gunicorn and the Procfile's workers run, with
+EMAIL_URL naming ``SMTP_PORT``) seeds a dealer in its own organization that writes every
+call's end back to its CRM and has no agents, with ``no_agent_policy="end"``: each lead
+posted to ``/api/nl`` ends NOAGENT at its first setup and stores its write-back, so what
+is timed is the message's path alone. bench/mail.py posts and serves SMTP.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench.harness import free_port
+from bench.load import percentile
+
+ROOT = Path(__file__).resolve().parent.parent
+COUNT = int(os.environ.get("BENCH_WRITEBACKS", "200"))
+RATE = float(os.environ.get("BENCH_WRITEBACK_RATE", "5")) or 5.0
+CLIENTS = 2
+WAIT = float(os.environ.get("BENCH_WRITEBACK_WAIT", "120"))
+LEAD_PHONE = "303-555-0147"
+AIM_MS = 2000.0
+# The bench's SMTP server: the workers are told it before they start.
+SMTP_PORT = free_port()
+
+SEED = """
+import django, json; django.setup()
+from datetime import time
+from accounts.models import Account, Organization, AccountScheduleDay
+from accounts.services import account_create, api_credential_issue
+from calls.models import DialingSettings
+from leads.models import ParsingRule, VendorRegistration
+from notify.models import NotifySettings
+org = Organization.objects.create(name="Bench Write-back Group")
+account = account_create(account=Account(organization=org, name="Bench Write-back", timezone="America/Denver"))
+AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
+VendorRegistration.objects.create(account=account, organization=org, vendor_id="BENCH-CRM", vendor_name="Bench Write-back")
+ParsingRule.objects.create(account=account, name="Everything", priority=1000)
+DialingSettings.objects.create(account=account, no_agent_policy="end")
+NotifySettings.objects.create(account=account, crm_addresses="leads@crm.bench.example")
+credential, key = api_credential_issue(organization=org)
+print(json.dumps({"api_user": credential.api_user, "key": key, "vendor_id": "BENCH-CRM"}))
+"""
+
+
+def measure(
+    port: int, env: dict[str, str], python: Callable[..., str]
+) -> tuple[list[tuple[Any, ...]], list[str]]:
+    """Part 12's rows (fields of bench/run.py's Row) and detail lines."""
+    seed = json.loads(python(env, "-c", SEED))
+    options = {
+        "port": port,
+        "smtp_port": SMTP_PORT,
+        "api_user": seed["api_user"],
+        "api_key": seed["key"],
+        "vendor_id": seed["vendor_id"],
+        "phone": LEAD_PHONE,
+        "count": COUNT,
+        "rate": RATE,
+        "clients": CLIENTS,
+        "timeout": WAIT,
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.mail", json.dumps(options)],
+        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    result = json.loads(out)
+    inf = float("inf")
+    received = result["latencies"] + [inf] * (COUNT - len(result["latencies"]))
+    noop = result["noop"] + [inf] * (COUNT - len(result["noop"]))
+    late = f"> {result['timeout']:.0f} s"
+    rows: list[tuple[Any, ...]] = []
+    for p in (50, 99):
+        figure, base = percentile(received, p), percentile(noop, p)
+        rows.append(
+            (
+                f"12 call final status -> CRM write-back at the SMTP server p{p}",
+                f"{figure:,.1f} ms" if figure < inf else late,
+                f"no-op task round trip (default queue) p{p} "
+                + (f"{base:,.1f} ms" if base < inf else late),
+                f"{figure / base:.1f}x" if figure < inf and base < inf else "-",
+                f"< {AIM_MS:,.0f} ms" if p == 99 else "",
+                figure < AIM_MS if p == 99 else None,
+            )
+        )
+    details = [
+        f"  12: {result['posted']} leads accepted in {result['post_seconds']:.1f} s "
+        f"({RATE:g}/s, interleaved with as many no-op tasks), {result['calls']} calls "
+        f"{result['call_statuses']}, {result['messages']} write-backs stored, "
+        f"{len(result['latencies'])} received and timed, {result['never_received']} "
+        f"never received within {result['timeout']:.0f} s; {len(result['noop'])} of "
+        f"{COUNT} no-ops started; warm-up {'ok' if result['warm_ok'] else 'INCOMPLETE'}; "
+        f"failed posts: {result['post_errors'] or 'none'}"
+    ]
+    if result["latencies"]:
+        details.append(
+            f"  12 call final status -> write-back received: max "
+            f"{max(result['latencies']):,.1f} ms"
+        )
+    return rows, details
