@@ -153,13 +153,14 @@ def scoring_queue(*, scorer: User) -> QuerySet[Call]:
 def scoring_queue_by_account(*, scorer: User) -> list[dict[str, Any]]:
     """How many calls of ``scoring_queue`` wait per account, and since when the oldest has
     (``oldest``: its received_at), oldest first: one grouped query."""
-    return list(
-        scoring_queue(scorer=scorer)
+    return [
+        dict(row)
+        for row in scoring_queue(scorer=scorer)
         .order_by()
         .values("account_id", "account__name")
         .annotate(waiting=Count("id"), oldest=Min("received_at"))
         .order_by("oldest", "account__name")
-    )
+    ]
 
 
 def calls_of_account(*, account: Account, **filters: Any) -> QuerySet[Call]:
