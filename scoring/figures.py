@@ -18,6 +18,7 @@ from django.db import connection
 from django.db.models import (
     Aggregate,
     Count,
+    F,
     FloatField,
     Q,
     QuerySet,
@@ -29,7 +30,8 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
-from scoring.dates import DayField
+from scoring.changes import Change, Headline
+from scoring.dates import FIRST_DAY, DayField
 from scoring.models import CATEGORY_SLOTS
 from scoring.selectors import accounts_coachable_by, category_labels, local_days
 from users.models import User
@@ -39,7 +41,22 @@ FILLED_DAYS = 2 * 366  # the longest range whose days without leads are listed t
 TREND_LABELS = 12  # at most, whatever the range: a year is labelled every 31 days
 SLOTS = range(1, CATEGORY_SLOTS + 1)
 WITHIN = (30, 60, 300)  # "connected within 30 s, 60 s and 5 min"
+WITHIN_LABELS = ("30 s", "60 s", "5 min")
 ANSWERED = Q(status=CallStatus.ANSWER)
+# The headline figures, each beside the previous period's (scoring/changes.py).
+HEADLINES = (
+    Headline("received", "Leads received", "count", None),
+    Headline("answered", "Calls answered", "count", "up"),
+    Headline("answer_rate", "Answer rate", "percent", "up"),
+    Headline("median", "Median response", "seconds", "down"),
+    Headline("p90", "90th percentile response", "seconds", "down"),
+    *(
+        Headline(f"within{s}", f"Connected within {label}", "percent", "up")
+        for s, label in zip(WITHIN, WITHIN_LABELS, strict=True)
+    ),
+    Headline("noagent", "Ended NOAGENT", "count", "down"),
+    Headline("appointments", "Appointments set", "count", "up"),
+)
 
 
 class Percentile(Aggregate):
@@ -76,6 +93,25 @@ def percentiles(
         upper = values[1] if len(values) > 1 else values[0]
         results.append(values[0] + (upper - values[0]) * (rank - low))
     return results
+
+
+def grouped_percentiles(
+    calls: QuerySet[Call], key: str, column: str, fractions: tuple[float, ...]
+) -> dict[Any, list[float | None]]:
+    """``percentiles`` per value of ``key``: one grouped query on PostgreSQL; elsewhere (the
+    embedded SQLite of ``make run``) one ``percentiles`` per group."""
+    present = calls.filter(**{f"{column}__isnull": False}).order_by()
+    if connection.vendor == "postgresql":
+        return {
+            row[key]: [row[f"p{i}"] for i in range(len(fractions))]
+            for row in present.values(key).annotate(
+                **{f"p{i}": Percentile(column, p) for i, p in enumerate(fractions)}
+            )
+        }
+    return {
+        value: percentiles(present.filter(**{key: value}), column, fractions)
+        for value in present.values_list(key, flat=True).distinct()
+    }
 
 
 class DashboardForm(forms.Form):
@@ -149,6 +185,15 @@ class Figures:
     categories: list[tuple[int, str, float | None]] = field(default_factory=list)
     trend: list[Bar] = field(default_factory=list)
     trend_rows: list[dict[str, Any]] = field(default_factory=list)
+    appointments: int = 0
+    # The previous period of the same length (None before FIRST_DAY), and each headline
+    # figure beside its value then, in HEADLINES' order.
+    previous_first: date | None = None
+    previous_last: date | None = None
+    changes: list[Change] = field(default_factory=list)
+    # The headline figures per account, when more than one account is in view (a global
+    # manager's comparison); the accounts with leads in the range, by name.
+    accounts: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -161,7 +206,7 @@ CHART_WIDTH = 300
 MAX_SLOT = 30
 
 
-def _bars(
+def bars(
     pairs: list[tuple[str, float]],
     second: list[float] | None = None,
     *,
@@ -186,7 +231,7 @@ def _bars(
     ]
 
 
-# Summed over the groups of one query (agent x source): the totals, the sources, the
+# Summed over the groups of one query (agent x source x account): the totals, the sources, the
 # agents and the categories all come from that one scan of the calls.
 _SUMMED = (
     "received",
@@ -215,31 +260,68 @@ def _by(rows: list[dict[str, Any]], key: str) -> dict[Any, dict[str, int]]:
     }
 
 
+_HEADLINE_COUNTS = {
+    "received": Count("id"),
+    "answered": Count("id", filter=ANSWERED),
+    "noagent": Count("id", filter=Q(status=CallStatus.NOAGENT)),
+    **{f"within{s}": Count("id", filter=Q(response_time__lte=s)) for s in WITHIN},
+    "appointments": Count("score__appointment_date"),
+}
+
+
+def _headline(
+    totals: dict[str, int], median: float | None, p90: float | None
+) -> dict[str, float | None]:
+    """The headline figures (HEADLINES' keys) from summed counts and the two percentiles."""
+    received = totals["received"]
+    return {
+        "received": received,
+        "answered": totals["answered"],
+        "answer_rate": _share(totals["answered"], received),
+        "median": median,
+        "p90": p90,
+        **{f"within{s}": _share(totals[f"within{s}"], received) for s in WITHIN},
+        "noagent": totals["noagent"],
+        "appointments": totals["appointments"],
+    }
+
+
+def previous_period(first: date, last: date) -> tuple[date, date] | None:
+    """The days just before ``first..last``, as many (None when they would start before
+    FIRST_DAY: a range of centuries has no previous period the service computes with)."""
+    length = (last - first).days + 1
+    if (first - FIRST_DAY).days < length:
+        return None
+    return first - timedelta(days=length), first - timedelta(days=1)
+
+
 def dashboard_figures(
-    *, user: User, first: date, last: date, account: Account | None = None
+    *,
+    user: User,
+    first: date,
+    last: date,
+    account: Account | None = None,
+    compare: bool = True,
 ) -> Figures:
-    """Every figure of the dashboard for the accounts ``user`` coaches (or one of them)."""
+    """Every figure of the dashboard for the accounts ``user`` coaches (or one of them);
+    with ``compare``, each headline figure beside the previous period's."""
     accounts = accounts_coachable_by(user)
     if account is not None:
         accounts = accounts.filter(pk=account.pk)
-    in_range = local_days(accounts=accounts, first=first, last=last)
+    # Read once: each condition below is built from these pairs, without a query of its own.
+    reach = list(accounts.order_by("name").values_list("pk", "timezone", "name"))
+    zones = [(pk, zone) for pk, zone, _ in reach]
+    in_range = local_days(accounts=zones, first=first, last=last)
     calls = Call.objects.filter(in_range)
     figures = Figures(first=first, last=last)
     groups = [
         dict(row)
-        for row in calls.values("agent", "source")
+        for row in calls.values("agent", "source", "account")
         .annotate(
-            received=Count("id"),
-            answered=Count("id", filter=ANSWERED),
-            noagent=Count("id", filter=Q(status=CallStatus.NOAGENT)),
-            **{
-                f"within{s}": Count("id", filter=Q(response_time__lte=s))
-                for s in WITHIN
-            },
+            **_HEADLINE_COUNTS,
             response_sum=Sum("response_time"),
             response_n=Count("response_time"),
             scored=Count("score"),
-            appointments=Count("score__appointment_date"),
             wow=Count("id", filter=Q(score__wow=True)),
             **{
                 f"cat{slot}": Count("id", filter=Q(**{f"score__cat{slot}": True}))
@@ -251,12 +333,29 @@ def dashboard_figures(
     totals = {key: _sum(groups, key) for key in _SUMMED}
     figures.received, figures.answered = totals["received"], totals["answered"]
     figures.noagent = totals["noagent"]
+    figures.appointments = totals["appointments"]
     figures.answer_rate = _share(figures.answered, figures.received)
     figures.within = [
         (label, _share(totals[f"within{s}"], figures.received))
-        for s, label in zip(WITHIN, ("30 s", "60 s", "5 min"), strict=True)
+        for s, label in zip(WITHIN, WITHIN_LABELS, strict=True)
     ]
     figures.median, figures.p90 = percentiles(calls, "response_time", (0.5, 0.9))
+    now = _headline(totals, figures.median, figures.p90)
+    before: dict[str, float | None] = {}
+    period = previous_period(first, last) if compare else None
+    if period is not None:
+        figures.previous_first, figures.previous_last = period
+        earlier = Call.objects.filter(
+            local_days(accounts=zones, first=period[0], last=period[1])
+        )
+        counted = earlier.aggregate(**_HEADLINE_COUNTS)
+        before = _headline(counted, *percentiles(earlier, "response_time", (0.5, 0.9)))
+    figures.changes = [
+        Change(headline, now[headline.key], before.get(headline.key))
+        for headline in HEADLINES
+    ]
+    if len(reach) > 1:
+        figures.accounts = _per_account(groups, calls, reach)
     figures.sources = sorted(
         (
             {
@@ -274,7 +373,8 @@ def dashboard_figures(
     )
     figures.agents = _agents(
         _by(groups, "agent"),
-        local_days(accounts=accounts, first=first, last=last, prefix="call__"),
+        local_days(accounts=zones, first=first, last=last, prefix="call__"),
+        grouped_percentiles(calls, "agent", "response_time", (0.5,)),
     )
     figures.categories = _categories(totals, accounts)
 
@@ -310,7 +410,7 @@ def dashboard_figures(
         for key in ("received", "answered", "within60"):
             day[key] += row[key]
         by_hour[local.hour] += row["noagent"]
-    figures.noagent_by_hour = _bars([(f"{h:02d}", by_hour[h]) for h in range(24)])
+    figures.noagent_by_hour = bars([(f"{h:02d}", by_hour[h]) for h in range(24)])
     # Every day of the range, the days without leads too (and a day the viewer's timezone
     # adds at either end, as the range is each account's days); past FILLED_DAYS (a range
     # can span centuries) the days with leads only.
@@ -324,7 +424,7 @@ def dashboard_figures(
             else sorted(days)
         )
     ]
-    figures.trend = _bars(
+    figures.trend = bars(
         [(f"{row['day']:%m-%d}", row["received"]) for row in figures.trend_rows],
         second=[row["answered"] for row in figures.trend_rows],
         labels=TREND_LABELS,
@@ -337,8 +437,33 @@ def _whole_hours(zone: Any, day: date) -> bool:
     return offset is not None and offset.total_seconds() % 3600 == 0
 
 
-def _agents(taken: dict[Any, dict[str, int]], call_range: Q) -> list[dict[str, Any]]:
-    """Per agent: calls offered and accepted (their legs), answered, scores, appointments, wow."""
+def _per_account(
+    groups: list[dict[str, Any]],
+    calls: QuerySet[Call],
+    reach: list[tuple[int, str, str]],
+) -> list[dict[str, Any]]:
+    """The headline figures of each account with leads in the range, by name."""
+    by_account = _by(groups, "account")
+    middles = grouped_percentiles(calls, "account", "response_time", (0.5, 0.9))
+    return [
+        {
+            "name": name,
+            "pk": pk,
+            **_headline(by_account[pk], *middles.get(pk, [None, None])),
+        }
+        for pk, _, name in reach
+        if pk in by_account
+    ]
+
+
+def _agents(
+    taken: dict[Any, dict[str, int]],
+    call_range: Q,
+    medians: dict[Any, list[float | None]],
+) -> list[dict[str, Any]]:
+    """The leaderboard: per agent, calls offered and accepted (their legs), the calls
+    offered to them that they answered, answered, median response, scores, appointments,
+    wow; ranked by calls answered, then average score, then name."""
     taken.pop(None, None)  # calls no agent took
     offered: dict[int, dict[str, Any]] = {
         row["agent"]: dict(row)
@@ -351,6 +476,14 @@ def _agents(taken: dict[Any, dict[str, int]], call_range: Q) -> list[dict[str, A
             # call offered to the same agent in two rounds was offered twice.
             offered=Count("id"),
             accepted=Count("id", filter=Q(outcome=AttemptOutcome.ACCEPTED)),
+            # Distinct calls offered, and those of them the agent ended up answering:
+            # the answer rate's two terms, so it never passes 100%.
+            offered_calls=Count("call", distinct=True),
+            answered_offered=Count(
+                "call",
+                distinct=True,
+                filter=Q(call__agent=F("agent"), call__status=CallStatus.ANSWER),
+            ),
         )
         .order_by()
     }
@@ -363,12 +496,19 @@ def _agents(taken: dict[Any, dict[str, int]], call_range: Q) -> list[dict[str, A
     rows = []
     for agent, name in names.items():
         mine = taken.get(agent, {})
+        legs = offered.get(agent, {})
         scored = mine.get("scored", 0)
         rows.append(
             {
                 "name": name,
-                "offered": offered.get(agent, {}).get("offered", 0),
-                "accepted": offered.get(agent, {}).get("accepted", 0),
+                "offered": legs.get("offered", 0),
+                "accepted": legs.get("accepted", 0),
+                "offered_calls": legs.get("offered_calls", 0),
+                "answered_offered": legs.get("answered_offered", 0),
+                "answer_rate": _share(
+                    legs.get("answered_offered", 0), legs.get("offered_calls", 0)
+                ),
+                "median_response": medians.get(agent, [None])[0],
                 "answered": mine.get("answered", 0),
                 "scored": scored,
                 # Categories applied, summed over the slots' counts, per scored call.
@@ -379,7 +519,17 @@ def _agents(taken: dict[Any, dict[str, int]], call_range: Q) -> list[dict[str, A
                 "wow": mine.get("wow", 0),
             }
         )
-    return sorted(rows, key=lambda row: (-row["answered"], row["name"]))
+    rows.sort(
+        key=lambda row: (
+            -row["answered"],
+            row["avg_score"] is None,
+            -(row["avg_score"] or 0),
+            row["name"],
+        )
+    )
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+    return rows
 
 
 def _categories(

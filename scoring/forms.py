@@ -60,6 +60,7 @@ class ScoreForm(forms.Form):
         categories: Iterable[ScorecardCategory],
         choices: Iterable[ScorecardChoice],
         category_names: list[str | None],
+        category_points: list[int] | None = None,
         suggested: Mapping[str, Mapping[str, Any]] | None = None,
         **kwargs: Any,
     ) -> None:
@@ -69,11 +70,20 @@ class ScoreForm(forms.Form):
         for choice in choices:
             lists[choice.kind].append(choice.name)
         self.categories: list[tuple[str, str, ScorecardCategory | None]] = []
+        # Each category's weight, on its checkbox for the running total (static/js/
+        # running-total.js), and the most points the call can earn.
+        weights = list(category_points or []) + [0] * CATEGORY_SLOTS
+        self.points_possible = 0
         for slot, name in enumerate(category_names, start=1):
             if not name:
                 continue
             member = f"cat{slot}"
-            self.fields[member] = forms.BooleanField(required=False, label=name)
+            self.fields[member] = forms.BooleanField(
+                required=False,
+                label=name,
+                widget=forms.CheckboxInput(attrs={"data-points": weights[slot - 1]}),
+            )
+            self.points_possible += weights[slot - 1]
             self.categories.append(
                 (member, CATEGORY_KEYS[slot - 1], guidance.get(slot))
             )

@@ -1,9 +1,9 @@
 """The pages: call browser and call page (with the lead's texts and replies), scoring
-workspace, speed-to-lead dashboard."""
+workspace, speed-to-lead dashboard, the coaching queue and the agent's own page."""
 
 from django.urls import path
 
-from scoring import views, views_thread
+from scoring import views, views_coaching, views_thread
 
 app_name = "pages"
 
@@ -28,4 +28,6 @@ urlpatterns = [
     path("scoring/calls/<int:call_id>/", views.scoring_call, name="scoring-call"),
     path("scoring/calls/<int:call_id>/skip", views.scoring_skip, name="scoring-skip"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("coaching/", views_coaching.coaching, name="coaching"),
+    path("me/", views_coaching.agent_home, name="agent-home"),
 ]

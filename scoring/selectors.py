@@ -13,13 +13,14 @@ Django group, or given to the user directly; a group's name does not matter):
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.contrib.auth.models import Permission
-from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, Min, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
@@ -149,6 +150,19 @@ def scoring_queue(*, scorer: User) -> QuerySet[Call]:
     )
 
 
+def scoring_queue_by_account(*, scorer: User) -> list[dict[str, Any]]:
+    """How many calls of ``scoring_queue`` wait per account, and since when the oldest has
+    (``oldest``: its received_at), oldest first: one grouped query."""
+    return [
+        dict(row)
+        for row in scoring_queue(scorer=scorer)
+        .order_by()
+        .values("account_id", "account__name")
+        .annotate(waiting=Count("id"), oldest=Min("received_at"))
+        .order_by("oldest", "account__name")
+    ]
+
+
 def calls_of_account(*, account: Account, **filters: Any) -> QuerySet[Call]:
     """Calls of one account (the scored-data key's reach), narrowed by ``filters``."""
     return Call.objects.filter(account=account, **filters)
@@ -180,6 +194,8 @@ class Roles:
     scorer: bool
     manager: bool
     staff: bool
+    # Takes calls (``take_calls``) without scoring or coaching: lands on their own page.
+    agent: bool = False
 
 
 def roles_of(user: User) -> Roles:
@@ -188,10 +204,13 @@ def roles_of(user: User) -> Roles:
         return Roles(scorer=False, manager=False, staff=False)
     held = _role_permissions(user)
     staff = user.is_staff
+    scorer = staff or SCORE_CALLS in held
+    manager = staff or bool({COACH_ACCOUNT_CALLS, COACH_ORGANIZATION_CALLS} & held)
     return Roles(
-        scorer=staff or SCORE_CALLS in held,
-        manager=staff or bool({COACH_ACCOUNT_CALLS, COACH_ORGANIZATION_CALLS} & held),
+        scorer=scorer,
+        manager=manager,
         staff=staff,
+        agent=TAKE_CALLS in held and not (scorer or manager),
     )
 
 
@@ -370,16 +389,22 @@ def received_on_local_days(
 
 def local_days(
     *,
-    accounts: QuerySet[Account],
+    accounts: QuerySet[Account] | Iterable[tuple[int, str]],
     first: date | None,
     last: date | None,
     prefix: str = "",
 ) -> Q:
     """The condition of ``received_on_local_days`` (on ``prefix`` + the call's fields, for
     rows that point at a call): the accounts' ids and one pair of bounds per timezone, so
-    it stays a range on the account/received_at index, on any database."""
+    it stays a range on the account/received_at index, on any database. ``accounts`` may
+    be the (id, timezone) pairs already read, to spare a query per condition."""
+    pairs = (
+        accounts.values_list("pk", "timezone")
+        if isinstance(accounts, QuerySet)
+        else accounts
+    )
     by_zone: dict[str, list[int]] = {}
-    for pk, zone in accounts.values_list("pk", "timezone"):
+    for pk, zone in pairs:
         by_zone.setdefault(zone, []).append(pk)
     reach = Q(pk__in=[])
     for zone, ids in sorted(by_zone.items()):

@@ -47,7 +47,7 @@ from scoring.selectors import (
     scorecard_of,
     scores_by,
     scores_per_hour,
-    scoring_queue,
+    scoring_queue_by_account,
     suggestions_of,
 )
 from scoring.services import (
@@ -91,12 +91,15 @@ def recording_src(url: str) -> str:
 @login_required
 @require_safe
 def home(request: HttpRequest) -> HttpResponse:
-    """Each role's first page: scorers score, managers watch speed to lead, agents their calls."""
+    """Each role's first page: scorers score, managers watch speed to lead, agents read
+    their coaching on their own page; anyone else browses the calls they reach."""
     roles = roles_of(_user(request))
     if roles.scorer and not roles.staff:
         return redirect("pages:scoring-home")
     if roles.manager:
         return redirect("pages:dashboard")
+    if roles.agent:
+        return redirect("pages:agent-home")
     return redirect("pages:call-list")
 
 
@@ -304,15 +307,18 @@ def _scorer(request: HttpRequest) -> User:
 @login_required
 @require_safe
 def scoring_home(request: HttpRequest) -> HttpResponse:
-    """The scorer's start: the queue, "score next", and what they scored today by hour."""
+    """The scorer's start: the queue (how many wait per account, and since when), "score
+    next", and what they scored today by hour."""
     scorer = _scorer(request)
     today = datetime.combine(
         timezone.localdate(), time.min, tzinfo=timezone.get_current_timezone()
     )
     per_hour = scores_per_hour(scorer=scorer, since=today)
+    by_account = scoring_queue_by_account(scorer=scorer)
     context = {
         "section": "scoring",
-        "waiting": scoring_queue(scorer=scorer).count(),
+        "waiting": sum(row["waiting"] for row in by_account),
+        "by_account": by_account,
         "scores": scores_by(scorer=scorer, since=today).order_by("-scored_at")[:200],
         "per_hour": per_hour,
         "scored_today": sum(count for _, count in per_hour),
@@ -371,6 +377,9 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
         categories=categories,
         choices=choices,
         category_names=names,
+        category_points=(
+            score.category_points if score else categories_snapshot(categories)[1]
+        ),
         suggested=suggested,
     )
     if request.method == "POST":

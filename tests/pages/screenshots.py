@@ -2,8 +2,8 @@
 
 Not collected by `make test` (the file name does not start with test_); run by name:
 ``pytest tests/pages/screenshots.py``. It loads seed_demo into the test database, scores
-and coaches some demo calls when none are scored yet, and photographs each page as the
-role that uses it.
+and coaches some demo calls when none are scored yet (some low, some with an alert, for
+the coaching queue), and photographs each page as the role that uses it.
 """
 
 from __future__ import annotations
@@ -48,10 +48,15 @@ def _score_some(scorer: User, manager: User, agent: User) -> Call:
         if n % 4 == 3 or Score.objects.filter(call=call).exists():
             continue
         values: dict[str, Any] = {
-            f"cat{slot}": (n + slot) % 3 != 0 for slot in range(1, 11)
+            # One call in seven scored low, for the coaching queue.
+            f"cat{slot}": (n + slot) % 3 != 0 and (n % 7 != 2 or slot < 3)
+            for slot in range(1, 11)
         }
         values.update(
-            wow=n % 5 == 0, call_end=END_REASONS[n % 4], notes="Friendly call."
+            wow=n % 5 == 0,
+            call_end=END_REASONS[n % 4],
+            notes="Friendly call.",
+            alert="Unhappy customer" if n % 6 == 1 else "",
         )
         if values["call_end"] == "Appointment set":
             values["appointment_date"] = (call.received_at + timedelta(days=2)).date()
@@ -67,6 +72,18 @@ def _score_some(scorer: User, manager: User, agent: User) -> Call:
         coach=manager,
         notes="Great rapport. Next time ask for the appointment before the price talk.",
     )
+    # A second note, older, for the agent's page to list two.
+    other = (
+        Score.objects.filter(call__in=answered, call__agent=agent, coach_notes="")
+        .order_by("call__received_at")
+        .first()
+    )
+    if other is not None:
+        coaching_save(
+            call=other.call,
+            coach=manager,
+            notes="Say the dealership's name in the first sentence.",
+        )
     return coached.call
 
 
@@ -94,12 +111,15 @@ def test_screenshots(open_as):
     page = open_as(User.objects.get(username=GLOBAL_MANAGER), PASSWORD)
     page.goto("/dashboard/")  # the default view: the last seven days
     shot(page, "dashboard")
+    page.goto("/coaching/")
+    shot(page, "coaching-queue")
     page.goto(f"/calls/?date_from={since}&scored=yes")
     shot(page, "call-browser")
     page.goto(f"/calls/{coached.pk}/")
     shot(page, "call-page")
 
-    page = open_as(agent, PASSWORD)
+    page = open_as(agent, PASSWORD)  # lands on their own page
+    shot(page, "agent-home")
     page.goto(f"/calls/{coached.pk}/")
     shot(page, "call-page-agent")
     page.context.clear_cookies()

@@ -14,6 +14,8 @@ PAGES = [
     "pages:call-export",
     "pages:scoring-home",
     "pages:dashboard",
+    "pages:coaching",
+    "pages:agent-home",
 ]
 
 
@@ -135,7 +137,7 @@ def test_only_managers_and_staff_open_the_dashboard(world, signed_in):
 @pytest.mark.parametrize(
     ("role", "first_page"),
     [
-        ("agent", "pages:call-list"),
+        ("agent", "pages:agent-home"),
         ("manager", "pages:dashboard"),
         ("global_manager", "pages:dashboard"),
         ("scorer", "pages:scoring-home"),

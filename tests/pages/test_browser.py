@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 @pytest.mark.parametrize(
     ("role", "heading"),
     [
-        ("agent", "Calls"),
+        ("agent", "My calls"),
         ("manager", "Speed to lead"),
         ("global_manager", "Speed to lead"),
         ("scorer", "Scoring"),

@@ -14,7 +14,8 @@ from django.utils import timezone
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from scoring.figures import percentiles
 from scoring.services import score_save, scorecard_create_default
-from tests.scoring.factories import CallFactory
+from tests.accounts.factories import AccountFactory
+from tests.scoring.factories import CallFactory, in_role
 
 pytestmark = pytest.mark.django_db
 
@@ -114,11 +115,16 @@ def test_per_agent_per_source_per_category_and_per_day(world, calls, signed_in):
         "name": "Avery Lopez",
         "offered": 3,
         "accepted": 3,
+        "offered_calls": 3,
+        "answered_offered": 3,
+        "answer_rate": 100.0,
+        "median_response": 40.0,  # of 10, 20, 40, 90 and 400 s
         "answered": 5,
         "scored": 2,
         "avg_score": 1.5,
         "appointments": 1,
         "wow": 1,
+        "rank": 1,
     }
     assert agents["Jordan Kim"]["offered"] == 1
     assert agents["Jordan Kim"]["accepted"] == 0
@@ -319,3 +325,205 @@ def test_a_range_of_centuries_lists_the_days_with_leads_only(world, calls, signe
     assert (f.trend_rows[0]["day"], f.trend_rows[0]["received"]) == (DAY, 6)
     assert len(f.trend_rows) <= 3
     assert all(row["received"] for row in f.trend_rows)
+
+
+# --- the previous period, the accounts compared, the leaderboard
+
+
+@pytest.fixture
+def day_before(world):
+    """The previous period of DAY..DAY: two answered calls (100 s, 200 s) and a NOAGENT."""
+    before = NOON - timedelta(days=1)
+    made = [
+        CallFactory(
+            account=world.north,
+            agent=world.agent,
+            received_at=before,
+            response_time=100,
+        ),
+        CallFactory(
+            account=world.north,
+            agent=world.agent,
+            received_at=before,
+            response_time=200,
+        ),
+        CallFactory(
+            account=world.north,
+            status=CallStatus.NOAGENT,
+            response_time=None,
+            recording_url="",
+            received_at=before,
+        ),
+    ]
+    # Two days before: outside both periods.
+    CallFactory(account=world.north, received_at=NOON - timedelta(days=2))
+    return made
+
+
+def test_each_headline_figure_stands_beside_the_previous_period(
+    world, calls, day_before, signed_in
+):
+    client = signed_in(world.manager)
+    response = client.get(
+        reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY}
+    )
+    f = response.context["f"]
+    assert (f.previous_first, f.previous_last) == (DAY - timedelta(days=1),) * 2
+    changes = {
+        c.key: (c.value, c.previous, c.delta, c.direction, c.verdict) for c in f.changes
+    }
+    assert changes == {
+        "received": (6, 3, 3, "up", "neutral"),
+        "answered": (5, 2, 3, "up", "better"),
+        "answer_rate": (
+            pytest.approx(100 * 5 / 6),
+            pytest.approx(100 * 2 / 3),
+            16.7,
+            "up",
+            "better",
+        ),
+        "median": (40, 150, -110, "down", "better"),
+        "p90": (pytest.approx(276), pytest.approx(190), 86, "up", "worse"),
+        "within30": (pytest.approx(100 * 2 / 6), 0, 33.3, "up", "better"),
+        "within60": (50, 0, 50, "up", "better"),
+        "within300": (
+            pytest.approx(100 * 4 / 6),
+            pytest.approx(100 * 2 / 3),
+            0,
+            "level",
+            "level",
+        ),
+        "noagent": (1, 1, 0, "level", "level"),
+        "appointments": (1, 0, 1, "up", "better"),
+    }
+    body = response.content.decode()
+    median = body.split('id="change-median"')[1].split("</p>")[0]
+    assert "▼" in median
+    assert "\u2212110 s" in median
+    assert "(better)" in median
+    assert "was 150 s; lower is better" in median
+    assert 'class="change worse" id="change-p90"' in body
+    p90 = body.split('id="change-p90"')[1].split("</p>")[0]
+    assert "▲" in p90
+    assert "+86 s" in p90
+    assert "(worse)" in p90
+    rate = body.split('id="change-answer_rate"')[1].split("</p>")[0]
+    assert "+16.7 pts" in rate
+    assert "was 67%; higher is better" in rate
+    received = body.split('id="change-received"')[1].split("</p>")[0]
+    assert "+3" in received
+    assert "(neither better nor worse)" in received
+    assert "no change" in body.split('id="change-noagent"')[1].split("</p>")[0]
+
+
+def test_a_week_is_compared_with_the_seven_days_before(world, signed_in):
+    f = figures(signed_in(world.manager), date_from=DAY - timedelta(days=6))
+    assert (f.previous_first, f.previous_last) == (
+        DAY - timedelta(days=13),
+        DAY - timedelta(days=7),
+    )
+    # Nothing then and nothing now: nothing to compare, said so.
+    assert {c.key: c.verdict for c in f.changes}["received"] == "level"
+    assert {c.key: c.verdict for c in f.changes}["median"] is None
+
+
+def test_a_range_reaching_the_first_day_has_no_previous_period(world, signed_in):
+    f = figures(signed_in(world.manager), date_from="1900-01-01", date_to="1900-01-02")
+    assert f.previous_first is None
+    assert all(c.previous is None for c in f.changes)
+
+
+def test_a_global_manager_compares_the_accounts(world, calls, signed_in):
+    CallFactory(account=world.south, received_at=NOON, response_time=20)
+    CallFactory(account=world.foreign, received_at=NOON)  # another organization
+    response = signed_in(world.global_manager).get(
+        reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY}
+    )
+    rows = {row["name"]: row for row in response.context["f"].accounts}
+    assert set(rows) == {"North", "South"}
+    assert (rows["North"]["received"], rows["North"]["answered"]) == (6, 5)
+    assert rows["North"]["median"] == 40
+    assert rows["North"]["noagent"] == 1
+    assert rows["North"]["appointments"] == 1
+    assert rows["South"]["received"] == 1
+    assert rows["South"]["median"] == 20
+    assert rows["South"]["within30"] == 100
+    assert '<table id="accounts">' in response.content.decode()
+    assert "Elsewhere" not in response.content.decode()
+
+
+def test_a_manager_of_one_account_has_no_comparison_of_accounts(
+    world, calls, signed_in
+):
+    response = signed_in(world.manager).get(
+        reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY}
+    )
+    assert response.context["f"].accounts == []
+    assert "Accounts compared" not in response.content.decode()
+    # Nor a global manager looking at one account.
+    f = figures(signed_in(world.global_manager), account=world.north.pk)
+    assert f.accounts == []
+
+
+def test_the_leaderboard_ranks_by_answered_then_average_score(world, calls, signed_in):
+    # Jordan answers as many calls as Avery (5), with better scores: Jordan ranks first.
+    for n, response in enumerate((30, 50, 60, 70, 80)):
+        call = CallFactory(
+            account=world.north,
+            agent=world.other_agent,
+            received_at=NOON + timedelta(minutes=n),
+            response_time=response,
+        )
+        if n < 2:
+            score_save(
+                call=call,
+                scorer=world.scorer,
+                values={"cat1": True, "cat2": True, "cat3": True},
+            )
+    client = signed_in(world.manager)
+    response = client.get(
+        reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY}
+    )
+    board = [
+        (
+            a["rank"],
+            a["name"],
+            a["answered"],
+            a["avg_score"],
+            a["median_response"],
+            a["answer_rate"],
+        )
+        for a in response.context["f"].agents
+    ]
+    assert board == [
+        (1, "Jordan Kim", 5, 3.0, 60, 0.0),  # offered one call (Avery's), refused it
+        (2, "Avery Lopez", 5, 1.5, 40, 100.0),
+    ]
+    table = (
+        response.content.decode().split('<table id="agents">')[1].split("</table>")[0]
+    )
+    assert table.index("Jordan Kim") < table.index("Avery Lopez")
+    assert "(0 of 1)" in table
+    assert "(3 of 3)" in table
+
+
+def test_the_dashboards_queries_do_not_grow_with_agents_or_accounts(
+    world, calls, signed_in
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    client = signed_in(world.global_manager)
+
+    def count() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            figures(client)
+        return len(queries)
+
+    before = count()
+    for n in range(4):
+        account = AccountFactory(organization=world.north.organization, name=f"A{n}")
+        agent = in_role("Agent", accounts=[account])
+        CallFactory(account=account, agent=agent, received_at=NOON, response_time=n)
+        CallFactory(account=account, agent=agent, received_at=NOON - timedelta(days=1))
+    assert count() == before

@@ -17,7 +17,7 @@ LOGINS = {
     ORGANIZATIONS[0].scorer.email: "pages:scoring-home",
     GLOBAL_MANAGER: "pages:dashboard",
     "morgan.reyes@north.demo-motors.example": "pages:dashboard",
-    "avery.lopez@north.demo-motors.example": "pages:call-list",
+    "avery.lopez@north.demo-motors.example": "pages:agent-home",
 }
 
 
