@@ -33,6 +33,7 @@ from scoring.figures import DashboardForm, dashboard_figures
 from scoring.filters import CallFilter
 from scoring.forms import ScoreForm, score_initial
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
+from scoring.panels import call_panels
 from scoring.records import RecordBuilder, pieces, rows
 from scoring.selectors import (
     call_attempts,
@@ -237,6 +238,7 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         "recording": recording_src(call.recording_url),
         "transcript": _transcript(call),
         **thread_context(call=call, user=user),
+        "panels": call_panels(call=call, user=user),
     }
     return render(request, "scoring/call_detail.html", context)
 

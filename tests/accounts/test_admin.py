@@ -584,6 +584,8 @@ def test_account_add_creates_teams_and_schedule(admin_client):
         **management("scored_data_keys"),
         **management("dialing_settings"),
         **management("texting_settings"),
+        **management("notify_settings"),
+        **management("alert_subscriptions"),
     }
 
     response = admin_client.post(url("account", "add"), data)
