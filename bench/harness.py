@@ -33,7 +33,9 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
 # Which parts to run (all by default), e.g. BENCH_PARTS=4 while working on dialing.
 PARTS = set(
-    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8,9,10,11").replace(" ", "").split(",")
+    os.environ.get("BENCH_PARTS", "1,2,3,4,5,6,7,8,9,10,11,12,13")
+    .replace(" ", "")
+    .split(",")
 )
 # The service's web process, as the Procfile runs it.
 GUNICORN = [

@@ -41,6 +41,8 @@ every figure printed next to a baseline measured in the same run:
 12. Call final status -> its CRM write-back received by an SMTP server on loopback
    (bench/writeback.py), p50 and p99 over BENCH_WRITEBACKS calls that end NOAGENT, on the
    Procfile's workers, against a no-op task's round trip through the ``default`` queue.
+13. The morning report's build time for an account with 100,000 calls, one day, in-process
+   (bench/morning.py), against the dashboard's figures of the same day.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -48,7 +50,7 @@ the end (also on Ctrl-C or an error); Redis db 15 is flushed before and after, a
 bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates it).
 
 Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
-BENCH_PARTS (e.g. "3,5" or "2,4,6"; all by default), BENCH_DIAL_LEADS (200, the burst),
+BENCH_PARTS (e.g. "3,5" or "2,4,6" or "13"; all by default), BENCH_DIAL_LEADS (200, the burst),
 BENCH_DIAL_CLIENTS (4), BENCH_QUEUE_LEADS (100), BENCH_QUEUE_RATE (leads/s, 5),
 BENCH_QUEUE_AGENTS (4), BENCH_DIAL_SCALE (the simulator's, 0.01), BENCH_DIAL_WAIT (s, 120),
 BENCH_CELERY_APP (the workers' -A, bench.celery_noop),
@@ -76,7 +78,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-from bench import dialing, export, faults, insights, pages, texting, writeback  # noqa: E402
+from bench import (  # noqa: E402
+    dialing,
+    export,
+    faults,
+    insights,
+    morning,
+    pages,
+    texting,
+    writeback,
+)
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.harness import (  # noqa: E402
     CELERY_APP,
@@ -376,7 +387,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             details += [f"  {note}" for note in notes]
         # In-process like part 3, before any server starts; printed last.
         hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
-        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12"}:
+        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13"}:
             step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
             prepare_database(env)
@@ -468,6 +479,15 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
                 "spoken, transcribed and checked against their scripts"
             )
             rows += insights_rows(json.loads(python(env, "-c", INSIGHTS)))
+        if "13" in PARTS:  # in-process, in the bench database (its own account)
+            step(
+                f"13 morning report: seeding {morning.CALLS:,} calls, then timing builds"
+            )
+            morning_rows, morning_details = morning.measure(
+                lambda *args: python(env, *args)
+            )
+            rows += [Row(*row) for row in morning_rows]
+            details += morning_details
         processes.discard_logs()  # kept, and named in the error, when something failed
     except subprocess.CalledProcessError as error:
         print(error.stderr or "", file=sys.stderr)

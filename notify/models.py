@@ -159,7 +159,7 @@ class Message(models.Model):
     adf = models.TextField(
         blank=True, help_text="The ADF document of a CRM write-back."
     )
-    # Inline images of the HTML part: [{"cid", "content_type", "data" (base64)}].
+    # Inline images of the HTML part: [{"cid", "subtype" (png), "data" (base64)}].
     images = models.JSONField(default=list, blank=True)
     status = models.CharField(
         max_length=8,
