@@ -48,7 +48,9 @@ def test_a_manager_reads_who_was_told_and_when_the_agent_does_not(
 
     client.force_login(boss)
     page = " ".join(
-        client.get(reverse("pages:call-detail", args=[call.pk])).content.decode().split()
+        client.get(reverse("pages:call-detail", args=[call.pk]))
+        .content.decode()
+        .split()
     )
     assert "Who was told" in page
     sent = alert.sent_at.astimezone(ZoneInfo("America/Denver"))
