@@ -14,6 +14,11 @@ from email.mime.image import MIMEImage
 from functools import partial
 from typing import Any
 
+from anymail.exceptions import (
+    AnymailError,
+    AnymailInvalidAddress,
+    AnymailRecipientsRefused,
+)
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
@@ -148,8 +153,10 @@ def message_email(message: Message) -> EmailMultiAlternatives:
 
 
 def _refused_for_good(error: Exception) -> bool:
-    """A mail server's 5xx answer to the sender, the recipients or the data: trying
-    again sends the same thing to the same refusal."""
+    """A mail server's 5xx answer to the sender, the recipients or the data, or a
+    provider's refusal of the addresses: trying again meets the same refusal."""
+    if isinstance(error, AnymailRecipientsRefused | AnymailInvalidAddress):
+        return True
     if isinstance(error, smtplib.SMTPRecipientsRefused):
         return all(code >= 500 for code, _ in error.recipients.values())
     code = getattr(error, "smtp_code", 0)
@@ -175,7 +182,7 @@ def message_send(*, message_id: int) -> str:
         message.save(update_fields=["status", "status_at", "attempts"])
     try:
         message_email(message).send(fail_silently=False)
-    except (smtplib.SMTPException, OSError) as error:
+    except (smtplib.SMTPException, OSError, AnymailError) as error:
         return _failed(message, error)
     Message.objects.filter(pk=message.pk).update(
         status=MessageStatus.SENT,

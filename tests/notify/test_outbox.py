@@ -7,6 +7,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from anymail.backends.test import EmailBackend as AnymailTestBackend
+from anymail.exceptions import AnymailRecipientsRefused
+from django.core import mail
 from django.utils import timezone
 
 from notify import services
@@ -197,3 +200,28 @@ def test_the_admin_lists_messages_shows_the_mail_sent_and_sends_one_again(
     assert message.status == MessageStatus.PENDING
     assert message_send(message_id=message.pk) == "sent"
     assert len(smtp_server.mailbox.to(TO)) == 2
+
+
+def test_a_provider_through_django_anymail_sends_it_and_a_refusal_is_final(
+    settings, monkeypatch, django_capture_on_commit_callbacks, dispatched
+):
+    """EMAIL_BACKEND naming a django-anymail backend (its test backend: no network)."""
+    settings.EMAIL_BACKEND = "anymail.backends.test.EmailBackend"
+    message = store(django_capture_on_commit_callbacks)
+    assert message is not None
+    assert message_send(message_id=message.pk) == "sent"
+    (sent,) = mail.outbox
+    assert sent.to == [TO]
+    assert getattr(sent, "anymail_status").status == {"sent"}  # noqa: B009  (set by anymail)
+    assert [name for name, _, _ in sent.attachments] == ["lead.xml"]
+
+    def refuse(*args, **kwargs):
+        raise AnymailRecipientsRefused("every recipient refused")
+
+    monkeypatch.setattr(AnymailTestBackend, "send_messages", refuse)
+    refused = store(django_capture_on_commit_callbacks, key="refused")
+    assert refused is not None
+    assert message_send(message_id=refused.pk) == "failed"
+    refused.refresh_from_db()
+    assert refused.status == MessageStatus.FAILED
+    assert "every recipient refused" in refused.error
