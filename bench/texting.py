@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.load import percentile
+from bench.against_noop import noop_line, posted_line, rows_against_noop, run_module
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT = int(os.environ.get("BENCH_TEXTS", "200"))
@@ -72,37 +70,19 @@ def measure(
         "clients": CLIENTS,
         "timeout": WAIT,
     }
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.text", json.dumps(options)],
-        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    result = json.loads(out)
-    inf = float("inf")
-    handed = result["latencies"] + [inf] * (COUNT - len(result["latencies"]))
-    noop = result["noop"] + [inf] * (COUNT - len(result["noop"]))
-    late = f"> {result['timeout']:.0f} s"
-    rows: list[tuple[Any, ...]] = []
-    for p in (50, 99):
-        figure, base = percentile(handed, p), percentile(noop, p)
-        rows.append(
-            (
-                f"11 call final status -> text handed to provider p{p}",
-                f"{figure:,.1f} ms" if figure < inf else late,
-                f"no-op task round trip (calls queue) p{p} "
-                + (f"{base:,.1f} ms" if base < inf else late),
-                f"{figure / base:.1f}x" if figure < inf and base < inf else "-",
-                f"< {AIM_MS:,.0f} ms" if p == 99 else "",
-                figure < AIM_MS if p == 99 else None,
-            )
-        )
+    result = run_module("bench.text", options, env)
+    rows = rows_against_noop(
+        result,
+        count=COUNT,
+        measure="11 call final status -> text handed to provider",
+        queue="calls",
+        aim_ms=AIM_MS,
+    )
     details = [
-        f"  11: {result['posted']} leads accepted in {result['post_seconds']:.1f} s "
-        f"({RATE:g}/s, interleaved with as many no-op tasks), {result['calls']} calls "
-        f"{result['call_statuses']}, {result['texts']} no_agent texts stored, "
-        f"{len(result['latencies'])} handed and timed, {result['never_handed']} never "
-        f"handed within {result['timeout']:.0f} s; {len(result['noop'])} of {COUNT} "
-        f"no-ops started; warm-up {'ok' if result['warm_ok'] else 'INCOMPLETE'}; "
-        f"failed posts: {result['post_errors'] or 'none'}"
+        f"{posted_line(result, part='11', rate=RATE)}, {result['texts']} no_agent texts "
+        f"stored, {len(result['latencies'])} handed and timed, {result['never_handed']} "
+        f"never handed within {result['timeout']:.0f} s; "
+        + noop_line(result, count=COUNT)
     ]
     if result["latencies"]:
         details.append(

@@ -14,14 +14,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from bench.against_noop import noop_line, posted_line, rows_against_noop, run_module
 from bench.harness import free_port
-from bench.load import percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT = int(os.environ.get("BENCH_WRITEBACKS", "200"))
@@ -70,37 +68,19 @@ def measure(
         "clients": CLIENTS,
         "timeout": WAIT,
     }
-    out = subprocess.run(
-        [sys.executable, "-m", "bench.mail", json.dumps(options)],
-        cwd=ROOT, env=env, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    result = json.loads(out)
-    inf = float("inf")
-    received = result["latencies"] + [inf] * (COUNT - len(result["latencies"]))
-    noop = result["noop"] + [inf] * (COUNT - len(result["noop"]))
-    late = f"> {result['timeout']:.0f} s"
-    rows: list[tuple[Any, ...]] = []
-    for p in (50, 99):
-        figure, base = percentile(received, p), percentile(noop, p)
-        rows.append(
-            (
-                f"12 call final status -> CRM write-back at the SMTP server p{p}",
-                f"{figure:,.1f} ms" if figure < inf else late,
-                f"no-op task round trip (default queue) p{p} "
-                + (f"{base:,.1f} ms" if base < inf else late),
-                f"{figure / base:.1f}x" if figure < inf and base < inf else "-",
-                f"< {AIM_MS:,.0f} ms" if p == 99 else "",
-                figure < AIM_MS if p == 99 else None,
-            )
-        )
+    result = run_module("bench.mail", options, env)
+    rows = rows_against_noop(
+        result,
+        count=COUNT,
+        measure="12 call final status -> CRM write-back at the SMTP server",
+        queue="default",
+        aim_ms=AIM_MS,
+    )
     details = [
-        f"  12: {result['posted']} leads accepted in {result['post_seconds']:.1f} s "
-        f"({RATE:g}/s, interleaved with as many no-op tasks), {result['calls']} calls "
-        f"{result['call_statuses']}, {result['messages']} write-backs stored, "
-        f"{len(result['latencies'])} received and timed, {result['never_received']} "
-        f"never received within {result['timeout']:.0f} s; {len(result['noop'])} of "
-        f"{COUNT} no-ops started; warm-up {'ok' if result['warm_ok'] else 'INCOMPLETE'}; "
-        f"failed posts: {result['post_errors'] or 'none'}"
+        f"{posted_line(result, part='12', rate=RATE)}, {result['messages']} write-backs "
+        f"stored, {len(result['latencies'])} received and timed, "
+        f"{result['never_received']} never received within {result['timeout']:.0f} s; "
+        + noop_line(result, count=COUNT)
     ]
     if result["latencies"]:
         details.append(
