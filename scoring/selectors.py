@@ -128,8 +128,14 @@ def calls_visible_to(user: User) -> QuerySet[Call]:
 
 
 def call_get_visible(*, user: User, call_id: int) -> Call | None:
-    """One call ``user`` may read, or None: a foreign call is simply not found."""
-    return calls_visible_to(user).filter(pk=call_id).first()
+    """One call ``user`` may read, or None: a foreign call is simply not found. Its
+    account and agent come with it (every page of one call shows both)."""
+    return (
+        calls_visible_to(user)
+        .select_related("account", "agent")
+        .filter(pk=call_id)
+        .first()
+    )
 
 
 def scoring_queue(*, scorer: User) -> QuerySet[Call]:
@@ -337,8 +343,15 @@ def call_may_be_scored_by(*, user: User, call: Call) -> bool:
 
 
 def call_may_be_coached_by(*, user: User, call: Call) -> bool:
-    """Whether ``user`` coaches the call's account (the call page shows the coaching form)."""
-    return accounts_coachable_by(user).filter(pk=call.account_id).exists()
+    """Whether ``user`` coaches the call's account (the call page shows the coaching form).
+    One query per user object and account, kept on it: the call page asks three times
+    (the coaching form, the text thread, the panels)."""
+    known: dict[int, bool] = user.__dict__.setdefault("_coaches_account", {})
+    if call.account_id not in known:
+        known[call.account_id] = (
+            accounts_coachable_by(user).filter(pk=call.account_id).exists()
+        )
+    return known[call.account_id]
 
 
 def call_may_be_texted_by(*, user: User, call: Call) -> bool:
