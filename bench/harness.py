@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 
-DB_NAME = "leadcall_bench"
+# BENCH_DB_NAME: another database when two runs share one PostgreSQL.
+DB_NAME = os.environ.get("BENCH_DB_NAME", "leadcall_bench")
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
 # BENCH_REDIS_URL: another Redis (or db) when db 15 of the local one is in use.
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/15")
