@@ -1,12 +1,23 @@
 """Reads that authenticate callers: every lookup is by public prefix, then a constant-time hash check.
 
 A key that authenticates also has its ``last_used_at`` refreshed, at most once a minute.
+
+An API key's record, its credential, organization and reach (``narrowed``) are kept in the
+shared cache, so a request of a known key reads no table to authenticate. Every entry is
+stamped with the credentials' version (one cache key, a random token); the services that
+change keys or reach draw a new version (``credentials_changed``), which makes every entry
+stale at once: a revoked key never works a moment longer.
 """
 
 from __future__ import annotations
 
+import logging
+import uuid
 from datetime import datetime, timedelta
 
+from django.contrib.postgres.expressions import ArraySubquery
+from django.core.cache import cache
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -19,30 +30,132 @@ from accounts.models import (
     Organization,
     ScoredDataKey,
 )
+from core.throttling import CACHE_ERRORS, CacheOutage
+
+log = logging.getLogger(__name__)
+cache_outage = CacheOutage(
+    "API keys are checked against the database until it answers again",
+    "API keys are cached again",
+    log,
+)
 
 # "Last used" is kept to this resolution, so most requests write nothing.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
+VERSION_KEY = "credentials:version"
+# A cached key is read again at least this often, whatever the version says.
+CACHED_FOR = 300
 
 
 def api_credential_for_key(
     *, key: str, api_user: str | None = None
 ) -> ApiCredential | None:
-    """The credential a key belongs to, if it is usable (and, when given, its ``apiuser`` matches)."""
+    """The credential a key belongs to, if it is usable (and, when given, its ``apiuser``
+    matches), with its reach in ``credential.narrowed`` (see ``credential_narrowed``)."""
     prefix = key_prefix(key)
     if prefix is None:
         return None
-    record = (
-        ApiKey.objects.select_related("credential__organization")
-        .filter(prefix=prefix)
-        .first()
-    )
+    record, version = _api_key(prefix)
     now = timezone.now()
     if record is None or not record.is_usable(now) or not matches(key, record.key_hash):
         return None
     if api_user is not None and record.credential.api_user != api_user:
         return None
-    _mark_used(record, now)
+    if _mark_used(record, now):
+        # The cached copy learns of the use too (under the version read before: a change
+        # committed meanwhile still makes it stale).
+        _cache_set(_entry_key(prefix), version, record)
     return record.credential
+
+
+def credentials_changed() -> None:
+    """Make every cached credential stale: services call it after changing keys or a
+    credential's reach. Now, and again once the transaction commits: a request between
+    the two may cache what it still read from before the change."""
+    _new_version()
+    transaction.on_commit(_new_version)
+
+
+def credential_narrowed(credential: ApiCredential) -> tuple[int, ...] | None:
+    """The accounts a narrowed credential reaches, or None for every account of its
+    organization: as authentication loaded it, else read now."""
+    if not hasattr(credential, "narrowed"):
+        through = ApiCredential.accounts.through.objects.filter(
+            apicredential_id=credential.pk
+        )
+        ids = list(through.values_list("account_id", flat=True))
+        credential.narrowed = tuple(sorted(ids)) or None  # type: ignore[attr-defined]
+    return credential.narrowed  # type: ignore[attr-defined,no-any-return]
+
+
+def _new_version() -> None:
+    try:
+        cache.set(VERSION_KEY, uuid.uuid4().hex, None)
+    except CACHE_ERRORS as error:
+        # Entries live CACHED_FOR at most; a cache that lost its data has none.
+        log.error(
+            "credentials.version_not_drawn: keys cached before this change may work "
+            "for up to %s s if the cache kept them (%s: %s)",
+            CACHED_FOR,
+            type(error).__name__,
+            error,
+        )
+
+
+def _entry_key(prefix: str) -> str:
+    return f"credentials:key:{prefix}"
+
+
+def _api_key(prefix: str) -> tuple[ApiKey | None, str | None]:
+    """The key of this prefix with its credential, organization and reach, and the version
+    it was read under: from the cache (one round trip) while the version holds, else from
+    the database (one query on PostgreSQL), then cached. Unknown prefixes are not cached."""
+    entry_key = _entry_key(prefix)
+    try:
+        found = cache.get_many([VERSION_KEY, entry_key])
+        version = found.get(VERSION_KEY)
+        if version is None:
+            # First use, or the cache lost it: a fresh token, never one an old entry
+            # carries.
+            cache.add(VERSION_KEY, uuid.uuid4().hex, None)
+            version = cache.get(VERSION_KEY)
+    except CACHE_ERRORS as error:
+        cache_outage.failed(error)  # keys are checked against the database meanwhile
+        return _api_key_read(prefix), None
+    cache_outage.answered()
+    entry = found.get(entry_key)
+    if entry is not None and entry[0] == version:
+        return entry[1], version
+    record = _api_key_read(prefix)
+    if record is not None:
+        _cache_set(entry_key, version, record)
+    return record, version
+
+
+def _api_key_read(prefix: str) -> ApiKey | None:
+    """The key of this prefix with its credential, organization and reach."""
+    keys = ApiKey.objects.select_related("credential__organization").filter(
+        prefix=prefix
+    )
+    if connection.vendor == "postgresql":
+        through = ApiCredential.accounts.through.objects.filter(
+            apicredential_id=OuterRef("credential_id")
+        ).order_by("account_id")
+        keys = keys.annotate(reach=ArraySubquery(through.values("account_id")))
+    record = keys.first()
+    if record is not None:
+        if hasattr(record, "reach"):
+            record.credential.narrowed = tuple(record.reach) or None  # type: ignore[attr-defined]
+        credential_narrowed(record.credential)
+    return record
+
+
+def _cache_set(entry_key: str, version: str | None, record: ApiKey) -> None:
+    if version is None:
+        return  # read while the cache was down: kept nowhere
+    try:
+        cache.set(entry_key, (version, record), CACHED_FOR)
+    except CACHE_ERRORS as error:
+        cache_outage.failed(error)
 
 
 def account_for_scored_data_key(*, key: str) -> Account | None:
@@ -60,16 +173,18 @@ def account_for_scored_data_key(*, key: str) -> Account | None:
     return record.account
 
 
-def _mark_used(record: HashedKey, now: datetime) -> None:
-    """Refresh ``last_used_at`` when the loaded value is unset or a minute old. The UPDATE
-    repeats the condition, so concurrent requests of one key write once between them."""
+def _mark_used(record: HashedKey, now: datetime) -> bool:
+    """Refresh ``last_used_at`` when the loaded value is unset or a minute old; True when
+    it was. The UPDATE repeats the condition, so concurrent requests of one key write
+    once between them."""
     stale = now - LAST_USED_RESOLUTION
     if record.last_used_at is not None and record.last_used_at >= stale:
-        return
+        return False
     type(record)._default_manager.filter(pk=record.pk).filter(
         Q(last_used_at__isnull=True) | Q(last_used_at__lt=stale)
     ).update(last_used_at=now)
     record.last_used_at = now
+    return True
 
 
 def credential_reaches(

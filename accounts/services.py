@@ -24,6 +24,7 @@ from accounts.models import (
     Organization,
     ScoredDataKey,
 )
+from accounts.selectors import credentials_changed
 from accounts.signals import account_created, duty_changed
 
 # What an account's agents' duty depends on (calls.routing reads them), with its schedule
@@ -116,12 +117,15 @@ def api_key_rotate(*, credential: ApiCredential, grace: timedelta | None = None)
     _retire(
         credential.keys, settings.API_KEY_ROTATION_GRACE if grace is None else grace
     )
+    credentials_changed()
     return _issue(ApiKey, API_KEY_KIND, credential=credential).key
 
 
 def api_credential_revoke(*, credential: ApiCredential) -> int:
     """Stop every key of the credential now; returns how many were still usable."""
-    return credential.keys.usable().update(revoked_at=timezone.now())
+    stopped = credential.keys.usable().update(revoked_at=timezone.now())
+    credentials_changed()
+    return stopped
 
 
 @transaction.atomic
@@ -148,6 +152,7 @@ def api_keys_prune(*, older_than: timedelta = timedelta(days=90)) -> int:
             Q(revoked_at__lt=cutoff) | Q(expires_at__lt=cutoff)
         )
         deleted += stale.delete()[0]
+    credentials_changed()
     return deleted
 
 

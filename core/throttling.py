@@ -99,11 +99,15 @@ def unhit(key: str) -> None:
         backend.decr(key)
 
 
-class _CacheOutage:
-    """Logs, once per process and outage, that the cache stopped answering and that it is back."""
+class CacheOutage:
+    """Logs, once per process and outage, that the cache stopped answering (and what its
+    user does meanwhile) and that it is back."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self, meanwhile: str, again: str, log: logging.Logger = logger
+    ) -> None:
         self.down = False
+        self.meanwhile, self.again, self.log = meanwhile, again, log
         self._lock = threading.Lock()
 
     def failed(self, exc: BaseException) -> None:
@@ -111,10 +115,11 @@ class _CacheOutage:
             if self.down:
                 return
             self.down = True
-        logger.warning(
-            "The cache cannot be reached (%s: %s); rate limits let every request through until it answers again.",
+        self.log.warning(
+            "The cache cannot be reached (%s: %s); %s.",
             type(exc).__name__,
             exc,
+            self.meanwhile,
         )
 
     def answered(self) -> None:
@@ -124,10 +129,13 @@ class _CacheOutage:
             if not self.down:
                 return
             self.down = False
-        logger.warning("The cache answers again; rate limits count again.")
+        self.log.warning("The cache answers again; %s.", self.again)
 
 
-cache_outage = _CacheOutage()
+cache_outage = CacheOutage(
+    "rate limits let every request through until it answers again",
+    "rate limits count again",
+)
 
 
 def hit_or_none(key: str, period: int) -> int | None:

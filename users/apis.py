@@ -29,6 +29,7 @@ from users.models import User
 from users.passwords import MESSAGE as PASSWORD_MESSAGE
 from users.passwords import password_is_complex
 from users.selectors import (
+    SeenUser,
     organization_for_credential,
     user_code_next,
     user_find_by_email,
@@ -41,9 +42,9 @@ _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 _CODE = re.compile(r"^\d{1,10}$")
 
 
-def user_out(user: User) -> dict[str, Any]:
+def user_out(seen: SeenUser) -> dict[str, Any]:
     """The User resource of part 2.1, as seen from the organization its relations were fetched for."""
-    memberships = list(user.memberships.all())
+    user = seen.user
     return {
         "id": user.pk,
         "firstName": user.first_name,
@@ -57,17 +58,15 @@ def user_out(user: User) -> dict[str, Any]:
         "timezone": user.timezone,
         "country": user.country,
         "bio": user.bio or None,
-        "code": memberships[0].code if memberships else None,
+        "code": seen.code,
         "twelveHourTimeFormat": user.twelve_hour_time_format,
-        "organizationIds": [m.organization_id for m in memberships],
-        "accountIds": sorted(a.pk for a in user.accounts.all()),
+        "organizationIds": seen.organization_ids,
+        "accountIds": seen.account_ids,
         "teams": [
-            {"id": t.pk, "name": t.name, "accountId": t.account_id}
-            for t in sorted(user.teams.all(), key=_by_id)
+            {"id": team, "name": name, "accountId": account}
+            for team, name, account in seen.teams
         ],
-        "schedule": schedule_as_dict(
-            active=user.schedule_active, days=user.schedule_days.all()
-        ),
+        "schedule": schedule_as_dict(active=user.schedule_active, days=seen.days),
     }
 
 
@@ -76,10 +75,6 @@ def picture_url(user: User) -> str | None:
         return None
     url = user.profile_picture.url
     return url if "://" in url else f"{settings.PUBLIC_BASE_URL}{url}"
-
-
-def _by_id(obj: Any) -> int:
-    return int(obj.pk)
 
 
 # --- input ---------------------------------------------------------------------------------
@@ -354,9 +349,9 @@ class UserCreateApi(UserApi):
         user = user_create(
             organization=organization, data=data, credential=credential_of(request)
         )
-        user = user_get_visible(credential=credential_of(request), user_id=user.pk)
+        seen = user_get_visible(credential=credential_of(request), user_id=user.pk)
         return envelope(
-            "create_user", "User created successfully", status=201, user=user_out(user)
+            "create_user", "User created successfully", status=201, user=user_out(seen)
         )
 
 
@@ -370,8 +365,8 @@ class UserDetailApi(UserApi):
         operation_id="user_get", responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND}
     )
     def get(self, request: Request, user_id: int) -> Response:
-        user = user_get_visible(credential=credential_of(request), user_id=user_id)
-        return envelope("get_user", "User retrieved successfully", user=user_out(user))
+        seen = user_get_visible(credential=credential_of(request), user_id=user_id)
+        return envelope("get_user", "User retrieved successfully", user=user_out(seen))
 
     @extend_schema(
         operation_id="user_update",
@@ -379,7 +374,7 @@ class UserDetailApi(UserApi):
         responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
     )
     def put(self, request: Request, user_id: int) -> Response:
-        user = user_get_visible(credential=credential_of(request), user_id=user_id)
+        user = user_get_visible(credential=credential_of(request), user_id=user_id).user
         body = json_object(request)
         _authorize_organization(credential_of(request), body.get("organizationId"))
         data = _validated(UserUpdateInput(data=body))
@@ -395,8 +390,8 @@ class UserDetailApi(UserApi):
             data=data,
             credential=credential_of(request),
         )
-        user = user_get_visible(credential=credential_of(request), user_id=user_id)
-        return envelope("update_user", "User updated successfully", user=user_out(user))
+        seen = user_get_visible(credential=credential_of(request), user_id=user_id)
+        return envelope("update_user", "User updated successfully", user=user_out(seen))
 
     @extend_schema(
         operation_id="user_delete",
@@ -404,7 +399,9 @@ class UserDetailApi(UserApi):
     )
     def delete(self, request: Request, user_id: int) -> Response:
         user_delete(
-            user=user_get_visible(credential=credential_of(request), user_id=user_id)
+            user=user_get_visible(
+                credential=credential_of(request), user_id=user_id
+            ).user
         )
         return envelope("delete_user", "User deleted successfully")
 
@@ -429,13 +426,13 @@ class UserFindApi(UserApi):
     member: str
     action: str
 
-    def find(self, *, credential: ApiCredential, value: str) -> User:
+    def find(self, *, credential: ApiCredential, value: str) -> SeenUser:
         raise NotImplementedError
 
     def get(self, request: Request) -> Response:
         _, data = _query_organization(request, self.query)
-        user = self.find(credential=credential_of(request), value=data[self.member])
-        return envelope(self.action, "User retrieved successfully", user=user_out(user))
+        seen = self.find(credential=credential_of(request), value=data[self.member])
+        return envelope(self.action, "User retrieved successfully", user=user_out(seen))
 
 
 @extend_schema(tags=["User API"])
@@ -452,7 +449,7 @@ class UserFindApi(UserApi):
 class UserFindByEmailApi(UserFindApi):
     query, member, action = EmailQuery, "emailAddress", "get_user_by_email_address"
 
-    def find(self, *, credential: ApiCredential, value: str) -> User:
+    def find(self, *, credential: ApiCredential, value: str) -> SeenUser:
         return user_find_by_email(credential=credential, email=value)
 
 
@@ -475,7 +472,7 @@ class UserFindByEmailApi(UserFindApi):
 class UserFindByPhoneApi(UserFindApi):
     query, member, action = PhoneQuery, "phoneNumber", "get_user_by_phone_number"
 
-    def find(self, *, credential: ApiCredential, value: str) -> User:
+    def find(self, *, credential: ApiCredential, value: str) -> SeenUser:
         return user_find_by_phone(credential=credential, phone_number=value)
 
 

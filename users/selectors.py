@@ -8,17 +8,46 @@ one of its accounts, and sees them through its accounts only: their ``accountIds
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import time
+from functools import cache
+from typing import Any, NamedTuple
+
+import orjson
+from django.db import connection
 from django.db.models import BigIntegerField, Exists, Max, OuterRef, Prefetch, QuerySet
 from django.db.models.functions import Cast
 
 from accounts.models import Account, ApiCredential, Organization, Team
-from accounts.selectors import credential_reaches
+from accounts.selectors import credential_narrowed, credential_reaches
 from core.api import Forbidden, NotFound
 from users.models import Membership, User
 
 USER_NOT_FOUND = "User not found"
 UNAUTHORIZED_ORGANIZATION = "Unauthorized for this organization"
 CODE_WIDTH = 4
+
+
+class Day(NamedTuple):
+    """One day of a user's schedule (``accounts.schedules.Day``)."""
+
+    weekday: int
+    active: bool
+    start_time: time
+    end_time: time
+
+
+@dataclass(frozen=True)
+class SeenUser:
+    """A user as a credential sees them: the relations of its organization and reach only.
+    ``teams`` are ``(id, name, account_id)`` by id; ``account_ids`` ascending."""
+
+    user: User
+    code: str | None
+    organization_ids: list[int]
+    account_ids: list[int]
+    teams: list[tuple[int, str, int]]
+    days: list[Any]
 
 
 def organization_for_credential(
@@ -79,27 +108,142 @@ def users_visible(*, credential: ApiCredential) -> QuerySet[User]:
     )
 
 
-def user_get_visible(*, credential: ApiCredential, user_id: int) -> User:
+def user_get_visible(*, credential: ApiCredential, user_id: int) -> SeenUser:
     """A user the credential reaches, else 404 "User not found"."""
-    return _first_user(credential, pk=user_id)
+    return _first_user(credential, "pk", user_id)
 
 
-def user_find_by_email(*, credential: ApiCredential, email: str) -> User:
+def user_find_by_email(*, credential: ApiCredential, email: str) -> SeenUser:
     """The (oldest) user the credential reaches with this email address, compared
     case-insensitively."""
-    return _first_user(credential, email__iexact=email)
+    return _first_user(credential, "email__iexact", email)
 
 
-def user_find_by_phone(*, credential: ApiCredential, phone_number: str) -> User:
+def user_find_by_phone(*, credential: ApiCredential, phone_number: str) -> SeenUser:
     """The (oldest) user the credential reaches with this E.164 phone number."""
-    return _first_user(credential, phone_number=phone_number)
+    return _first_user(credential, "phone_number", phone_number)
 
 
-def _first_user(credential: ApiCredential, **lookup: object) -> User:
-    user = users_visible(credential=credential).filter(**lookup).order_by("id").first()
-    if user is None:
+def _first_user(credential: ApiCredential, lookup: str, value: object) -> SeenUser:
+    if connection.vendor == "postgresql":
+        seen = _first_user_in_one_query(credential, lookup, value)
+    else:
+        seen = _first_user_prefetched(credential, lookup, value)
+    if seen is None:
         raise NotFound(USER_NOT_FOUND)
-    return user
+    return seen
+
+
+def _first_user_prefetched(
+    credential: ApiCredential, lookup: str, value: object
+) -> SeenUser | None:
+    """The portable path (the embedded SQLite): ``users_visible`` and its prefetches."""
+    user = (
+        users_visible(credential=credential)
+        .filter(**{lookup: value})
+        .order_by("id")
+        .first()
+    )
+    if user is None:
+        return None
+    memberships = list(user.memberships.all())
+    return SeenUser(
+        user=user,
+        code=memberships[0].code if memberships else None,
+        organization_ids=[m.organization_id for m in memberships],
+        account_ids=sorted(a.pk for a in user.accounts.all()),
+        teams=[
+            (t.pk, t.name, t.account_id)
+            for t in sorted(user.teams.all(), key=lambda t: t.pk)
+        ],
+        days=list(user.schedule_days.all()),
+    )
+
+
+# PostgreSQL: the user, the reach check and every relation the User API shows in one
+# query written once (no queryset compiled per request), the relations as JSON arrays.
+# %(narrowed)s is the credential's accounts, or NULL for its whole organization.
+_IN_REACH = (
+    "(%(narrowed)s::bigint[] IS NULL OR {account} = ANY(%(narrowed)s::bigint[]))"
+)
+_USER_SQL = """
+SELECT {columns},
+  (SELECT json_agg(json_build_array(m.organization_id, m.code) ORDER BY m.code)::text
+     FROM users_membership m
+    WHERE m.user_id = u.id AND m.organization_id = %(organization)s),
+  (SELECT json_agg(a.id ORDER BY a.id)::text
+     FROM users_user_accounts ua JOIN accounts_account a ON a.id = ua.account_id
+    WHERE ua.user_id = u.id AND a.organization_id = %(organization)s
+      AND {account_in_reach}),
+  (SELECT json_agg(json_build_array(t.id, t.name, t.account_id) ORDER BY t.id)::text
+     FROM users_user_teams ut JOIN accounts_team t ON t.id = ut.team_id
+     JOIN accounts_account a ON a.id = t.account_id
+    WHERE ut.user_id = u.id AND a.organization_id = %(organization)s
+      AND {team_in_reach}),
+  (SELECT json_agg(json_build_array(d.weekday, d.active, to_char(d.start_time, 'HH24:MI'),
+                                    to_char(d.end_time, 'HH24:MI')))::text
+     FROM users_userscheduleday d WHERE d.user_id = u.id)
+FROM users_user u
+WHERE {lookup}
+  AND EXISTS (SELECT 1 FROM users_membership m
+               WHERE m.user_id = u.id AND m.organization_id = %(organization)s)
+  AND (%(narrowed)s::bigint[] IS NULL OR EXISTS (
+         SELECT 1 FROM users_user_accounts ua
+          WHERE ua.user_id = u.id AND ua.account_id = ANY(%(narrowed)s::bigint[])))
+ORDER BY u.id
+LIMIT 1
+"""
+# The lookups the User API finds users by, as the ORM writes them for PostgreSQL.
+_LOOKUPS = {
+    "pk": "u.id = %(value)s",
+    "email__iexact": "UPPER(u.email::text) = UPPER(%(value)s)",
+    "phone_number": "u.phone_number = %(value)s",
+}
+
+
+@cache
+def _user_sql(lookup: str) -> tuple[str, list[str]]:
+    fields = [field.attname for field in User._meta.concrete_fields]
+    columns = [field.column for field in User._meta.concrete_fields]
+    sql = _USER_SQL.format(
+        columns=", ".join(f'u."{column}"' for column in columns),
+        account_in_reach=_IN_REACH.format(account="a.id"),
+        team_in_reach=_IN_REACH.format(account="t.account_id"),
+        lookup=_LOOKUPS[lookup],
+    )
+    return sql, fields
+
+
+def _first_user_in_one_query(
+    credential: ApiCredential, lookup: str, value: object
+) -> SeenUser | None:
+    sql, fields = _user_sql(lookup)
+    narrowed = credential_narrowed(credential)
+    params: dict[str, Any] = {
+        "organization": credential.organization_id,
+        "narrowed": list(narrowed) if narrowed is not None else None,
+        "value": value,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    count = len(fields)
+    memberships, accounts, teams, days = (
+        orjson.loads(text) if text else [] for text in row[count:]
+    )
+    return SeenUser(
+        user=User.from_db(connection.alias, fields, row[:count]),
+        code=memberships[0][1] if memberships else None,
+        organization_ids=[organization for organization, _ in memberships],
+        account_ids=accounts,
+        teams=[(team, name, account) for team, name, account in teams],
+        days=[
+            Day(weekday, active, time.fromisoformat(start), time.fromisoformat(end))
+            for weekday, active, start, end in days
+        ],
+    )
 
 
 def user_code_next(*, organization_id: int) -> str:

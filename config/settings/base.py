@@ -125,7 +125,7 @@ EMBEDDED_CACHE = {
 if REDIS_URL:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "BACKEND": "core.cache.RedisCache",
             "LOCATION": REDIS_URL,
             "OPTIONS": REDIS_CACHE_OPTIONS,
         }

@@ -27,7 +27,7 @@ _redis_db = (
 REDIS_URL = env("REDIS_URL", default=f"redis://127.0.0.1:6379/{_redis_db}")
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "core.cache.RedisCache",
         "LOCATION": REDIS_URL,
         "OPTIONS": REDIS_CACHE_OPTIONS,  # noqa: F405
     }
