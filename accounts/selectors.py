@@ -3,21 +3,17 @@
 A key that authenticates also has its ``last_used_at`` refreshed, at most once a minute.
 
 An API key's record, its credential, organization and reach (``narrowed``) are kept in the
-shared cache, so a request of a known key reads no table to authenticate. Every entry is
-stamped with the credentials' version (one cache key, a random token); the services that
-change keys or reach draw a new version (``credentials_changed``), which makes every entry
-stale at once: a revoked key never works a moment longer.
+shared cache (``core.versioned``), so a request of a known key reads no table to
+authenticate; the services that change keys or reach make every entry stale at once
+(``credentials_changed``): a revoked key never works a moment longer.
 """
 
 from __future__ import annotations
 
-import logging
-import uuid
 from datetime import datetime, timedelta
 
 from django.contrib.postgres.expressions import ArraySubquery
-from django.core.cache import cache
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -30,20 +26,13 @@ from accounts.models import (
     Organization,
     ScoredDataKey,
 )
-from core.throttling import CACHE_ERRORS, CacheOutage
+from core.versioned import VersionedCache
 
-log = logging.getLogger(__name__)
-cache_outage = CacheOutage(
-    "API keys are checked against the database until it answers again",
-    "API keys are cached again",
-    log,
-)
+# API keys with their credential, organization and reach, by prefix.
+api_keys = VersionedCache("credentials")
 
 # "Last used" is kept to this resolution, so most requests write nothing.
 LAST_USED_RESOLUTION = timedelta(seconds=60)
-VERSION_KEY = "credentials:version"
-# A cached key is read again at least this often, whatever the version says.
-CACHED_FOR = 300
 
 
 def api_credential_for_key(
@@ -54,7 +43,7 @@ def api_credential_for_key(
     prefix = key_prefix(key)
     if prefix is None:
         return None
-    record, version = _api_key(prefix)
+    record, version = api_keys.get(prefix, lambda: _api_key_read(prefix))
     now = timezone.now()
     if record is None or not record.is_usable(now) or not matches(key, record.key_hash):
         return None
@@ -63,16 +52,14 @@ def api_credential_for_key(
     if _mark_used(record, now):
         # The cached copy learns of the use too (under the version read before: a change
         # committed meanwhile still makes it stale).
-        _cache_set(_entry_key(prefix), version, record)
+        api_keys.put(prefix, record, version)
     return record.credential
 
 
 def credentials_changed() -> None:
     """Make every cached credential stale: services call it after changing keys or a
-    credential's reach. Now, and again once the transaction commits: a request between
-    the two may cache what it still read from before the change."""
-    _new_version()
-    transaction.on_commit(_new_version)
+    credential's reach."""
+    api_keys.changed()
 
 
 def credential_narrowed(credential: ApiCredential) -> tuple[int, ...] | None:
@@ -85,50 +72,6 @@ def credential_narrowed(credential: ApiCredential) -> tuple[int, ...] | None:
         ids = list(through.values_list("account_id", flat=True))
         credential.narrowed = tuple(sorted(ids)) or None  # type: ignore[attr-defined]
     return credential.narrowed  # type: ignore[attr-defined,no-any-return]
-
-
-def _new_version() -> None:
-    try:
-        cache.set(VERSION_KEY, uuid.uuid4().hex, None)
-    except CACHE_ERRORS as error:
-        # Entries live CACHED_FOR at most; a cache that lost its data has none.
-        log.error(
-            "credentials.version_not_drawn: keys cached before this change may work "
-            "for up to %s s if the cache kept them (%s: %s)",
-            CACHED_FOR,
-            type(error).__name__,
-            error,
-        )
-
-
-def _entry_key(prefix: str) -> str:
-    return f"credentials:key:{prefix}"
-
-
-def _api_key(prefix: str) -> tuple[ApiKey | None, str | None]:
-    """The key of this prefix with its credential, organization and reach, and the version
-    it was read under: from the cache (one round trip) while the version holds, else from
-    the database (one query on PostgreSQL), then cached. Unknown prefixes are not cached."""
-    entry_key = _entry_key(prefix)
-    try:
-        found = cache.get_many([VERSION_KEY, entry_key])
-        version = found.get(VERSION_KEY)
-        if version is None:
-            # First use, or the cache lost it: a fresh token, never one an old entry
-            # carries.
-            cache.add(VERSION_KEY, uuid.uuid4().hex, None)
-            version = cache.get(VERSION_KEY)
-    except CACHE_ERRORS as error:
-        cache_outage.failed(error)  # keys are checked against the database meanwhile
-        return _api_key_read(prefix), None
-    cache_outage.answered()
-    entry = found.get(entry_key)
-    if entry is not None and entry[0] == version:
-        return entry[1], version
-    record = _api_key_read(prefix)
-    if record is not None:
-        _cache_set(entry_key, version, record)
-    return record, version
 
 
 def _api_key_read(prefix: str) -> ApiKey | None:
@@ -147,15 +90,6 @@ def _api_key_read(prefix: str) -> ApiKey | None:
             record.credential.narrowed = tuple(record.reach) or None  # type: ignore[attr-defined]
         credential_narrowed(record.credential)
     return record
-
-
-def _cache_set(entry_key: str, version: str | None, record: ApiKey) -> None:
-    if version is None:
-        return  # read while the cache was down: kept nowhere
-    try:
-        cache.set(entry_key, (version, record), CACHED_FOR)
-    except CACHE_ERRORS as error:
-        cache_outage.failed(error)
 
 
 def account_for_scored_data_key(*, key: str) -> Account | None:

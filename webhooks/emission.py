@@ -14,6 +14,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
 from accounts.models import Account
+from webhooks.endpoints import organization_subscriptions
 from webhooks.models import EventType, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.outbox import enqueue_on_commit
 
@@ -29,13 +30,6 @@ def iso(at: datetime | None) -> str | None:
     return at.astimezone(UTC).replace(microsecond=0).isoformat()[:-6] + "Z"
 
 
-def _subscribed(endpoint: WebhookEndpoint, type: str, account_id: int | None) -> bool:
-    if endpoint.event_types and type not in endpoint.event_types:
-        return False
-    accounts = {account.pk for account in endpoint.accounts.all()}
-    return not accounts or account_id in accounts
-
-
 def webhook_event_emit(
     *,
     type: str,
@@ -47,11 +41,7 @@ def webhook_event_emit(
     """Write an event and its deliveries in the caller's transaction; each delivery is
     handed to the broker once it commits. Nothing is written (and ``objects``, when a
     callable, is never built) for an organization without endpoints."""
-    endpoints = list(
-        WebhookEndpoint.objects.filter(organization_id=organization_id)
-        .prefetch_related("accounts")
-        .order_by("id")
-    )
+    endpoints = organization_subscriptions(organization_id=organization_id)
     if not endpoints:
         return None
     account_id = account.pk if account else None
@@ -61,9 +51,7 @@ def webhook_event_emit(
         account=account,
         objects=objects() if callable(objects) else objects,
         subject=subject,
-        endpoints=[
-            e for e in endpoints if e.is_active and _subscribed(e, type, account_id)
-        ],
+        endpoint_ids=[e.endpoint_id for e in endpoints if e.wants(type, account_id)],
     )
 
 
@@ -74,7 +62,7 @@ def _event_write(
     account: Account | None,
     objects: dict[str, Any],
     subject: str,
-    endpoints: list[WebhookEndpoint],
+    endpoint_ids: list[int],
 ) -> WebhookEvent:
     created = timezone.now()
     public_id = f"evt_{secrets.token_hex(12)}"
@@ -96,11 +84,11 @@ def _event_write(
     deliveries = WebhookDelivery.objects.bulk_create(
         WebhookDelivery(
             event=event,
-            endpoint=endpoint,
+            endpoint_id=endpoint_id,
             next_attempt_at=created,
             retry_until=created + settings.WEBHOOK_RETRY_WINDOW,
         )
-        for endpoint in endpoints
+        for endpoint_id in endpoint_ids
     )
     for delivery in deliveries:
         enqueue_on_commit(delivery.pk)
@@ -115,5 +103,5 @@ def webhook_test_send(*, endpoint: WebhookEndpoint) -> WebhookEvent:
         account=None,
         objects={"message": "A test event sent from the service's admin."},
         subject="",
-        endpoints=[endpoint],
+        endpoint_ids=[endpoint.pk],
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.conf import settings
@@ -18,9 +19,58 @@ from django.utils import timezone
 from accounts.models import Account, Organization
 from core.logging import log_event
 from core.outbound import Deadline, DestinationError, destination_vet
+from core.versioned import VersionedCache
 from webhooks.models import SUBSCRIBABLE, WebhookEndpoint
 from webhooks.outbox import SWEEP_GRACE, due_deliveries, enqueue_due
 from webhooks.signing import secret_decrypt, secret_encrypt, secret_new, secret_prefix
+
+# Each organization's endpoints as events need them, by organization id: every event of an
+# organization (every lead's outcome among them) reads them. Saving or deleting an
+# endpoint, setting its accounts (signals, webhooks.apps) and disabling one make every
+# entry stale.
+subscriptions = VersionedCache("webhook-endpoints")
+
+
+@dataclass(frozen=True)
+class Subscription:
+    endpoint_id: int
+    is_active: bool
+    event_types: tuple[str, ...]
+    account_ids: frozenset[int]
+
+    def wants(self, type: str, account_id: int | None) -> bool:
+        """Whether this endpoint is sent an event of ``type`` about ``account_id``."""
+        if not self.is_active:
+            return False
+        if self.event_types and type not in self.event_types:
+            return False
+        return not self.account_ids or account_id in self.account_ids
+
+
+def organization_subscriptions(*, organization_id: int) -> list[Subscription]:
+    """The organization's endpoints, oldest first, as the cache keeps them."""
+    found, _ = subscriptions.get(
+        str(organization_id), lambda: _subscriptions_read(organization_id)
+    )
+    return list(found)
+
+
+def _subscriptions_read(organization_id: int) -> list[Subscription]:
+    endpoints = (
+        WebhookEndpoint.objects.filter(organization_id=organization_id)
+        .prefetch_related("accounts")
+        .order_by("id")
+    )
+    return [
+        Subscription(
+            endpoint.pk,
+            endpoint.is_active,
+            tuple(endpoint.event_types or ()),
+            frozenset(account.pk for account in endpoint.accounts.all()),
+        )
+        for endpoint in endpoints
+    ]
+
 
 log = logging.getLogger(__name__)
 
@@ -179,6 +229,7 @@ def endpoint_disable(endpoint_id: int, *, reason: str, at: datetime) -> None:
         is_active=False, disabled_at=at, disabled_reason=reason[:200]
     )
     if changed:
+        subscriptions.changed()
         log_event(
             log,
             "webhook.endpoint_disabled",

@@ -147,7 +147,7 @@ def test_a_lost_version_never_revives_a_stale_entry(world):
     token, so entries cached under any earlier one are never read again."""
     credential, key = issue_credential(world.tenant.organization)
     assert api_credential_for_key(key=key) is not None
-    cache.delete("credentials:version")
+    cache.delete("credentials:version")  # core.versioned: the name, then :version
     credential.keys.update(revoked_at=credential.created_at)  # a raw write, not told
     assert api_credential_for_key(key=key) is None
 
