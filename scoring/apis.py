@@ -17,13 +17,12 @@ from accounts.models import Account
 from core.api import ENVELOPE, ApiError, NotFound
 from core.throttling import CredentialRateThrottle
 from scoring.dates import BETWEEN, day_accepted
+from scoring.exports import stream_records
 from scoring.records import (
     XML_DECLARATION,
     RecordBuilder,
     local_day_bounds,
     rows,
-    stream_json,
-    stream_xml,
     xml_text,
 )
 from scoring.selectors import calls_of_account
@@ -155,17 +154,12 @@ class ScoredDataApi(APIView):
         if first > last:
             raise BadParameter("The fromDate parameter must not be after toDate.")
         start, end = local_day_bounds(account, first, last)
-        records = rows(
-            calls_of_account(
-                account=account, received_at__gte=start, received_at__lt=end
-            )
+        calls = calls_of_account(
+            account=account, received_at__gte=start, received_at__lt=end
         )
-        if return_type == "xml":
-            return StreamingHttpResponse(
-                stream_xml(builder, records), content_type=XML_TYPE
-            )
         return StreamingHttpResponse(
-            stream_json(builder, records), content_type=JSON_TYPE
+            stream_records(builder, calls, return_type),
+            content_type=XML_TYPE if return_type == "xml" else JSON_TYPE,
         )
 
     def handle_exception(self, exc: Exception) -> Response:

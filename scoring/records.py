@@ -91,11 +91,11 @@ _COLUMNS: dict[str, Any] = {
 
 # Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF):
 # dropped, so the document is well-formed whatever was typed.
-_NOT_XML = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff"
-_DROP = re.compile(f"[{_NOT_XML}]")
+NOT_XML = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff"
+_DROP = re.compile(f"[{NOT_XML}]")
 # Most values need nothing done: one search tells, and only the rest are rewritten.
-_TEXT_WORK = re.compile(f"[&<>{_NOT_XML}]")
-_ATTRIBUTE_WORK = re.compile(f'[&<>"\n\r\t{_NOT_XML}]')
+_TEXT_WORK = re.compile(f"[&<>{NOT_XML}]")
+_ATTRIBUTE_WORK = re.compile(f'[&<>"\n\r\t{NOT_XML}]')
 
 
 def local_day_bounds(
