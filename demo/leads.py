@@ -20,6 +20,7 @@ from leads.models import (
     RuleCondition,
     VendorRegistration,
 )
+from leads.services import routing
 
 if TYPE_CHECKING:
     from demo.management.commands.seed_demo import DemoAccount, DemoData
@@ -122,4 +123,5 @@ def _rule(demo_account: DemoAccount, spec: RuleSpec) -> ParsingRule:
             RuleCondition(rule=rule, field=field, operator=operator, value=value)
             for field, operator, value in spec.conditions
         )
+        routing.changed()  # bulk_create sends no signal
     return rule

@@ -19,11 +19,12 @@ from django.db.models import Prefetch, Q
 from django.utils import timezone
 
 from accounts.models import Account, ApiCredential
-from accounts.selectors import credential_reaches
+from accounts.selectors import credential_narrowed, credential_reaches
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
 from core.logging import log_event
 from core.phones import to_e164
+from core.versioned import VersionedCache
 from leads.adf import AdfError, ParsedLead, document_text, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
 from leads.models import (
@@ -76,6 +77,10 @@ PROCESSED_FIELDS = [
 MAX_PROSPECTS = 50
 
 log = logging.getLogger(__name__)
+# How intake routes a lead: vendor registrations (with their accounts) and each account's
+# rules (with their teams and conditions), read by every lead. Whatever saves or deletes
+# one of those rows makes every entry stale (leads.apps).
+routing = VersionedCache("lead-routing")
 # Outcomes logged under their own event; the others as lead.refused with the reason.
 OUTCOME_EVENTS = {
     Outcome.ACCEPTED: "lead.accepted",
@@ -248,15 +253,23 @@ def vendor_registration(
     match = vendor_match(parsed)
     if match is None:
         return None
-    registrations = VendorRegistration.objects.select_related("account").filter(
-        match,
-        organization_id=organization_id,
-        is_active=True,
-        account__is_active=True,
-    )
-    if credential is not None:
-        registrations = registrations.filter(credential_reaches(credential))
-    return registrations.first()
+
+    def read() -> VendorRegistration | None:
+        registrations = VendorRegistration.objects.select_related("account").filter(
+            match,
+            organization_id=organization_id,
+            is_active=True,
+            account__is_active=True,
+        )
+        if credential is not None:
+            registrations = registrations.filter(credential_reaches(credential))
+        return registrations.first()
+
+    reach = "support" if credential is None else credential_narrowed(credential)
+    vendor = parsed.vendor.id or f"name:{parsed.vendor.name.casefold()}"
+    key = hashlib.sha256(repr((organization_id, reach, vendor)).encode()).hexdigest()
+    found, _ = routing.get(f"registration:{key}", read)
+    return found  # type: ignore[no-any-return]
 
 
 def account_rules(
@@ -264,16 +277,21 @@ def account_rules(
 ) -> list[ParsingRule]:
     """The account's active rules (every rule, with ``include_inactive``: inactive ones
     never match) with their conditions, in priority order."""
-    rules = ParsingRule.objects.filter(account=account)
-    if not include_inactive:
-        rules = rules.filter(is_active=True)
-    return list(
-        rules.select_related("team")
-        .prefetch_related(
-            Prefetch("conditions", queryset=RuleCondition.objects.order_by("id"))
+
+    def read() -> list[ParsingRule]:
+        rules = ParsingRule.objects.filter(account=account)
+        if not include_inactive:
+            rules = rules.filter(is_active=True)
+        return list(
+            rules.select_related("team")
+            .prefetch_related(
+                Prefetch("conditions", queryset=RuleCondition.objects.order_by("id"))
+            )
+            .order_by("priority", "id")
         )
-        .order_by("priority", "id")
-    )
+
+    found, _ = routing.get(f"rules:{account.pk}:{include_inactive:d}", read)
+    return found  # type: ignore[no-any-return]
 
 
 def lead_phone(parsed: ParsedLead, account: Account) -> str:
