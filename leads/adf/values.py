@@ -227,7 +227,8 @@ class ParsedLead:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON types (lists, not tuples), so a stored lead reads back equal."""
-        return _plain(asdict(self))
+        plain: dict[str, Any] = _plain_value(self)
+        return plain
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ParsedLead":
@@ -242,6 +243,27 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_plain(item) for item in value]
     return value
+
+
+def _plain_value(value: Any) -> Any:
+    """``_plain(asdict(value))`` without asdict's generic walk and deep copies (a lead
+    took 200 us, more than parsing it): a value becomes a dict of its fields in order,
+    a tuple a list, a string stays itself; anything else goes the generic way."""
+    names = _FIELD_NAMES.get(type(value))
+    if names is not None:
+        return {name: _plain_value(getattr(value, name)) for name in names}
+    if type(value) is tuple:
+        return [_plain_value(item) for item in value]
+    if type(value) is str:
+        return value
+    return _plain(asdict(_Box(value)))["value"]
+
+
+@dataclass(frozen=True)
+class _Box:
+    """Holds any value, so that asdict converts it as it would a field's."""
+
+    value: Any
 
 
 def _from_dict(cls: Any, data: Mapping[str, Any]) -> Any:
@@ -261,6 +283,24 @@ def _from_plain(hint: Any, value: Any) -> Any:
     if is_dataclass(hint):
         return _from_dict(hint, value)
     return value
+
+
+# The fields of each value class, in order: the keys of its `as_dict` form.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in fields(cls))
+    for cls in (
+        Identifier,
+        Odometer,
+        Price,
+        Vehicle,
+        Phone,
+        Address,
+        Customer,
+        Vendor,
+        Provider,
+        ParsedLead,
+    )
+}
 
 
 def _vehicle_getter(
