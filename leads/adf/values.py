@@ -2,12 +2,41 @@
 (``FIELDS``, read with ``ParsedLead.field``)."""
 
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, fields, is_dataclass
+from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
 from operator import attrgetter
-from typing import Any, get_args, get_origin, get_type_hints
+from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 MAX_ADF_BYTES = 1024 * 1024
 MAX_DEPTH = 64
+
+
+_Value = TypeVar("_Value")
+
+
+def _quick_init(cls: type[_Value]) -> type[_Value]:
+    """Give a frozen, slotted dataclass an ``__init__`` that stores each field straight
+    into its slot: the same parameters, in the same order, with the same defaults.
+
+    The one dataclasses writes for a frozen class goes through ``object.__setattr__``
+    for each field, a lookup every time; a parse builds some fourteen values with
+    ninety-odd fields between them, and that ``__init__`` took about a fifth of it.
+    Like dataclasses, this writes the function's source and runs it."""
+    names = []
+    namespace: dict[str, Any] = {}
+    for field in fields(cls):  # type: ignore[arg-type]  # a dataclass, as decorated
+        if field.default is MISSING:
+            raise TypeError(f"{cls.__name__}.{field.name} needs a plain default")
+        names.append(field.name)
+        namespace[f"_default_{field.name}"] = field.default
+        namespace[f"_store_{field.name}"] = cls.__dict__[field.name].__set__
+    source = f"def __init__(self, {', '.join(f'{n}=_default_{n}' for n in names)}):\n"
+    source += "".join(f"    _store_{n}(self, {n})\n" for n in names)
+    exec(source, namespace)  # noqa: S102  # names from the class's own fields
+    init = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__module__ = cls.__module__
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
 
 
 class AdfError(ValueError):
@@ -22,6 +51,7 @@ class AdfError(ValueError):
         self.not_adf = not_adf
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Identifier:
     """An id element's text and its source attribute."""
@@ -30,6 +60,7 @@ class Identifier:
     source: str = ""
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Odometer:
     """Mileage as sent, with its units and status attributes."""
@@ -39,6 +70,7 @@ class Odometer:
     status: str = ""
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Price:
     """A price as sent, with its type and currency attributes."""
@@ -48,6 +80,7 @@ class Price:
     currency: str = ""
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Vehicle:
     """A vehicle; interest is "buy" unless sent otherwise, status "new" or "used" (a trade-in is always used)."""
@@ -73,6 +106,7 @@ class Vehicle:
     price: Price = Price()
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Phone:
     """A phone element's text and its type and time attributes (type lower-cased)."""
@@ -87,6 +121,7 @@ class Phone:
         return self.type.lower() not in _UNCALLABLE_PHONE_TYPES
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Address:
     """A postal address; street lines are joined with commas."""
@@ -102,6 +137,7 @@ class Address:
 _UNCALLABLE_PHONE_TYPES = frozenset({"fax", "pager"})
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Customer:
     """The customer's first contact, comments and whisper."""
@@ -135,6 +171,7 @@ class Customer:
         return None
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Vendor:
     """The dealer the lead is for."""
@@ -145,6 +182,7 @@ class Vendor:
     contact_name: str = ""
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class Provider:
     """Where the lead came from: bucket id, source name, service and link."""
@@ -156,6 +194,7 @@ class Provider:
     url: str = ""
 
 
+@_quick_init
 @dataclass(frozen=True, slots=True)
 class ParsedLead:
     """One prospect of an ADF document; every text is stripped and "" when absent."""
@@ -188,7 +227,8 @@ class ParsedLead:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain JSON types (lists, not tuples), so a stored lead reads back equal."""
-        return _plain(asdict(self))
+        plain: dict[str, Any] = _plain_value(self)
+        return plain
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "ParsedLead":
@@ -203,6 +243,27 @@ def _plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return [_plain(item) for item in value]
     return value
+
+
+def _plain_value(value: Any) -> Any:
+    """``_plain(asdict(value))`` without asdict's generic walk and deep copies (a lead
+    took 200 us, more than parsing it): a value becomes a dict of its fields in order,
+    a tuple a list, a string stays itself; anything else goes the generic way."""
+    names = _FIELD_NAMES.get(type(value))
+    if names is not None:
+        return {name: _plain_value(getattr(value, name)) for name in names}
+    if type(value) is tuple:
+        return [_plain_value(item) for item in value]
+    if type(value) is str:
+        return value
+    return _plain(asdict(_Box(value)))["value"]
+
+
+@dataclass(frozen=True)
+class _Box:
+    """Holds any value, so that asdict converts it as it would a field's."""
+
+    value: Any
 
 
 def _from_dict(cls: Any, data: Mapping[str, Any]) -> Any:
@@ -222,6 +283,24 @@ def _from_plain(hint: Any, value: Any) -> Any:
     if is_dataclass(hint):
         return _from_dict(hint, value)
     return value
+
+
+# The fields of each value class, in order: the keys of its `as_dict` form.
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in fields(cls))
+    for cls in (
+        Identifier,
+        Odometer,
+        Price,
+        Vehicle,
+        Phone,
+        Address,
+        Customer,
+        Vendor,
+        Provider,
+        ParsedLead,
+    )
+}
 
 
 def _vehicle_getter(
