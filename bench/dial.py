@@ -258,6 +258,8 @@ def main() -> None:
     post_seconds = time.perf_counter() - started
     rows = first_dials(poster.lead_ids, timeout)
     after = hand_overs(poster.lead_ids, timeout) if options.get("hand_over") else {}
+    if options.get("settle"):
+        settle(poster.lead_ids, timeout)  # every call played out: its whole CPU counted
     print(
         json.dumps(
             {

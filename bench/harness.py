@@ -156,6 +156,32 @@ print(json.dumps(dict(counts)))
 """
 
 
+def cpu_seconds(sessions: dict[str, int]) -> dict[str, float]:
+    """CPU seconds (user and system) used so far by the processes of each session (a
+    process started by ``Processes`` leads its own), and by PostgreSQL's server processes
+    (``postgresql``), read from /proc: the processes' own counters."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = dict.fromkeys([*sessions, "postgresql"], 0.0)
+    by_session = {sid: name for name, sid in sessions.items()}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # ended meanwhile
+        comm, _, rest = text.rpartition(")")
+        fields = rest.split()
+        # After the name: state, ppid, pgrp, session, ... utime (14th field), stime,
+        # and the same of its children that ended (a PostgreSQL backend whose connection
+        # closed, a recycled worker: counted in the parent that reaped them).
+        seconds = sum(int(field) for field in fields[11:15]) / tick
+        name = by_session.get(int(fields[3]))
+        if name is None and comm.endswith("(postgres"):
+            name = "postgresql"
+        if name is not None:
+            used[name] += seconds
+    return used
+
+
 class Processes:
     """Servers started here, each in its own session so a stop reaches its whole group."""
 

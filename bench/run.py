@@ -104,6 +104,7 @@ from bench.harness import (  # noqa: E402
     Processes,
     _signal_group,
     analyze_database,
+    cpu_seconds,
     drop_database,
     environment,
     flush_redis,
@@ -224,9 +225,13 @@ def measure_dialing(
                 for n in range(2)
             ]
         step(f"{names[0]} burst of {dialing.BURST_LEADS} leads{suffix}")
-        burst = dialing.run_part(env, dialing.burst_options(base, seed))
-        if not suffix:
+        if suffix:
+            burst = dialing.run_part(env, dialing.burst_options(base, seed))
+        else:
+            burst, cpu = _burst_with_cpu(env, base, seed, processes)
             bursts["idle"] = burst
+            rows.append(cpu_row(cpu, dialing.BURST_LEADS))
+            details.append(cpu_detail(cpu))
         step(
             f"{names[1]} {dialing.QUEUE_LEADS} leads at {dialing.QUEUE_RATE:g}/s to "
             f"{dialing.QUEUE_AGENTS} agents{suffix}"
@@ -278,8 +283,42 @@ def measure_dialing(
     return rows, details
 
 
-# Part 6's aims: each format within 3x of COPY; peak memory grows < 20 MB from 10k to 100k.
-EXPORT_AIM = 3.0
+def _burst_with_cpu(
+    env: dict[str, str], base: dict[str, Any], seed: dict, processes: Processes
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Part 4a's burst, played out to the end of every call, and the CPU seconds each of
+    the service's processes (gunicorn, the workers) and PostgreSQL used meanwhile."""
+    sessions = {name: process.pid for name, process in processes.running}
+    before = cpu_seconds(sessions)
+    burst = dialing.run_part(env, {**dialing.burst_options(base, seed), "settle": True})
+    after = cpu_seconds(sessions)
+    return burst, {name: after[name] - before[name] for name in after}
+
+
+def cpu_row(cpu: dict[str, float], leads: int) -> Row:
+    per_thousand = sum(cpu.values()) / leads * 1000
+    return Row(
+        "4a CPU per 1,000 leads (web, workers, PostgreSQL)",
+        f"{per_thousand:,.1f} s",
+        f"{leads} leads, each call played out",
+        "",
+        "",
+        None,
+    )
+
+
+def cpu_detail(cpu: dict[str, float]) -> str:
+    """Where part 4a's CPU went, by process (the 5 warm-up leads and the no-op tasks of
+    the run included)."""
+    parts = ", ".join(
+        f"{name} {seconds:.1f} s" for name, seconds in sorted(cpu.items())
+    )
+    return f"  4a CPU by process: {parts}"
+
+
+# Part 6's aims (issue 22): JSON within 2x of COPY's time, XML within 3x; peak memory
+# grows < 20 MB from 10k to 100k.
+EXPORT_AIM = {"JSON": 2.0, "XML": 3.0}
 EXPORT_MEMORY_AIM_MB = 20.0
 
 
@@ -342,8 +381,8 @@ def measure_export(
                     f"{f.size / seconds:,.0f} rows/s",
                     f"COPY {copy_rate:,.0f} rows/s",
                     f"{ratio:.1f}x time",
-                    f"<= {EXPORT_AIM:g}x",
-                    ratio <= EXPORT_AIM,
+                    f"<= {EXPORT_AIM[name]:g}x",
+                    ratio <= EXPORT_AIM[name],
                 )
             )
             details.append(
