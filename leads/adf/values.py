@@ -2,41 +2,12 @@
 (``FIELDS``, read with ``ParsedLead.field``)."""
 
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, asdict, dataclass, fields, is_dataclass
+from dataclasses import asdict, dataclass, fields, is_dataclass
 from operator import attrgetter
-from typing import Any, TypeVar, get_args, get_origin, get_type_hints
+from typing import Any, get_args, get_origin, get_type_hints
 
 MAX_ADF_BYTES = 1024 * 1024
 MAX_DEPTH = 64
-
-
-_Value = TypeVar("_Value")
-
-
-def _quick_init(cls: type[_Value]) -> type[_Value]:
-    """Give a frozen, slotted dataclass an ``__init__`` that stores each field straight
-    into its slot: the same parameters, in the same order, with the same defaults.
-
-    The one dataclasses writes for a frozen class goes through ``object.__setattr__``
-    for each field, a lookup every time; a parse builds some fourteen values with
-    ninety-odd fields between them, and that ``__init__`` took about a fifth of it.
-    Like dataclasses, this writes the function's source and runs it."""
-    names = []
-    namespace: dict[str, Any] = {}
-    for field in fields(cls):  # type: ignore[arg-type]  # a dataclass, as decorated
-        if field.default is MISSING:
-            raise TypeError(f"{cls.__name__}.{field.name} needs a plain default")
-        names.append(field.name)
-        namespace[f"_default_{field.name}"] = field.default
-        namespace[f"_store_{field.name}"] = cls.__dict__[field.name].__set__
-    source = f"def __init__(self, {', '.join(f'{n}=_default_{n}' for n in names)}):\n"
-    source += "".join(f"    _store_{n}(self, {n})\n" for n in names)
-    exec(source, namespace)  # noqa: S102  # names from the class's own fields
-    init = namespace["__init__"]
-    init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__module__ = cls.__module__
-    cls.__init__ = init  # type: ignore[method-assign]
-    return cls
 
 
 class AdfError(ValueError):
@@ -51,7 +22,6 @@ class AdfError(ValueError):
         self.not_adf = not_adf
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Identifier:
     """An id element's text and its source attribute."""
@@ -60,7 +30,6 @@ class Identifier:
     source: str = ""
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Odometer:
     """Mileage as sent, with its units and status attributes."""
@@ -70,7 +39,6 @@ class Odometer:
     status: str = ""
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Price:
     """A price as sent, with its type and currency attributes."""
@@ -80,7 +48,6 @@ class Price:
     currency: str = ""
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Vehicle:
     """A vehicle; interest is "buy" unless sent otherwise, status "new" or "used" (a trade-in is always used)."""
@@ -106,7 +73,6 @@ class Vehicle:
     price: Price = Price()
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Phone:
     """A phone element's text and its type and time attributes (type lower-cased)."""
@@ -121,7 +87,6 @@ class Phone:
         return self.type.lower() not in _UNCALLABLE_PHONE_TYPES
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Address:
     """A postal address; street lines are joined with commas."""
@@ -137,7 +102,6 @@ class Address:
 _UNCALLABLE_PHONE_TYPES = frozenset({"fax", "pager"})
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Customer:
     """The customer's first contact, comments and whisper."""
@@ -171,7 +135,6 @@ class Customer:
         return None
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Vendor:
     """The dealer the lead is for."""
@@ -182,7 +145,6 @@ class Vendor:
     contact_name: str = ""
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class Provider:
     """Where the lead came from: bucket id, source name, service and link."""
@@ -194,7 +156,6 @@ class Provider:
     url: str = ""
 
 
-@_quick_init
 @dataclass(frozen=True, slots=True)
 class ParsedLead:
     """One prospect of an ADF document; every text is stripped and "" when absent."""

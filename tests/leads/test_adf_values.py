@@ -1,6 +1,6 @@
-"""The ADF value classes: frozen dataclasses whose constructor leads.adf.values writes
-itself (for speed), with the parameters and defaults dataclasses would give them, and
-whose `as_dict` (written for speed too) is dataclasses.asdict with lists for tuples."""
+"""The ADF value classes: frozen dataclasses with the parameters and defaults their fields
+give them, and whose `as_dict` (written for speed) is dataclasses.asdict with lists for
+tuples."""
 
 import dataclasses
 import inspect
