@@ -24,7 +24,9 @@ from psycopg import ClientCursor
 
 from calls.models import Call
 from scoring.records import (
+    CALL_FIELDS,
     NOT_XML,
+    SCORE_MEMBERS,
     SLOTS,
     XML_DECLARATION,
     RecordBuilder,
@@ -87,66 +89,11 @@ class RecordSql(Expression):
 
 # The columns the members are made of.
 _COLUMNS = {
-    **{
-        name: name
-        for name in (
-            "id",
-            "altid",
-            "received_at",
-            "source",
-            "status",
-            "first_name",
-            "last_name",
-            "email",
-            "phone",
-            "call_notes",
-            "update_notes",
-            "attempts",
-            "duration",
-            "recording_url",
-            "response_time",
-            "summary",
-            "transcription",
-            "inbound_tracking_number",
-            "vendor_agent_id",
-            "agent_number",
-        )
-    },
+    **{name: name for name in CALL_FIELDS if name != "account_id"},
     "agent_first": "agent__first_name",
     "agent_last": "agent__last_name",
     "score_id": "score__id",
-    **{
-        f"s_{member}": f"score__{member}"
-        for member in (
-            "first_name",
-            "last_name",
-            "alt_phone",
-            "email",
-            "scorer_name",
-            "department",
-            "notes",
-            "appointment_date",
-            "appointment_time",
-            "call_end",
-            "alert",
-            "current_make",
-            "current_model",
-            "current_year",
-            "current_registration",
-            "current_summary",
-            "called_on_make",
-            "called_on_model",
-            "called_on_year",
-            "called_on_registration",
-            "called_on_summary",
-            "lead_type",
-            "category_names",
-            "wow",
-            "coach_notes",
-            "coached_by",
-            *(f"cat{slot}" for slot in SLOTS),
-        )
-    },
+    **{f"s_{member}": f"score__{member}" for member in SCORE_MEMBERS},
 }
 
 # Every character Python's str.strip() removes (the agent's name is stripped with it).

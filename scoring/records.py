@@ -27,8 +27,38 @@ from scoring.services import scorecard_snapshot
 CHUNK = 2000
 SLOTS = range(1, CATEGORY_SLOTS + 1)
 
+# The score's members a record shows, read as ``s_<member>`` (the export of exports.py too).
+SCORE_MEMBERS = (
+    "first_name",
+    "last_name",
+    "alt_phone",
+    "email",
+    "scorer_name",
+    "department",
+    "notes",
+    "appointment_date",
+    "appointment_time",
+    "call_end",
+    "alert",
+    "current_make",
+    "current_model",
+    "current_year",
+    "current_registration",
+    "current_summary",
+    "called_on_make",
+    "called_on_model",
+    "called_on_year",
+    "called_on_registration",
+    "called_on_summary",
+    "lead_type",
+    "category_names",
+    "wow",
+    "coach_notes",
+    "coached_by",
+    *(f"cat{slot}" for slot in SLOTS),
+)
 # One row of the query: the call, its account, agent and score, flat.
-_FIELDS = [
+CALL_FIELDS = [
     "id",
     "account_id",  # which account's builder writes the row (the pages' CSV export)
     "altid",
@@ -55,38 +85,7 @@ _COLUMNS: dict[str, Any] = {
     "agent_first": F("agent__first_name"),
     "agent_last": F("agent__last_name"),
     "scored_at": F("score__scored_at"),
-    **{
-        f"s_{member}": F(f"score__{member}")
-        for member in (
-            "first_name",
-            "last_name",
-            "alt_phone",
-            "email",
-            "scorer_name",
-            "department",
-            "notes",
-            "appointment_date",
-            "appointment_time",
-            "call_end",
-            "alert",
-            "current_make",
-            "current_model",
-            "current_year",
-            "current_registration",
-            "current_summary",
-            "called_on_make",
-            "called_on_model",
-            "called_on_year",
-            "called_on_registration",
-            "called_on_summary",
-            "lead_type",
-            "category_names",
-            "wow",
-            "coach_notes",
-            "coached_by",
-            *(f"cat{slot}" for slot in SLOTS),
-        )
-    },
+    **{f"s_{member}": F(f"score__{member}") for member in SCORE_MEMBERS},
 }
 
 # Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF):
@@ -113,7 +112,7 @@ def rows(
     """The rows of the record, in ``ordering`` (then id) or in date, time and id order,
     one query streamed in chunks."""
     flat = calls.order_by(*(ordering or ["received_at"]), "id").values(
-        *_FIELDS, **_COLUMNS
+        *CALL_FIELDS, **_COLUMNS
     )
     return cast(Iterator[dict[str, Any]], flat.iterator(chunk_size=CHUNK))
 
