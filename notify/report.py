@@ -46,8 +46,9 @@ from core.logging import log_event
 from notify.crm import call_page_url
 from notify.models import Message, MessageKind
 from notify.services import message_queue
-from scoring.figures import Figures, Percentile, dashboard_figures, percentiles
+from scoring.figures import Figures, dashboard_figures
 from scoring.models import CATEGORY_SLOTS, Score
+from scoring.percentiles import Percentile, percentiles
 from scoring.selectors import (
     COACH_ACCOUNT_CALLS,
     COACH_ORGANIZATION_CALLS,

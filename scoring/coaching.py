@@ -33,8 +33,9 @@ from django.db.models.functions import Cast, TruncWeek
 from django.utils import timezone
 
 from calls.models import Call, CallStatus
-from scoring.figures import Bar, bars, grouped_percentiles
+from scoring.figures import Bar, bars
 from scoring.models import CATEGORY_SLOTS, ChoiceKind, Score, ScorecardChoice
+from scoring.percentiles import grouped_percentiles
 from scoring.selectors import accounts_coachable_by
 from users.models import User
 

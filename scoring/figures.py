@@ -1,29 +1,22 @@
 """The speed-to-lead dashboard's figures, each an aggregate query over the calls of the
 accounts a manager may see: nothing loads calls into Python, only the grouped results.
 
-Percentiles use PostgreSQL's ``percentile_cont``; on other databases (the embedded SQLite
-of ``make run``) the same interpolated value is read from the one or two rows at its
-rank, found by ``ORDER BY ... LIMIT 1 OFFSET n``.
+A fixed number of queries, each a scan of the range at most: the counts per agent, source
+and account; the response times' spread per account and agent (every percentile, on any
+database: scoring/percentiles.py); the agents' legs; the counts per hour; and the previous
+period's counts and spread together.
 """
 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
-from django.db import connection
-from django.db.models import (
-    Aggregate,
-    Count,
-    F,
-    FloatField,
-    Q,
-    QuerySet,
-    Sum,
-)
+from django.db.models import Count, F, Q, QuerySet, Sum
 from django.db.models.functions import TruncHour
 from django.http import QueryDict
 from django.utils import timezone
@@ -33,6 +26,8 @@ from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from scoring.changes import Change, Headline
 from scoring.dates import FIRST_DAY, DayField
 from scoring.models import CATEGORY_SLOTS
+from scoring.percentiles import Spread, from_spread, spread
+from scoring.percentiles import percentiles as percentiles  # where callers find it
 from scoring.selectors import accounts_coachable_by, category_labels, local_days
 from users.models import User
 
@@ -57,61 +52,6 @@ HEADLINES = (
     Headline("noagent", "Ended NOAGENT", "count", "down"),
     Headline("appointments", "Appointments set", "count", "up"),
 )
-
-
-class Percentile(Aggregate):
-    """PostgreSQL's ``percentile_cont(p) WITHIN GROUP (ORDER BY expression)``."""
-
-    function = "percentile_cont"
-    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
-    output_field = FloatField()
-
-    def __init__(self, expression: Any, fraction: float, **extra: Any) -> None:
-        super().__init__(expression, fraction=float(fraction), **extra)
-
-
-def percentiles(
-    calls: QuerySet[Call], column: str, fractions: tuple[float, ...]
-) -> list[float | None]:
-    """Continuous percentiles of ``column`` over ``calls`` (nulls left out)."""
-    present = calls.filter(**{f"{column}__isnull": False})
-    if connection.vendor == "postgresql":
-        found = present.aggregate(
-            **{f"p{i}": Percentile(column, p) for i, p in enumerate(fractions)}
-        )
-        return [found[f"p{i}"] for i in range(len(fractions))]
-    count = present.count()
-    results: list[float | None] = []
-    ordered = present.order_by(column).values_list(column, flat=True)
-    for fraction in fractions:
-        if count == 0:
-            results.append(None)
-            continue
-        rank = fraction * (count - 1)
-        low = math.floor(rank)
-        values = list(ordered[low : low + 2])
-        upper = values[1] if len(values) > 1 else values[0]
-        results.append(values[0] + (upper - values[0]) * (rank - low))
-    return results
-
-
-def grouped_percentiles(
-    calls: QuerySet[Call], key: str, column: str, fractions: tuple[float, ...]
-) -> dict[Any, list[float | None]]:
-    """``percentiles`` per value of ``key``: one grouped query on PostgreSQL; elsewhere (the
-    embedded SQLite of ``make run``) one ``percentiles`` per group."""
-    present = calls.filter(**{f"{column}__isnull": False}).order_by()
-    if connection.vendor == "postgresql":
-        return {
-            row[key]: [row[f"p{i}"] for i in range(len(fractions))]
-            for row in present.values(key).annotate(
-                **{f"p{i}": Percentile(column, p) for i, p in enumerate(fractions)}
-            )
-        }
-    return {
-        value: percentiles(present.filter(**{key: value}), column, fractions)
-        for value in present.values_list(key, flat=True).distinct()
-    }
 
 
 class DashboardForm(forms.Form):
@@ -339,23 +279,33 @@ def dashboard_figures(
         (label, _share(totals[f"within{s}"], figures.received))
         for s, label in zip(WITHIN, WITHIN_LABELS, strict=True)
     ]
-    figures.median, figures.p90 = percentiles(calls, "response_time", (0.5, 0.9))
+    # Every percentile from one scan: the response times counted per account and agent.
+    everywhere: Spread = defaultdict(int)
+    per_account: dict[Any, Spread] = defaultdict(lambda: defaultdict(int))
+    per_agent: dict[Any, Spread] = defaultdict(lambda: defaultdict(int))
+    for account_id, agent_id, seconds, count in spread(
+        calls, ("account", "agent"), "response_time"
+    ):
+        everywhere[seconds] += count
+        per_account[account_id][seconds] += count
+        per_agent[agent_id][seconds] += count
+    figures.median, figures.p90 = from_spread(everywhere, (0.5, 0.9))
     now = _headline(totals, figures.median, figures.p90)
     before: dict[str, float | None] = {}
     period = previous_period(first, last) if compare else None
     if period is not None:
         figures.previous_first, figures.previous_last = period
-        earlier = Call.objects.filter(
-            local_days(accounts=zones, first=period[0], last=period[1])
+        before = _previous(
+            Call.objects.filter(
+                local_days(accounts=zones, first=period[0], last=period[1])
+            )
         )
-        counted = earlier.aggregate(**_HEADLINE_COUNTS)
-        before = _headline(counted, *percentiles(earlier, "response_time", (0.5, 0.9)))
     figures.changes = [
         Change(headline, now[headline.key], before.get(headline.key))
         for headline in HEADLINES
     ]
     if len(reach) > 1:
-        figures.accounts = _per_account(groups, calls, reach)
+        figures.accounts = _per_account(groups, per_account, reach)
     figures.sources = sorted(
         (
             {
@@ -374,7 +324,7 @@ def dashboard_figures(
     figures.agents = _agents(
         _by(groups, "agent"),
         local_days(accounts=zones, first=first, last=last, prefix="call__"),
-        grouped_percentiles(calls, "agent", "response_time", (0.5,)),
+        {agent: from_spread(counts, (0.5,)) for agent, counts in per_agent.items()},
     )
     figures.categories = _categories(totals, accounts)
 
@@ -437,19 +387,36 @@ def _whole_hours(zone: Any, day: date) -> bool:
     return offset is not None and offset.total_seconds() % 3600 == 0
 
 
+def _previous(calls: QuerySet[Call]) -> dict[str, float | None]:
+    """The headline figures of the previous period, from one query: its counts per
+    response time (the spread, and summed, the totals)."""
+    rows: list[dict[str, Any]] = [
+        dict(row)
+        for row in calls.values("response_time").annotate(**_HEADLINE_COUNTS).order_by()
+    ]
+    totals = {key: _sum(rows, key) for key in _HEADLINE_COUNTS}
+    counts = {
+        row["response_time"]: row["received"]
+        for row in rows
+        if row["response_time"] is not None
+    }
+    return _headline(totals, *from_spread(counts, (0.5, 0.9)))
+
+
 def _per_account(
     groups: list[dict[str, Any]],
-    calls: QuerySet[Call],
+    per_account: dict[Any, Spread],
     reach: list[tuple[int, str, str]],
 ) -> list[dict[str, Any]]:
     """The headline figures of each account with leads in the range, by name."""
     by_account = _by(groups, "account")
-    middles = grouped_percentiles(calls, "account", "response_time", (0.5, 0.9))
     return [
         {
             "name": name,
             "pk": pk,
-            **_headline(by_account[pk], *middles.get(pk, [None, None])),
+            **_headline(
+                by_account[pk], *from_spread(per_account.get(pk, {}), (0.5, 0.9))
+            ),
         }
         for pk, _, name in reach
         if pk in by_account
