@@ -13,11 +13,16 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def manage(*args, **env):
+    # As in production: without the browser tests' DJANGO_ALLOW_ASYNC_UNSAFE (the session's
+    # browser fixture sets it in this process, and the deploy check refuses it).
+    inherited = {
+        k: v for k, v in os.environ.items() if k != "DJANGO_ALLOW_ASYNC_UNSAFE"
+    }
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
         env={
-            **os.environ,
+            **inherited,
             "DJANGO_SETTINGS_MODULE": "config.settings.production",
             **env,
         },
