@@ -21,6 +21,7 @@ from django.db.models.functions import Cast
 from accounts.models import Account, ApiCredential, Organization, Team
 from accounts.selectors import credential_narrowed, credential_reaches
 from core.api import Forbidden, NotFound
+from core.db import prepared_cursor
 from users.models import Membership, User
 
 USER_NOT_FOUND = "User not found"
@@ -224,7 +225,7 @@ def _first_user_in_one_query(
         "narrowed": list(narrowed) if narrowed is not None else None,
         "value": value,
     }
-    with connection.cursor() as cursor:
+    with prepared_cursor() as cursor:
         cursor.execute(sql, params)
         row = cursor.fetchone()
     if row is None:

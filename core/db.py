@@ -1,0 +1,43 @@
+"""A cursor whose statements PostgreSQL prepares once per connection.
+
+Django binds parameters on the client and never prepares (so that connection poolers in
+transaction mode keep working): PostgreSQL parses and plans every statement anew. For a
+hot statement with subqueries, planning costs more than running it (the User API's read:
+about 1 ms to plan, 0.3 ms to run). ``prepared_cursor`` binds on the server and prepares
+the statement on its first use in a connection; later uses only run it. Queries through
+it are still logged and counted like any other (it is Django's cursor wrapper).
+
+Only for hand-written SQL that names its parameters' types where PostgreSQL cannot infer
+them (``%(ids)s::bigint[]``), and only behind a direct connection or a pooler in session
+mode: a pooler in transaction mode cannot keep a connection's prepared statements.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+from django.db import connection
+from django.db.backends.utils import CursorWrapper
+
+
+def prepared_cursor() -> CursorWrapper:
+    """A cursor for ``with``; on databases other than PostgreSQL, the usual one."""
+    if connection.vendor != "postgresql":
+        return connection.cursor()
+    connection.ensure_connection()
+    raw: Any = _preparing_cursor_class()(connection.connection)
+    if connection.queries_logged:
+        return connection.make_debug_cursor(raw)
+    return connection.make_cursor(raw)
+
+
+@cache
+def _preparing_cursor_class() -> type:
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    class PreparingCursor(ServerBindingCursor):  # type: ignore[misc,valid-type]
+        def execute(self, query: Any, params: Any = None, **options: Any) -> Any:
+            return super().execute(query, params, prepare=True, **options)  # type: ignore[misc]
+
+    return PreparingCursor
