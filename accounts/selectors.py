@@ -85,10 +85,12 @@ def _api_key_read(prefix: str) -> ApiKey | None:
         ).order_by("account_id")
         keys = keys.annotate(reach=ArraySubquery(through.values("account_id")))
     record = keys.first()
-    if record is not None:
-        if hasattr(record, "reach"):
-            record.credential.narrowed = tuple(record.reach) or None  # type: ignore[attr-defined]
-        credential_narrowed(record.credential)
+    if record is None:
+        return None
+    if hasattr(record, "reach"):  # read with the key (PostgreSQL)
+        record.credential.narrowed = tuple(record.reach) or None  # type: ignore[attr-defined]
+    else:
+        credential_narrowed(record.credential)  # a query of its own
     return record
 
 

@@ -151,8 +151,8 @@ def api_keys_prune(*, older_than: timedelta = timedelta(days=90)) -> int:
         stale = model.objects.filter(
             Q(revoked_at__lt=cutoff) | Q(expires_at__lt=cutoff)
         )
+        # Each deletion tells the key cache itself (accounts.apps).
         deleted += stale.delete()[0]
-    credentials_changed()
     return deleted
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from django.core.cache import cache
 from django.db import transaction
+from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from core.throttling import CACHE_ERRORS, CacheOutage
 
@@ -75,6 +76,20 @@ class VersionedCache:
         """Make every entry stale: now, and again once the transaction commits."""
         self._draw()
         transaction.on_commit(self._draw)
+
+    def watch(self, *senders: type) -> None:
+        """Make every entry stale whenever a row of these models is saved or deleted, or
+        (for a many-to-many ``through`` model) an object's set changes: what the admin's
+        forms and deletions write. Writes that send no signal (``QuerySet.update``,
+        ``bulk_create``) call ``changed()`` themselves. Called from an app's ``ready``."""
+        uid = f"versioned:{self.name}"
+        for sender in senders:
+            post_save.connect(self._signalled, sender=sender, dispatch_uid=uid)
+            post_delete.connect(self._signalled, sender=sender, dispatch_uid=uid)
+            m2m_changed.connect(self._signalled, sender=sender, dispatch_uid=uid)
+
+    def _signalled(self, sender: type, **kwargs: Any) -> None:
+        self.changed()
 
     def _draw(self) -> None:
         try:

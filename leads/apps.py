@@ -1,5 +1,3 @@
-from typing import Any
-
 from django.apps import AppConfig
 
 
@@ -7,19 +5,10 @@ class LeadsConfig(AppConfig):
     name = "leads"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_delete, post_save
-
         from accounts.models import Account, Team
         from leads.models import ParsingRule, RuleCondition, VendorRegistration
+        from leads.services import routing
 
-        # What intake's routing cache holds (leads.services.routing): a change to any of
-        # these rows, by a service or the admin, makes it stale.
-        for model in (VendorRegistration, ParsingRule, RuleCondition, Account, Team):
-            post_save.connect(_routing_changed, sender=model)
-            post_delete.connect(_routing_changed, sender=model)
-
-
-def _routing_changed(**kwargs: Any) -> None:
-    from leads.services import routing
-
-    routing.changed()
+        # What intake's routing cache holds: a change to any of these rows, by a service
+        # or the admin, makes it stale.
+        routing.watch(VendorRegistration, ParsingRule, RuleCondition, Account, Team)

@@ -2,9 +2,13 @@
 change to them (create, update, accounts, disable, delete) is seen by the next event."""
 
 import pytest
+from django.urls import reverse
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from tests.accounts.factories import AccountFactory
+from tests.admin_pages import form_data, sign_in_support, typed
+from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from webhooks.emission import webhook_event_emit
 from webhooks.endpoints import (
     endpoint_disable,
@@ -96,3 +100,34 @@ def test_an_account_of_a_new_organization_is_read_fresh(tenant, hooks):
             "endpoint_id", flat=True
         )
     ) == [endpoint.pk]
+
+
+def test_an_endpoint_added_in_the_admin_hears_of_the_next_lead(client, tenant, hooks):
+    """Through the real interfaces: a lead cached "no endpoints" for its organization,
+    support adds one on the admin's form, the next lead's event is delivered to it."""
+    VendorRegistrationFactory(account=tenant.account, vendor_id="V-1")
+    catch_all_rule(tenant.account)
+
+    def post_lead(prospect_id):
+        xml = adf(vendor_id="V-1", prospect_id=prospect_id)
+        response = APIClient().post("/api/nl", {"xml": xml, **tenant.headers})
+        assert response.status_code == 200
+        return response.json()["leadId"]
+
+    post_lead("P-1")
+    assert not WebhookDelivery.objects.exists()
+
+    sign_in_support(client)
+    add = reverse("admin:webhooks_webhookendpoint_add")
+    data = typed(
+        form_data(client.get(add), "webhookendpoint_form"),
+        {"organization": str(tenant.organization.pk), "url": hooks.url("/hook")},
+    )
+    data["event_types"] = ["lead_received"]
+    assert client.post(add, data).status_code == 200
+
+    lead_id = post_lead("P-2")
+    [delivery] = WebhookDelivery.objects.select_related("event", "endpoint")
+    assert delivery.endpoint.url == hooks.url("/hook")
+    assert delivery.event.type == "lead_received"
+    assert delivery.event.subject == f"lead:{lead_id}"
