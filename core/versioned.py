@@ -1,12 +1,19 @@
 """Rarely changed rows kept in the shared cache, all made stale at once by a new version.
 
-Each family of entries (API keys, an organization's webhook endpoints) has one version: a
-random token under one cache key. An entry is stored with the token it was read under and
-is used only while that token is current. The services that change the rows call
-``changed()``, which draws a new token now and again once the transaction commits (a
-request between the two may have cached what it read before the change): the next read
-goes to the database. A lost token is replaced by a fresh random one, so entries cached
-under an earlier one are never used again.
+Each family of entries (API keys, intake's routing, an organization's webhook endpoints)
+has one version: a random token under one cache key. An entry is stored with the token it
+was read under and is used only while that token is current. The services that change the
+rows call ``changed()``, which draws a new token now and again once the transaction
+commits (a request between the two may have cached what it read before the change): the
+next read goes to the database. A lost token is replaced by a fresh random one, so entries
+cached under an earlier one are never used again.
+
+A request or task reads the versions of every family in one round trip, at its first read
+(``scope_begin``): a lead's intake reads keys, routing and webhook endpoints under them.
+Each process also keeps the entries it read (pickled, so no caller can change another's
+copy), so an entry still current costs no round trip at all. A request sees the versions
+of its first read, as if it had run at that moment; a long task reads them again after
+``SCOPE_SECONDS``. Outside a request or task every read asks for its family's version.
 
 When the cache cannot be reached, every read goes to the database (logged once per
 outage). A ``changed()`` that cannot reach the cache is logged as an error: entries live
@@ -16,6 +23,9 @@ outage). A ``changed()`` that cannot reach the cache is logged as an error: entr
 from __future__ import annotations
 
 import logging
+import pickle
+import threading
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +38,29 @@ from core.throttling import CACHE_ERRORS, CacheOutage
 
 log = logging.getLogger(__name__)
 
+# A task's versions are read again after this long (a request is over well before).
+SCOPE_SECONDS = 1.0
+# Entries a process keeps per family; a full memo is emptied (the cache still has them).
+LOCAL_ENTRIES = 1000
+
+# Every family, so a scope reads all their versions at once.
+_families: list[VersionedCache] = []
+# This thread's scope: the versions read at its first read, and when.
+_scope = threading.local()
+
+
+def scope_begin(**kwargs: Any) -> None:
+    """A request or task begins: the versions are read afresh at its first read
+    (connected to ``request_started`` and Celery's ``task_prerun``)."""
+    _scope.versions, _scope.read_at = None, 0.0
+    _scope.active = True
+
+
+def scope_end(**kwargs: Any) -> None:
+    """Outside a request or task every read asks for its family's version again."""
+    _scope.active = False
+    _scope.versions = None
+
 
 class VersionedCache:
     def __init__(self, name: str, *, timeout: int = 300) -> None:
@@ -38,6 +71,9 @@ class VersionedCache:
             f"{name} are cached again",
             log,
         )
+        # key -> (version, pickled value): this process's copies.
+        self.local: dict[str, tuple[str, bytes]] = {}
+        _families.append(self)
 
     def get(self, key: str, load: Callable[[], Any]) -> tuple[Any, str | None]:
         """The entry ``key`` and the version it holds under: cached while the version
@@ -45,17 +81,23 @@ class VersionedCache:
         could not be reached (then nothing is cached)."""
         entry_key = f"{self.name}:{key}"
         try:
-            found = cache.get_many([self.version_key, entry_key])
-            version = found.get(self.version_key)
-            if version is None:
-                cache.add(self.version_key, uuid.uuid4().hex, None)
-                version = cache.get(self.version_key)
+            version = self._scoped_version()
+            if version is None:  # outside a scope: the version with the entry
+                found = cache.get_many([self.version_key, entry_key])
+                version = found.get(self.version_key) or self._new_version()
+                entry = found.get(entry_key)
+            elif (mine := self.local.get(key)) is not None and mine[0] == version:
+                self.outage.answered()
+                # Bytes this process pickled itself (``_keep``), never read from outside.
+                return pickle.loads(mine[1]), version  # noqa: S301
+            else:
+                entry = cache.get(entry_key)
         except CACHE_ERRORS as error:
             self.outage.failed(error)
             return load(), None
         self.outage.answered()
-        entry = found.get(entry_key)
         if entry is not None and entry[0] == version:
+            self._keep(key, version, entry[1])
             return entry[1], version
         value = load()
         if value is not None:
@@ -71,6 +113,8 @@ class VersionedCache:
             cache.set(f"{self.name}:{key}", (version, value), self.timeout)
         except CACHE_ERRORS as error:
             self.outage.failed(error)
+            return
+        self._keep(key, version, value)
 
     def changed(self) -> None:
         """Make every entry stale: now, and again once the transaction commits."""
@@ -91,10 +135,40 @@ class VersionedCache:
     def _signalled(self, sender: type, **kwargs: Any) -> None:
         self.changed()
 
+    def _keep(self, key: str, version: str, value: Any) -> None:
+        if len(self.local) >= LOCAL_ENTRIES:
+            self.local.clear()
+        self.local[key] = (version, pickle.dumps(value, pickle.HIGHEST_PROTOCOL))
+
+    def _scoped_version(self) -> str | None:
+        """This family's version as the current scope read it (every family's at once,
+        at the scope's first read); None outside a scope."""
+        if not getattr(_scope, "active", False):
+            return None
+        versions = _scope.versions
+        if versions is None or time.monotonic() - _scope.read_at > SCOPE_SECONDS:
+            keys = [family.version_key for family in _families]
+            versions = cache.get_many(keys)
+            _scope.versions, _scope.read_at = versions, time.monotonic()
+        version = versions.get(self.version_key)
+        if version is None:
+            version = versions[self.version_key] = self._new_version()
+        return version  # type: ignore[no-any-return]
+
+    def _new_version(self) -> str:
+        """A family without a version (never drawn, or the cache lost it) gets a fresh
+        random one; two processes racing keep the first."""
+        cache.add(self.version_key, uuid.uuid4().hex, None)
+        return cache.get(self.version_key)  # type: ignore[no-any-return]
+
     def _draw(self) -> None:
+        token = uuid.uuid4().hex
+        versions = getattr(_scope, "versions", None)
         try:
-            cache.set(self.version_key, uuid.uuid4().hex, None)
+            cache.set(self.version_key, token, None)
         except CACHE_ERRORS as error:
+            if versions is not None:
+                versions.pop(self.version_key, None)  # read again (from the database)
             log.error(
                 "cache.version_not_drawn: %s cached before this change may be used for "
                 "up to %s s if the cache kept them (%s: %s)",
@@ -103,3 +177,7 @@ class VersionedCache:
                 type(error).__name__,
                 error,
             )
+            return
+        if versions is not None:
+            versions[self.version_key] = token  # this scope's next read sees its change
+        self.local.clear()

@@ -432,17 +432,40 @@ def _finish(
     started: float | None = None,
 ) -> Answer:
     """Record an outcome that does not count as processed (the lead may be re-run)."""
+    _record(lead, outcome, status, body, detail=detail, started=started)
+    return Answer(status, body)
+
+
+def _record(
+    lead: Lead,
+    outcome: str,
+    status: int,
+    body: dict[str, Any],
+    *,
+    detail: str = "",
+    started: float | None = None,
+    unless_processed: bool = False,
+) -> bool:
+    """Write the outcome and its webhook event, or neither (no savepoint: nothing here is
+    retried). With ``unless_processed`` only a lead not processed meanwhile is written:
+    returns whether it was."""
     lead.outcome = outcome
     lead.reason = detail or body.get("reason", body.get("message", ""))
     lead.response_status, lead.response_body = status, body
     lead.processed_at = timezone.now()
     lead.processing_ms = (time.perf_counter() - started) * 1000 if started else None
-    # The outcome and its webhook event, or neither (no savepoint: nothing here is retried).
     with transaction.atomic(savepoint=False):
-        lead.save(update_fields=PROCESSED_FIELDS)  # never rewrites the raw document
+        if unless_processed:
+            # One conditional UPDATE: no lock taken, no row read back.
+            fields = {name: getattr(lead, name) for name in PROCESSED_FIELDS}
+            unprocessed = Lead.objects.filter(pk=lead.pk, dedupe_key__isnull=True)
+            if not unprocessed.update(**fields):
+                return False
+        else:
+            lead.save(update_fields=PROCESSED_FIELDS)  # never rewrites the raw document
         lead_outcome_emit(lead)
     _log_outcome(lead, status)
-    return Answer(status, body)
+    return True
 
 
 def _log_outcome(lead: Lead, status: int) -> None:
@@ -472,6 +495,10 @@ def _log_outcome(lead: Lead, status: int) -> None:
     log_event(log, event, level=level, **fields)
 
 
+class _ProcessedMeanwhile(Exception):
+    """Rolls back a call queued for a lead that another run processed meanwhile."""
+
+
 def _finish_once(
     lead: Lead,
     outcome: str,
@@ -483,23 +510,20 @@ def _finish_once(
 ) -> Answer:
     """Record a processed outcome under the lead's dedupe key, and queue its call, in one
     transaction. A key taken by an earlier lead (also one arriving this very moment)
-    makes this a duplicate: it answers the first lead's answer, with no second call."""
+    makes this a duplicate: it answers the first lead's answer, with no second call. A
+    lead processed meanwhile (a stale copy from the sweep or a re-run) answers as it did
+    then, and the call queued here is rolled back."""
     try:
         with transaction.atomic():
-            current = (
-                Lead.objects.select_for_update()
-                .only("dedupe_key", "response_status", "response_body")
-                .get(pk=lead.pk)
-            )
-            if (
-                current.dedupe_key
-            ):  # processed meanwhile (a stale copy from the sweep or a re-run)
-                return Answer(
-                    current.response_status or 200, current.response_body or {}
-                )
             if call is not None:
                 lead.call = call()
-            _finish(lead, outcome, status, body, started=started)
+            if not _record(
+                lead, outcome, status, body, started=started, unless_processed=True
+            ):
+                raise _ProcessedMeanwhile
+    except _ProcessedMeanwhile:
+        current = Lead.objects.only("response_status", "response_body").get(pk=lead.pk)
+        return Answer(current.response_status or 200, current.response_body or {})
     except IntegrityError:
         lead.call = None
         key, lead.dedupe_key = lead.dedupe_key, None

@@ -7,6 +7,10 @@ class TextingConfig(AppConfig):
     def ready(self) -> None:
         from calls.signals import call_finished, call_queued, call_waiting
         from texting import triggers
+        from texting.models import TextingSettings
+        from texting.selectors import settings_cache
+
+        settings_cache.watch(TextingSettings)
 
         # The call pipeline tells texting what happened to a call, in the transaction that
         # made the change: the text is written there too, and handed over on commit.

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call
+from core.versioned import VersionedCache
 from texting.models import (
     AUTOMATIC,
     Direction,
@@ -30,8 +31,22 @@ LIMIT_WINDOW = timedelta(days=30)
 MANAGER_PERMISSIONS = ("coach_account_calls", "coach_organization_calls")
 
 
+# Each account's texting settings, read for every call the pipeline queues or ends: kept in
+# the shared cache, stale whenever settings are saved or deleted (texting.apps).
+settings_cache = VersionedCache("texting-settings")
+
+
 def texting_settings_of(account: Account) -> TextingSettings | None:
-    """The account's texting settings (read with it where it was selected with them)."""
+    """The account's texting settings: as read with it where it was selected with them,
+    else from the shared cache (then kept on ``account`` too)."""
+    relation = Account.texting_settings
+    if not relation.is_cached(account):
+        # A tuple, so an account without settings is cached as such.
+        (config,), _ = settings_cache.get(
+            f"account:{account.pk}",
+            lambda: (TextingSettings.objects.filter(account_id=account.pk).first(),),
+        )
+        relation.related.set_cached_value(account, config)
     try:
         return account.texting_settings
     except TextingSettings.DoesNotExist:
