@@ -20,12 +20,19 @@ from typing import Any
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
+# psycopg prepares a statement run this many times in a connection: never, in practice.
+NEVER_BY_COUNT = 2**31 - 1
+
 
 def prepared_cursor() -> CursorWrapper:
     """A cursor for ``with``; on databases other than PostgreSQL, the usual one."""
     if connection.vendor != "postgresql":
         return connection.cursor()
     connection.ensure_connection()
+    if connection.connection.prepare_threshold is None:
+        # Django turns psycopg's preparing off (a threshold of None), which also ignores
+        # an explicit prepare=True. A threshold no statement reaches prepares only these.
+        connection.connection.prepare_threshold = NEVER_BY_COUNT
     raw: Any = _preparing_cursor_class()(connection.connection)
     if connection.queries_logged:
         return connection.make_debug_cursor(raw)
