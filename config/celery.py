@@ -74,6 +74,15 @@ def close_old_connections(**kwargs: Any) -> None:
     close_old_connections()
 
 
+@signals.worker_process_init.connect
+def frozen_after_start(**kwargs: Any) -> None:
+    """Each worker process, once started: start-up's objects out of the collector's way
+    (config/frozen.py)."""
+    from config.frozen import load_then_freeze
+
+    load_then_freeze()
+
+
 @signals.task_prerun.connect
 def versions_scope_begin(**kwargs: Any) -> None:
     """A task reads the shared cache's versions once, like a request (core.versioned)."""

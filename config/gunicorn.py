@@ -27,3 +27,11 @@ reload = os.environ.get("GUNICORN_RELOAD", "") == "1"
 header_map = "dangerous"
 # Never let gunicorn's access log print the query string's apikey (scored data API).
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
+
+
+def post_worker_init(worker: object) -> None:
+    """Each worker, once it has loaded the app: start-up's objects out of the collector's
+    way (config/frozen.py)."""
+    from config.frozen import load_then_freeze
+
+    load_then_freeze()
