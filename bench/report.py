@@ -122,14 +122,18 @@ def insights_rows(figures: dict) -> list[Row]:
     ]
 
 
+# Issue 22's aim for parse_adf against a bare etree.fromstring of the same bytes.
+PARSE_AIM = 2
+
+
 def parse_row(timing: ParseTiming) -> Row:
     return Row(
         f"3 parse_adf, {timing.name} ({timing.size:,} B)",
         f"{timing.parse_adf_us:,.1f} µs/doc",
         f"etree.fromstring {timing.fromstring_us:,.1f} µs/doc",
         f"{timing.ratio:.2f}x",
-        "<= 3x",
-        timing.ratio <= 3,
+        f"<= {PARSE_AIM}x",
+        timing.ratio <= PARSE_AIM,
     )
 
 
