@@ -182,6 +182,25 @@ def cpu_seconds(sessions: dict[str, int]) -> dict[str, float]:
     return used
 
 
+def database_cpu_seconds(database: str) -> dict[int, float]:
+    """CPU seconds (user and system) used so far by each PostgreSQL backend serving
+    ``database`` (its process title names it), by process id: the server's share of a run
+    on a machine whose PostgreSQL serves others too (``cpu_seconds`` counts every backend).
+    A backend that exits is no longer counted: the service keeps its connections open."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used: dict[int, float] = {}
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            title = (proc / "cmdline").read_bytes().replace(b"\0", b" ").split()
+            if title[:1] != [b"postgres:"] or database.encode() not in title:
+                continue
+            fields = (proc / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # ended meanwhile
+        used[int(proc.name)] = sum(int(field) for field in fields[11:13]) / tick
+    return used
+
+
 class Processes:
     """Servers started here, each in its own session so a stop reaches its whole group."""
 
