@@ -70,6 +70,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -296,15 +297,44 @@ def _burst_with_cpu(
     the service's processes (gunicorn, the workers) and PostgreSQL used meanwhile; with
     ``BENCH_DB_BACKENDS``, those of the backends serving the bench database alone."""
     sessions = {name: process.pid for name, process in processes.running}
-    before, backends_before = cpu_seconds(sessions), database_cpu_seconds(DB_NAME)
-    burst = dialing.run_part(env, {**dialing.burst_options(base, seed), "settle": True})
-    after, backends_after = cpu_seconds(sessions), database_cpu_seconds(DB_NAME)
+    before = cpu_seconds(sessions)
+    with BackendsSampler(DB_NAME) as backends:
+        burst = dialing.run_part(
+            env, {**dialing.burst_options(base, seed), "settle": True}
+        )
+    after = cpu_seconds(sessions)
     cpu = {name: after[name] - before[name] for name in after}
-    cpu[BENCH_DB_BACKENDS] = sum(
-        seconds - backends_before.get(pid, 0.0)
-        for pid, seconds in backends_after.items()
-    )
+    cpu[BENCH_DB_BACKENDS] = backends.used()
     return burst, cpu
+
+
+class BackendsSampler(threading.Thread):
+    """The CPU seconds the backends serving ``database`` use while the block runs, read
+    twice a second: a backend that exits meanwhile (the service's connections are replaced
+    after CONN_MAX_AGE) keeps what it used until its last reading."""
+
+    def __init__(self, database: str) -> None:
+        super().__init__(daemon=True)
+        self.database = database
+        self.first = database_cpu_seconds(database)
+        self.last = dict(self.first)
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            self.last.update(database_cpu_seconds(self.database))
+
+    def __enter__(self) -> BackendsSampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.join()
+        self.last.update(database_cpu_seconds(self.database))
+
+    def used(self) -> float:
+        return sum(s - self.first.get(pid, 0.0) for pid, s in self.last.items())
 
 
 def cpu_row(cpu: dict[str, float], leads: int) -> list[Row]:
