@@ -1,6 +1,6 @@
-"""Agent legs: what a provider reports about an agent's leg (rung, answered, a key
-pressed, ended), the agent taking the call (the lead is then dialed), and what follows
-when an agent misses it (the next agent, another round, or NOAGENT).
+"""Agent legs: what a provider reports about an agent's leg (answered, a key pressed,
+ended; a ring is ``events``' alone), the agent taking the call (the lead is then dialed),
+and what follows when an agent misses it (the next agent, another round, or NOAGENT).
 """
 
 from __future__ import annotations
