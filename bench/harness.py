@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -199,6 +200,35 @@ def database_cpu_seconds(database: str) -> dict[int, float]:
             continue  # ended meanwhile
         used[int(proc.name)] = sum(int(field) for field in fields[11:13]) / tick
     return used
+
+
+class BackendsSampler(threading.Thread):
+    """The CPU seconds the backends serving ``database`` use while the block runs, read
+    twice a second: a backend that exits meanwhile (the service's connections are replaced
+    after CONN_MAX_AGE) keeps what it used until its last reading."""
+
+    def __init__(self, database: str) -> None:
+        super().__init__(daemon=True)
+        self.database = database
+        self.first = database_cpu_seconds(database)
+        self.last = dict(self.first)
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            self.last.update(database_cpu_seconds(self.database))
+
+    def __enter__(self) -> BackendsSampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.join()
+        self.last.update(database_cpu_seconds(self.database))
+
+    def used(self) -> float:
+        return sum(s - self.first.get(pid, 0.0) for pid, s in self.last.items())
 
 
 class Processes:

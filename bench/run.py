@@ -70,7 +70,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -102,11 +101,11 @@ from bench.harness import (  # noqa: E402
     SECONDS,
     SEED,
     WEBHOOK_RATE,
+    BackendsSampler,
     Processes,
     _signal_group,
     analyze_database,
     cpu_seconds,
-    database_cpu_seconds,
     drop_database,
     environment,
     flush_redis,
@@ -306,35 +305,6 @@ def _burst_with_cpu(
     cpu = {name: after[name] - before[name] for name in after}
     cpu[BENCH_DB_BACKENDS] = backends.used()
     return burst, cpu
-
-
-class BackendsSampler(threading.Thread):
-    """The CPU seconds the backends serving ``database`` use while the block runs, read
-    twice a second: a backend that exits meanwhile (the service's connections are replaced
-    after CONN_MAX_AGE) keeps what it used until its last reading."""
-
-    def __init__(self, database: str) -> None:
-        super().__init__(daemon=True)
-        self.database = database
-        self.first = database_cpu_seconds(database)
-        self.last = dict(self.first)
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.wait(0.5):
-            self.last.update(database_cpu_seconds(self.database))
-
-    def __enter__(self) -> BackendsSampler:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.done.set()
-        self.join()
-        self.last.update(database_cpu_seconds(self.database))
-
-    def used(self) -> float:
-        return sum(s - self.first.get(pid, 0.0) for pid, s in self.last.items())
 
 
 def cpu_row(cpu: dict[str, float], leads: int) -> list[Row]:
