@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -180,6 +181,54 @@ def cpu_seconds(sessions: dict[str, int]) -> dict[str, float]:
         if name is not None:
             used[name] += seconds
     return used
+
+
+def database_cpu_seconds(database: str) -> dict[int, float]:
+    """CPU seconds (user and system) used so far by each PostgreSQL backend serving
+    ``database`` (its process title names it), by process id: the server's share of a run
+    on a machine whose PostgreSQL serves others too (``cpu_seconds`` counts every backend).
+    A backend that exits is no longer counted: the service keeps its connections open."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used: dict[int, float] = {}
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            title = (proc / "cmdline").read_bytes().replace(b"\0", b" ").split()
+            if title[:1] != [b"postgres:"] or database.encode() not in title:
+                continue
+            fields = (proc / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue  # ended meanwhile
+        used[int(proc.name)] = sum(int(field) for field in fields[11:13]) / tick
+    return used
+
+
+class BackendsSampler(threading.Thread):
+    """The CPU seconds the backends serving ``database`` use while the block runs, read
+    twice a second: a backend that exits meanwhile (the service's connections are replaced
+    after CONN_MAX_AGE) keeps what it used until its last reading."""
+
+    def __init__(self, database: str) -> None:
+        super().__init__(daemon=True)
+        self.database = database
+        self.first = database_cpu_seconds(database)
+        self.last = dict(self.first)
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.5):
+            self.last.update(database_cpu_seconds(self.database))
+
+    def __enter__(self) -> BackendsSampler:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.done.set()
+        self.join()
+        self.last.update(database_cpu_seconds(self.database))
+
+    def used(self) -> float:
+        return sum(s - self.first.get(pid, 0.0) for pid, s in self.last.items())
 
 
 class Processes:

@@ -119,22 +119,34 @@ def call_waiting_for(*, agent: User, at: datetime) -> Call | None:
         Call.objects.select_for_update(skip_locked=True, of=("self",))
         .select_related("account")
         .filter(status=CallStatus.QUEUED, account__in=on_duty)
-        .filter(_waiting_or_due(at))
-        # No setup pending, or only the one held by the broker until the call is due (a
-        # schedule opening ahead: marked with that very time). A hand-over's mark is the
-        # moment it was made, never the due time, so a call handed over is never taken twice.
-        .filter(
-            Q(setup_dispatched_at__isnull=True)
-            | Q(
-                waiting_since__isnull=False,
-                setup_dispatched_at=F("next_attempt_at"),
-                setup_dispatched_at__gt=at,
-            )
-        )
+        .filter(_waiting_or_due(at), _no_setup_pending(at))
         .filter(Q(requested_agent__isnull=True) | Q(requested_agent=agent))
         .filter(agent_number="")  # its agent is not a user: rung by its own setup
         .filter(Q(team__isnull=True) | Q(team__in=agent.teams.all()))
         .order_by("received_at", "pk")
+        .first()
+    )
+
+
+def agent_free_with_calls_waiting(*, agent_id: int, at: datetime) -> User | None:
+    """The agent, if active, with a phone and on no leg now, when a queued call of one of
+    their accounts may be handed over now; else None. Which of those calls the agent may
+    take (their hours, the call's team or requested agent) is ``call_waiting_for``'s to say.
+    A freed agent with no call waiting (most of the time, and every time in a burst with
+    agents to spare) costs one indexed query, the first here."""
+    accounts = User.accounts.through.objects.filter(user_id=agent_id)
+    if not Call.objects.filter(
+        _waiting_or_due(at),
+        _no_setup_pending(at),
+        status=CallStatus.QUEUED,
+        account__in=accounts.values("account_id"),
+        agent_number="",
+    ).exists():
+        return None
+    return (
+        User.objects.filter(pk=agent_id, is_active=True)
+        .exclude(phone_number="")
+        .exclude(Exists(_live_legs()))
         .first()
     )
 
@@ -151,13 +163,6 @@ def calls_waiting_before(*, call: Call) -> bool:
         status=CallStatus.QUEUED,
         waiting_since__isnull=False,
         received_at__lt=call.received_at,
-    ).exists()
-
-
-def agent_is_free(*, agent_id: int) -> bool:
-    """Whether the agent is on no leg now."""
-    return not CallAttempt.objects.filter(
-        agent_id=agent_id, ended_at__isnull=True
     ).exists()
 
 
@@ -178,6 +183,18 @@ def _waiting_or_due(at: datetime) -> Q:
         Q(waiting_since__isnull=False)
         | Q(next_attempt_at__isnull=True)
         | Q(next_attempt_at__lte=at)
+    )
+
+
+def _no_setup_pending(at: datetime) -> Q:
+    """Queued calls with no setup pending, or only the one held by the broker until the
+    call is due (a schedule opening ahead: marked with that very time). A hand-over's mark
+    is the moment it was made, never the due time, so a call handed over is never taken
+    twice."""
+    return Q(setup_dispatched_at__isnull=True) | Q(
+        waiting_since__isnull=False,
+        setup_dispatched_at=F("next_attempt_at"),
+        setup_dispatched_at__gt=at,
     )
 
 

@@ -13,7 +13,8 @@ Modules, each importing only those above it:
 - ``waiting``: how a call waits for an agent, and free agents handed waiting calls.
 - ``offers``: agent legs (rung, press 1, missed).
 - ``legs``: lead legs (answered, not answered, answered late, retried).
-- ``events``: ``call_event``, a provider's report on a leg applied to its call.
+- ``events``: ``call_event``, a provider's report on a leg applied to its call (a ring or a
+  recording's link by itself, everything else under the call's lock).
 - ``dispatch``: ``call_queue``, ``call_setup`` and ``attempt_dial``.
 - ``recovery``: the sweep, and legs settled from the provider's record.
 - ``records``: a call's recording link and transcription.

@@ -77,12 +77,7 @@ def call_setup(*, call_id: int) -> None:
     """Start a round for a due queued call: offer it to the available agents. Safe to run twice."""
     now = timezone.now()
     with transaction.atomic():
-        call = (
-            Call.objects.select_for_update(of=("self",))
-            .select_related("account__dialing_settings")
-            .filter(pk=call_id)
-            .first()
-        )
+        call = _locked(call_id)
         if (
             call is None
             or call.status != CallStatus.QUEUED
@@ -128,6 +123,18 @@ def call_setup(*, call_id: int) -> None:
             _ring_agent(attempt, call, config)
         except TelephonyUnavailable:
             broker.dispatch_dial(attempt.pk)
+
+
+def _locked(call_id: int) -> Call | None:
+    """The call, its row locked, with its account and dialing settings; None if it is gone."""
+    try:
+        return (
+            Call.objects.select_for_update(of=("self",))
+            .select_related("account__dialing_settings")
+            .get(pk=call_id)
+        )
+    except Call.DoesNotExist:
+        return None
 
 
 def attempt_dial(*, attempt_id: int) -> None:

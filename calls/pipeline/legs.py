@@ -37,11 +37,6 @@ def _lead_event(
     call: Call, attempt: CallAttempt, event: Event, followups: list[Any]
 ) -> Instruction:
     now = timezone.now()
-    if event.kind == EventKind.RECORDING:
-        if event.recording_url and not call.recording_url:
-            call.recording_url = event.recording_url
-            call.save(update_fields=["recording_url"])
-        return Instruction.nothing()
     if attempt.ended_at:
         answered = event.kind == EventKind.ANSWERED or (
             event.kind == EventKind.COMPLETED and event.duration
@@ -49,9 +44,7 @@ def _lead_event(
         if answered and attempt.outcome != AttemptOutcome.ANSWERED:
             _late_answer(call, attempt, event, followups)
         return Instruction.nothing()
-    if event.kind == EventKind.RINGING:
-        _mark(attempt, ringing_at=attempt.ringing_at or now)
-    elif event.kind == EventKind.ANSWERED:
+    if event.kind == EventKind.ANSWERED:
         _answered(call, attempt, now)
     elif event.kind == EventKind.COMPLETED or (
         event.kind in EVENT_OUTCOME and attempt.answered_at

@@ -1,6 +1,6 @@
-"""Agent legs: what a provider reports about an agent's leg (rung, answered, a key
-pressed, ended), the agent taking the call (the lead is then dialed), and what follows
-when an agent misses it (the next agent, another round, or NOAGENT).
+"""Agent legs: what a provider reports about an agent's leg (answered, a key pressed,
+ended; a ring is ``events``' alone), the agent taking the call (the lead is then dialed),
+and what follows when an agent misses it (the next agent, another round, or NOAGENT).
 """
 
 from __future__ import annotations
@@ -44,9 +44,6 @@ def _agent_event(
             else Instruction.nothing()
         )
     now = timezone.now()
-    if event.kind == EventKind.RINGING:
-        _mark(attempt, ringing_at=attempt.ringing_at or now)
-        return Instruction.nothing()
     if event.kind == EventKind.ANSWERED:
         _mark(attempt, answered_at=attempt.answered_at or now)
         if call.status != CallStatus.DIALING or _agent_taken(call):
@@ -89,7 +86,7 @@ def _accept(
     attempt.outcome = AttemptOutcome.ACCEPTED
     attempt.key_pressed = "1"
     attempt.save(update_fields=["outcome", "key_pressed"])
-    call.agent = attempt.agent
+    call.agent_id = attempt.agent_id
     call.attempts += 1
     call.save(update_fields=["agent", "attempts"])
     for other in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True).exclude(

@@ -27,7 +27,7 @@ from calls.models import (
 from calls.payloads import call_event_emit
 from calls.pipeline import broker
 from calls.pipeline.broker import HELD_BY_BROKER
-from calls.routing import agent_is_free, call_waiting_for
+from calls.routing import agent_free_with_calls_waiting, call_waiting_for
 from calls.signals import call_finished, offer_ended
 from calls.telephony import provider_for, provider_named
 from calls.telephony.base import EventKind
@@ -208,14 +208,11 @@ def _hand_over(agent_id: int) -> int | None:
     """The agent is free: dispatch the oldest waiting call they may take, at once, on
     commit. The call is locked and marked dispatched in this transaction, so two agents
     freed at once never take the same call. Returns the call's id, if any."""
-    agent = (
-        User.objects.filter(pk=agent_id, is_active=True)
-        .exclude(phone_number="")
-        .first()
-    )
-    if agent is None or not agent_is_free(agent_id=agent_id):
+    now = timezone.now()
+    agent = agent_free_with_calls_waiting(agent_id=agent_id, at=now)
+    if agent is None:
         return None
-    call = call_waiting_for(agent=agent, at=timezone.now())
+    call = call_waiting_for(agent=agent, at=now)
     if call is None:
         return None
     call.setup_dispatched_at = timezone.now()

@@ -22,7 +22,7 @@ from functools import partial
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from calls.recordings import recording_link
@@ -104,6 +104,8 @@ class SimulatorProvider(Provider):
     def follow(self, *, attempt_id: int, instruction: Instruction) -> None:
         from calls.models import CallAttempt
 
+        if not (instruction.connect or instruction.gather or instruction.hangup):
+            return  # nothing to do on the leg (most callbacks): no need to look it up
         if _ended(attempt_id):
             return  # the switch hung up this leg already (our answer came too late)
         if instruction.connect and instruction.lead_attempt_id is not None:
@@ -182,17 +184,15 @@ class SimulatorProvider(Provider):
 
 
 def _log_dial(attempt_id: int) -> None:
+    """The switch's record of a leg exists from the moment it is dialed, and counts its
+    dials (the fault tests' witness: a leg is never dialed twice)."""
     from calls.models import SimulatedLeg
 
-    _placed(attempt_id)
-    SimulatedLeg.objects.filter(attempt_id=attempt_id).update(dials=F("dials") + 1)
-
-
-def _placed(attempt_id: int) -> None:
-    """The switch's record of a leg exists from the moment it is dialed."""
-    from calls.models import SimulatedLeg
-
-    SimulatedLeg.objects.get_or_create(attempt_id=attempt_id)
+    _, placed = SimulatedLeg.objects.get_or_create(
+        attempt_id=attempt_id, defaults={"dials": 1}
+    )
+    if not placed:
+        SimulatedLeg.objects.filter(attempt_id=attempt_id).update(dials=F("dials") + 1)
 
 
 def _ended(attempt_id: int) -> bool:
@@ -201,29 +201,31 @@ def _ended(attempt_id: int) -> bool:
 
 
 def _record(event: Event, due: datetime, *, webhook: bool) -> None:
-    """Write what the switch will do on the leg to its record, under a row lock (callbacks
-    of one leg run concurrently). A leg that ended stays ended; a webhook not answered
-    within ``WEBHOOK_TIMEOUT`` ends the leg, unless our answer (which schedules what
-    follows) moves its end later."""
+    """Write what the switch will do on the leg to its record, in one conditional update
+    (callbacks of one leg run concurrently: the update locks the row and checks its
+    condition against the latest version). A leg that ended stays ended; a webhook not
+    answered within ``WEBHOOK_TIMEOUT`` ends the leg, unless our answer (which schedules
+    what follows) moves its end later."""
     from calls.models import SimulatedLeg
 
     if not (event.kind == EventKind.ANSWERED or event.kind in ENDINGS or webhook):
         return  # ringing, a recording: nothing the record keeps
-    with transaction.atomic():
-        record, _ = SimulatedLeg.objects.select_for_update().get_or_create(
-            attempt_id=event.attempt_id
+    changes: dict[str, object] = {}
+    if event.kind == EventKind.ANSWERED:
+        changes["answered_at"] = due
+    if event.kind in ENDINGS:
+        changes.update(ends_at=due, ended_by=event.kind.value, duration=event.duration)
+    elif webhook:
+        changes.update(
+            ends_at=due + timedelta(seconds=WEBHOOK_TIMEOUT),
+            ended_by=EventKind.COMPLETED.value,
+            duration=None,
         )
-        if record.ends_at is not None and record.ends_at <= timezone.now():
-            return
-        if event.kind == EventKind.ANSWERED:
-            record.answered_at = due
-        if event.kind in ENDINGS:
-            record.ends_at, record.ended_by = due, event.kind.value
-            record.duration = event.duration
-        elif webhook:
-            record.ends_at = due + timedelta(seconds=WEBHOOK_TIMEOUT)
-            record.ended_by, record.duration = EventKind.COMPLETED.value, None
-        record.save()
+    live = Q(ends_at__isnull=True) | Q(ends_at__gt=timezone.now())
+    if SimulatedLeg.objects.filter(live, attempt_id=event.attempt_id).update(**changes):
+        return
+    # No live record: one that ended stays as it is; a leg never placed gets its record.
+    SimulatedLeg.objects.get_or_create(attempt_id=event.attempt_id, defaults=changes)
 
 
 def _at(seconds: float, event: Event, *, webhook: bool = False) -> None:

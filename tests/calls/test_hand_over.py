@@ -139,14 +139,14 @@ def test_two_agents_freed_at_once_take_different_calls(monkeypatch, sent):
     now = timezone.now()
     calls = [waiting_call(account, now - timedelta(seconds=30 - n)) for n in range(3)]
     both_free = threading.Barrier(2)
-    is_free = transitions.agent_is_free
+    is_free = transitions.agent_free_with_calls_waiting
 
     def free_then_wait(**kwargs):
         answer = is_free(**kwargs)
         both_free.wait(timeout=10)
         return answer
 
-    monkeypatch.setattr(transitions, "agent_is_free", free_then_wait)
+    monkeypatch.setattr(transitions, "agent_free_with_calls_waiting", free_then_wait)
     handed: list[int | None] = []
 
     def free(taker):
