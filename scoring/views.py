@@ -34,7 +34,7 @@ from scoring.filters import CallFilter
 from scoring.forms import ScoreForm, score_initial
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
 from scoring.panels import call_panels
-from scoring.records import RecordBuilder, pieces, rows
+from scoring.records import pieces, record_builders, rows
 from scoring.selectors import (
     call_attempts,
     call_get_scorable,
@@ -166,19 +166,15 @@ def call_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
             "Some filters are not valid: " + filtered.errors.as_text(),
             content_type="text/plain; charset=utf-8",
         )
-    builders: dict[int, RecordBuilder] = {}
     writer = csv.writer(_Echo())
     # The page's sort, when one is asked for; the record's date order otherwise.
     ordering = [str(term) for term in filtered.qs.query.order_by]
 
     def lines() -> Iterator[str]:
         header_written = False
+        builders = record_builders(filtered.accounts)
         for row in rows(filtered.qs, ordering=ordering):
-            builder = builders.get(row["account_id"])
-            if builder is None:
-                account = filtered.accounts.get(pk=row["account_id"])
-                builder = builders[account.pk] = RecordBuilder(account)
-            record = builder.json(row)
+            record = builders[row["account_id"]].json(row)
             if not header_written:
                 header_written = True
                 yield writer.writerow(record.keys())

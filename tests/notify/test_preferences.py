@@ -51,6 +51,29 @@ def test_a_manager_sees_the_defaults_and_saves_their_own_choices(client):
     ] == [(boss, True, True)]
 
 
+def test_a_second_save_changes_the_rows_the_first_wrote(client):
+    account = AccountFactory()
+    boss = in_role("Manager", accounts=[account])
+    other = in_role("Manager", accounts=[account])
+    client.force_login(other)
+    client.post(URL, {f"{account.pk}-{AlertKind.WAITING}-by_text": "on"})
+    client.force_login(boss)
+    client.post(URL, {f"{account.pk}-{AlertKind.WAITING}-by_email": "on"})
+
+    client.post(URL, {f"{account.pk}-{AlertKind.WAITING}-outside_hours": "on"})
+
+    mine = AlertSubscription.objects.filter(user=boss)
+    assert mine.count() == len(AlertKind.choices)  # changed in place, none added
+    waiting = mine.get(kind=AlertKind.WAITING)
+    assert (waiting.by_email, waiting.by_text, waiting.outside_hours) == (
+        False,
+        False,
+        True,
+    )
+    theirs = AlertSubscription.objects.get(user=other, kind=AlertKind.WAITING)
+    assert (theirs.by_email, theirs.by_text) == (False, True)  # left alone
+
+
 def test_another_organizations_account_cannot_be_subscribed_to(client):
     ours = AccountFactory()
     theirs = AccountFactory(name="Elsewhere Motors")
