@@ -25,6 +25,11 @@ reload = os.environ.get("GUNICORN_RELOAD", "") == "1"
 # headers with underscores by default (they could be spoofed past a proxy that maps dashes);
 # the service needs it, and no other header of ours has a dashed twin, so keep them.
 header_map = "dangerous"
+# gunicorn's control socket (for gunicornc) sits at one path per user by default, so two
+# servers on one machine (tests, the bench, make run) took each other's. Off unless a
+# path is given.
+control_socket = os.environ.get("GUNICORN_CONTROL_SOCKET", "")
+control_socket_disable = not control_socket
 # Never let gunicorn's access log print the query string's apikey (scored data API).
 access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(B)s %(M)sms'
 
