@@ -6,9 +6,14 @@ queries."""
 
 from __future__ import annotations
 
+import json
+import os
 import random
 import re
+import subprocess
+import sys
 from datetime import date, datetime, time, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -394,3 +399,102 @@ def test_the_dashboard_reads_the_rollup_in_a_fixed_number_of_queries(
         after = _figures_from_rollup("UTC", user, first, last)
     assert after.received > before.received
     assert len(after.accounts) > len(before.accounts)
+
+
+def test_support_sees_the_rollups_and_has_one_built_again(world, admin_client):
+    _calls(world, random.Random(12))
+    _rolled_up()
+    url = reverse("admin:scoring_rollupcoverage_changelist")
+    listed = admin_client.get(url).content.decode()
+    yesterday = timezone.localtime(timezone.now(), ZoneInfo("America/Denver")).date()
+    yesterday -= timedelta(days=1)
+    assert "North" in listed
+    assert "America/Denver" in listed
+    assert f"{yesterday:%b}" in listed
+    north = RollupCoverage.objects.get(account=world.north)
+    assert (
+        admin_client.get(
+            reverse("admin:scoring_rollupcoverage_change", args=[north.pk])
+        ).status_code
+        == 200
+    )
+    rows = _rows(RollupDay)
+
+    response = admin_client.post(
+        url, {"action": "build_again", "_selected_action": [world.north.pk]}
+    )
+
+    assert response.status_code == 302
+    north.refresh_from_db()
+    assert north.through is None
+    assert not RollupDay.objects.filter(account=world.north).exists()
+    first, last = _today() - timedelta(days=9), _today() - timedelta(days=2)
+    assert _figures_from_rollup(
+        "UTC", world.global_manager, first, last
+    ) == dashboard_figures_in("UTC", world.global_manager, first, last, None)
+    rollup_sweep()
+    assert _rows(RollupDay) == rows
+
+
+# The embedded default's path, in a process of its own on SQLite: migrate, seed the demo
+# (which builds its accounts' rollups), then the figures of three ranges both ways.
+SQLITE_CHECK = """
+import io, json
+import django
+django.setup()
+from datetime import timedelta
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+from scoring.figures import dashboard_figures
+from scoring.models import RollupCoverage
+from users.models import User
+
+call_command("migrate", verbosity=0)
+call_command("seed_demo", stdout=io.StringIO(), stderr=io.StringIO())
+staff = User.objects.get(username="admin")
+today = timezone.localdate()
+found = []
+for since, until in ((30, 0), (10, 2), (0, 0)):
+    first, last = today - timedelta(days=since), today - timedelta(days=until)
+    rolled = dashboard_figures(user=staff, first=first, last=last)
+    raw = dashboard_figures(user=staff, first=first, last=last, rollup=False)
+    found.append([rolled == raw, rolled.received])
+print(json.dumps({
+    "vendor": connection.vendor,
+    "found": found,
+    "covered": RollupCoverage.objects.exclude(through=None).count(),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_the_embedded_default_reads_the_same_figures_from_its_rollup_on_sqlite(
+    tmp_path,
+):
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "DATABASE_", "REDIS_", "CELERY_"))
+    }
+    env.update(
+        DJANGO_SETTINGS_MODULE="config.settings.local",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        CELERY_BROKER_URL="memory://",  # no worker: nothing is consumed here
+        EMBEDDED_CACHE_DIR=str(tmp_path / "cache"),
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SQLITE_CHECK],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["vendor"] == "sqlite"
+    assert found["covered"] >= 2  # the demo's accounts, rolled up to yesterday
+    assert [same for same, _ in found["found"]] == [True, True, True]
+    assert found["found"][0][1] > 0  # the month holds the demo's calls
