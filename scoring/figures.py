@@ -29,23 +29,25 @@ from django.http import QueryDict
 from django.utils import timezone
 
 from accounts.models import Account
-from calls.models import Call, CallAttempt, Leg
+from calls.models import Call
 from scoring.changes import Change, Headline
 from scoring.dates import FIRST_DAY, DayField
-from scoring.models import RollupDay, RollupHour, RollupOffer, RollupResponse
-from scoring.percentiles import Spread, from_spread, spread
+from scoring.models import RollupHour
+from scoring.percentiles import Spread, from_spread
 from scoring.percentiles import percentiles as percentiles  # where callers find it
 from scoring.rollup import (
     CALL_COUNTS,
-    HEADLINE_COUNTS,
     HOUR_COUNTS,
-    OFFER_COUNTS,
     SLOTS,
     WITHIN,
     Reached,
     Split,
     accounts_reached,
+    agent_offers,
+    call_groups,
     dicts,
+    previous_counts,
+    response_spread,
     split,
     stale_days,
     summed,
@@ -255,7 +257,7 @@ def dashboard_figures(
     stale = stale_days(reach, period[0] if period else first, last)
     parts = split(reach, stale, first, last)
     figures = Figures(first=first, last=last)
-    groups = _groups(parts)
+    groups = call_groups(parts)
     totals = {key: _sum(groups, key) for key in _SUMMED}
     figures.received, figures.answered = totals["received"], totals["answered"]
     figures.noagent = totals["noagent"]
@@ -269,7 +271,7 @@ def dashboard_figures(
     everywhere: Spread = defaultdict(int)
     per_account: dict[Any, Spread] = defaultdict(lambda: defaultdict(int))
     per_agent: dict[Any, Spread] = defaultdict(lambda: defaultdict(int))
-    for account_id, agent_id, seconds, count in _spread(parts):
+    for account_id, agent_id, seconds, count in response_spread(parts):
         everywhere[seconds] += count
         per_account[account_id][seconds] += count
         per_agent[agent_id][seconds] += count
@@ -288,55 +290,12 @@ def dashboard_figures(
     figures.sources = _sources(groups)
     figures.agents = _agents(
         _by(groups, "agent"),
-        _offers(parts),
+        agent_offers(parts),
         {agent: from_spread(counts, (0.5,)) for agent, counts in per_agent.items()},
     )
     figures.categories = _categories(totals, accounts)
     _by_hour(figures, parts, reach)
     return figures
-
-
-def _groups(parts: Split) -> list[dict[str, Any]]:
-    """The counts per agent, source and account (``CALL_COUNTS``), from the calls of the
-    days read there and from the rollup's rows of the others: one query each at most."""
-    groups: list[dict[str, Any]] = []
-    calls = parts.calls()
-    if calls is not None:
-        groups += dicts(
-            Call.objects.filter(calls)
-            .values("agent", "source", "account")
-            .annotate(**CALL_COUNTS)
-            .order_by()
-        )
-    rolled = parts.rolled_rows()
-    if rolled is not None:
-        groups += dicts(
-            RollupDay.objects.filter(rolled)
-            .values("source", "account", agent=F("agent_id"))
-            .annotate(**summed(CALL_COUNTS))
-            .order_by()
-        )
-    return groups
-
-
-def _spread(parts: Split) -> list[tuple[Any, ...]]:
-    """(account, agent, response time, calls) rows: the calls' spread and the rollup's
-    histograms, whose counts add up to the same spread."""
-    rows: list[tuple[Any, ...]] = []
-    calls = parts.calls()
-    if calls is not None:
-        rows += spread(
-            Call.objects.filter(calls), ("account", "agent"), "response_time"
-        )
-    rolled = parts.rolled_rows()
-    if rolled is not None:
-        rows += (
-            RollupResponse.objects.filter(rolled)
-            .values_list("account", "agent_id", "seconds")
-            .annotate(**summed(["calls"]))
-            .order_by()
-        )
-    return rows
 
 
 def _sources(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -433,35 +392,8 @@ def _whole_hours(zone: Any, day: date) -> bool:
 
 
 def _previous(parts: Split) -> dict[str, float | None]:
-    """The headline figures of the previous period: from the calls, one query (their
-    counts per response time: the spread, and summed, the totals); from the rollup, its
-    sums and its histograms (two)."""
-    rows: list[dict[str, Any]] = []
-    calls = parts.calls()
-    if calls is not None:
-        rows += dicts(
-            Call.objects.filter(calls)
-            .values("response_time")
-            .annotate(**HEADLINE_COUNTS)
-            .order_by()
-        )
-    counts: Spread = defaultdict(int)
-    for row in rows:
-        if row["response_time"] is not None:
-            counts[row["response_time"]] += row["received"]
-    rolled = parts.rolled_rows()
-    if rolled is not None:
-        rows.append(
-            RollupDay.objects.filter(rolled).aggregate(**summed(HEADLINE_COUNTS))
-        )
-        for seconds, calls_then in (
-            RollupResponse.objects.filter(rolled)
-            .values_list("seconds")
-            .annotate(**summed(["calls"]))
-            .order_by()
-        ):
-            counts[seconds] += calls_then
-    totals = {key: _sum(rows, key) for key in HEADLINE_COUNTS}
+    """The headline figures of the previous period, from its counts and its spread."""
+    totals, counts = previous_counts(parts)
     return _headline(totals, *from_spread(counts, (0.5, 0.9)))
 
 
@@ -484,34 +416,6 @@ def _per_account(
         for account in reach
         if account.pk in by_account
     ]
-
-
-def _offers(parts: Split) -> dict[int, dict[str, int]]:
-    """Per agent, their legs (``OFFER_COUNTS``) on the calls of the range: from the agent
-    legs of the calls of the days read there, and from the rollup's rows of the others."""
-    rows: list[dict[str, Any]] = []
-    calls = parts.calls(prefix="call__")
-    if calls is not None:
-        rows += dicts(
-            CallAttempt.objects.filter(calls, leg=Leg.AGENT, agent__isnull=False)
-            .values("agent")
-            .annotate(**OFFER_COUNTS)
-            .order_by()
-        )
-    rolled = parts.rolled_rows()
-    if rolled is not None:
-        rows += dicts(
-            RollupOffer.objects.filter(rolled)
-            .values(agent=F("agent_id"))
-            .annotate(**summed(OFFER_COUNTS))
-            .order_by()
-        )
-    offered: dict[int, dict[str, int]] = {}
-    for row in rows:
-        mine = offered.setdefault(row["agent"], dict.fromkeys(OFFER_COUNTS, 0))
-        for key in OFFER_COUNTS:
-            mine[key] += row[key]
-    return offered
 
 
 def _agents(

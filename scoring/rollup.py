@@ -9,6 +9,8 @@ An account's day is read from the rollup when the day is complete there (the acc
 ``RollupCoverage`` reaches it, cut in the account's present timezone) and no call of the day
 carries a stale mark; any other day (today, a day not built yet, a day changed since) is
 read from the calls. Both give the same figures (tests/pages/test_dashboard_rollup.py).
+The passes' rows below (``call_groups``, ``response_spread``, ``previous_counts``,
+``agent_offers``) come from both, a query each at most, for scoring/figures.py to add up.
 """
 
 from __future__ import annotations
@@ -27,8 +29,15 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from accounts.models import Account
-from calls.models import AttemptOutcome, CallStatus
-from scoring.models import CATEGORY_SLOTS, RollupStale
+from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from scoring.models import (
+    CATEGORY_SLOTS,
+    RollupDay,
+    RollupOffer,
+    RollupResponse,
+    RollupStale,
+)
+from scoring.percentiles import Spread, spread
 from scoring.selectors import day_start
 
 ONE_DAY = timedelta(days=1)
@@ -239,3 +248,111 @@ def _any(conditions: Iterable[Q]) -> Q | None:
 def _either(conditions: Iterable[Q]) -> Q:
     """The conditions (one at least) OR-ed."""
     return reduce(operator.or_, conditions)
+
+
+# --- the passes' rows: from the calls of the days read there, from the rollup's rows of
+# the others, for the caller to add up (scoring/figures.py)
+
+
+def call_groups(parts: Split) -> list[dict[str, Any]]:
+    """The counts per agent, source and account (``CALL_COUNTS``), from the calls of the
+    days read there and from the rollup's rows of the others: one query each at most."""
+    groups: list[dict[str, Any]] = []
+    calls = parts.calls()
+    if calls is not None:
+        groups += dicts(
+            Call.objects.filter(calls)
+            .values("agent", "source", "account")
+            .annotate(**CALL_COUNTS)
+            .order_by()
+        )
+    rolled = parts.rolled_rows()
+    if rolled is not None:
+        groups += dicts(
+            RollupDay.objects.filter(rolled)
+            .values("source", "account", agent=F("agent_id"))
+            .annotate(**summed(CALL_COUNTS))
+            .order_by()
+        )
+    return groups
+
+
+def response_spread(parts: Split) -> list[tuple[Any, ...]]:
+    """(account, agent, response time, calls) rows: the calls' spread and the rollup's
+    histograms, whose counts add up to the same spread."""
+    rows: list[tuple[Any, ...]] = []
+    calls = parts.calls()
+    if calls is not None:
+        rows += spread(
+            Call.objects.filter(calls), ("account", "agent"), "response_time"
+        )
+    rolled = parts.rolled_rows()
+    if rolled is not None:
+        rows += (
+            RollupResponse.objects.filter(rolled)
+            .values_list("account", "agent_id", "seconds")
+            .annotate(**summed(["calls"]))
+            .order_by()
+        )
+    return rows
+
+
+def previous_counts(parts: Split) -> tuple[dict[str, int], Spread]:
+    """The previous period's ``HEADLINE_COUNTS`` and its spread of response times: from
+    the calls, one query (their counts per response time: the spread, and summed, the
+    totals); from the rollup, its sums and its histograms (two)."""
+    rows: list[dict[str, Any]] = []
+    calls = parts.calls()
+    if calls is not None:
+        rows += dicts(
+            Call.objects.filter(calls)
+            .values("response_time")
+            .annotate(**HEADLINE_COUNTS)
+            .order_by()
+        )
+    counts: Spread = defaultdict(int)
+    for row in rows:
+        if row["response_time"] is not None:
+            counts[row["response_time"]] += row["received"]
+    rolled = parts.rolled_rows()
+    if rolled is not None:
+        rows.append(
+            RollupDay.objects.filter(rolled).aggregate(**summed(HEADLINE_COUNTS))
+        )
+        for seconds, calls_then in (
+            RollupResponse.objects.filter(rolled)
+            .values_list("seconds")
+            .annotate(**summed(["calls"]))
+            .order_by()
+        ):
+            counts[seconds] += calls_then
+    totals = {key: sum(row[key] or 0 for row in rows) for key in HEADLINE_COUNTS}
+    return totals, counts
+
+
+def agent_offers(parts: Split) -> dict[int, dict[str, int]]:
+    """Per agent, their legs (``OFFER_COUNTS``) on the calls of the range: from the agent
+    legs of the calls of the days read there, and from the rollup's rows of the others."""
+    rows: list[dict[str, Any]] = []
+    calls = parts.calls(prefix="call__")
+    if calls is not None:
+        rows += dicts(
+            CallAttempt.objects.filter(calls, leg=Leg.AGENT, agent__isnull=False)
+            .values("agent")
+            .annotate(**OFFER_COUNTS)
+            .order_by()
+        )
+    rolled = parts.rolled_rows()
+    if rolled is not None:
+        rows += dicts(
+            RollupOffer.objects.filter(rolled)
+            .values(agent=F("agent_id"))
+            .annotate(**summed(OFFER_COUNTS))
+            .order_by()
+        )
+    offered: dict[int, dict[str, int]] = {}
+    for row in rows:
+        mine = offered.setdefault(row["agent"], dict.fromkeys(OFFER_COUNTS, 0))
+        for key in OFFER_COUNTS:
+            mine[key] += row[key]
+    return offered

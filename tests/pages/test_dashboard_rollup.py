@@ -47,11 +47,11 @@ DAYS = 20  # the calls' days: today and the DAYS before, in each account's timez
 CSRF = re.compile(rb'name="csrfmiddlewaretoken" value="[^"]*"|"X-CSRFToken": "[^"]*"')
 
 
-def _today() -> date:
+def utc_today() -> date:
     return timezone.localdate(timezone=ZoneInfo("UTC"))
 
 
-def _calls(world, rng: random.Random, east: str = "East") -> None:
+def calls_over_days(world, rng: random.Random, east: str = "East") -> None:
     """Calls over today and the DAYS before at North (Denver), South (New York) and East
     (Kolkata, half an hour off UTC): every status, response times with ties and nulls,
     several agents and sources, legs, scores with appointments, some at local midnight."""
@@ -118,7 +118,7 @@ def _calls(world, rng: random.Random, east: str = "East") -> None:
     CallFactory(account=world.foreign, received_at=received, response_time=1)
 
 
-def _rolled_up() -> None:
+def rolled_up() -> None:
     """The rollup built by the command, then the sweep's pass over the marks the scores
     left; every account's rollup then holds every day up to its yesterday."""
     call_command("rebuild_rollup", stdout=open("/dev/null", "w"))  # noqa: SIM115
@@ -163,8 +163,8 @@ def _page(client, user, first: date, last: date, account) -> tuple:
 def test_every_figure_read_from_the_rollup_is_the_calls(world, client):
     """Each case's page from the rollup, then from the calls alone (the rollup dropped):
     the same figures and the same HTML, byte for byte."""
-    _calls(world, random.Random(22))
-    _rolled_up()
+    calls_over_days(world, random.Random(22))
+    rolled_up()
     accounts = {"south": world.south}
     accounts["east"] = world.north.organization.accounts.get(name="East")
     shown = []
@@ -172,7 +172,10 @@ def test_every_figure_read_from_the_rollup_is_the_calls(world, client):
         user = getattr(world, who)
         user.timezone = zone
         user.save(update_fields=["timezone"])
-        first, last = _today() - timedelta(days=since), _today() - timedelta(days=until)
+        first, last = (
+            utc_today() - timedelta(days=since),
+            utc_today() - timedelta(days=until),
+        )
         f, html, queries = _page(client, user, first, last, accounts.get(account))
         assert _reads_rollup(queries), who  # the range's or the previous period's
         raw = dashboard_figures_in(zone, user, first, last, accounts.get(account))
@@ -183,7 +186,10 @@ def test_every_figure_read_from_the_rollup_is_the_calls(world, client):
         user = getattr(world, who)
         user.timezone = zone
         user.save(update_fields=["timezone"])
-        first, last = _today() - timedelta(days=since), _today() - timedelta(days=until)
+        first, last = (
+            utc_today() - timedelta(days=since),
+            utc_today() - timedelta(days=until),
+        )
         f, raw_html, queries = _page(client, user, first, last, accounts.get(account))
         assert not _reads_rollup(queries)
         assert raw_html == html, (who, zone, since, until, account)
@@ -200,9 +206,9 @@ def dashboard_figures_in(zone: str, user, first: date, last: date, account):
 def test_the_cases_hold_enough_calls_to_tell_figures_apart(world):
     """The comparison above means something: the rolled-up range holds calls of every
     account, answered and not, scored, with legs and response times."""
-    _calls(world, random.Random(22))
-    _rolled_up()
-    first, last = _today() - timedelta(days=10), _today() - timedelta(days=4)
+    calls_over_days(world, random.Random(22))
+    rolled_up()
+    first, last = utc_today() - timedelta(days=10), utc_today() - timedelta(days=4)
     f = dashboard_figures_in("UTC", world.global_manager, first, last, None)
     assert f.received > 25
     assert 0 < f.answered < f.received
@@ -229,7 +235,7 @@ def test_a_change_to_a_rolled_up_day_is_marked_and_read_from_the_calls(world):
     """A score saved, a call ended and a leg ended after its call, each on a day the
     rollup holds: marked in the same transaction, so the dashboard reads those days from
     the calls (still the same figures); the sweep computes them again and drops the marks."""
-    _calls(world, random.Random(5))
+    calls_over_days(world, random.Random(5))
     days_ago = timedelta(days=3)
     answered = CallFactory(
         account=world.north,
@@ -244,7 +250,7 @@ def test_a_change_to_a_rolled_up_day_is_marked_and_read_from_the_calls(world):
         received_at=timezone.now() - days_ago,
         response_time=None,
     )
-    _rolled_up()
+    rolled_up()
     before = _rows(RollupDay)
 
     score_save(call=answered, scorer=world.scorer, values={"cat2": True, "wow": True})
@@ -252,11 +258,11 @@ def test_a_change_to_a_rolled_up_day_is_marked_and_read_from_the_calls(world):
 
     marked = set(RollupStale.objects.values_list("call_id", flat=True))
     assert marked == {answered.pk, queued.pk}
-    first, last = _today() - timedelta(days=6), _today()
+    first, last = utc_today() - timedelta(days=6), utc_today()
     for zone in ("UTC", "America/Denver"):
         assert dashboard_figures_in(
             zone, world.global_manager, first, last, None
-        ) == _figures_from_rollup(zone, world.global_manager, first, last)
+        ) == figures_from_rollup(zone, world.global_manager, first, last)
     assert rollup_sweep() == {"days": 2, "chunks": 0}
     assert not RollupStale.objects.exists()
     assert _rows(RollupDay) != before
@@ -266,40 +272,53 @@ def test_a_change_to_a_rolled_up_day_is_marked_and_read_from_the_calls(world):
     assert sum(day.values_list("wow", flat=True)) >= 1
     assert dashboard_figures_in(
         "UTC", world.global_manager, first, last, None
-    ) == _figures_from_rollup("UTC", world.global_manager, first, last)
+    ) == figures_from_rollup("UTC", world.global_manager, first, last)
 
 
-def _figures_from_rollup(zone: str, user, first: date, last: date):
+def figures_from_rollup(zone: str, user, first: date, last: date):
     with timezone.override(ZoneInfo(zone)):
         return dashboard_figures(user=user, first=first, last=last)
 
 
-def test_a_leg_ending_after_its_call_marks_it_and_one_during_it_does_not(world):
-    """Through the pipeline's signal: a leg of a call still dialing needs no mark (its
-    final status will mark it); a leg of a call that has ended does."""
+def test_a_call_cancelled_while_ringing_an_agent_is_marked_once(world):
+    """Through the pipeline: cancelling a call still dialing ends its agent's leg (no mark:
+    the call is under way) and then the call (its final status marks it)."""
+    RollupStale.objects.all().delete()  # the world's score marked its call
+    dialing = CallFactory(
+        account=world.north, status=CallStatus.DIALING, agent=None, rounds=1
+    )
+    leg = CallAttempt.objects.create(
+        call=dialing, leg=Leg.AGENT, agent=world.agent, number="1", provider="simulator"
+    )
+    assert call_cancel(call=dialing)
+    leg.refresh_from_db()
+    assert leg.outcome == AttemptOutcome.CANCELED
+    assert list(RollupStale.objects.values_list("call_id", flat=True)) == [dialing.pk]
+
+
+def test_a_leg_ending_after_its_call_ended_marks_the_call(world):
+    """The pipeline's signal for an agent's leg that ends once its call has a final
+    status (a late callback, the sweep's check with the provider): the day is marked."""
     from calls.signals import offer_ended
 
-    RollupStale.objects.all().delete()  # the world's score marked its call
-    dialing = CallFactory(account=world.north, status=CallStatus.DIALING)
+    RollupStale.objects.all().delete()
     ended = CallFactory(account=world.north, status=CallStatus.NOAGENT)
-    for call in (dialing, ended):
-        attempt = CallAttempt.objects.create(
-            call=call, leg=Leg.AGENT, agent=world.agent, number="1", provider="x"
-        )
-        attempt = CallAttempt.objects.select_related("call").get(pk=attempt.pk)
-        offer_ended.send(sender=CallAttempt, attempt=attempt)
+    attempt = CallAttempt.objects.create(
+        call=ended, leg=Leg.AGENT, agent=world.agent, number="1", provider="simulator"
+    )
+    offer_ended.send(sender=CallAttempt, attempt=CallAttempt.objects.get(pk=attempt.pk))
     assert list(RollupStale.objects.values_list("call_id", flat=True)) == [ended.pk]
 
 
 def test_a_new_timezone_reads_the_calls_until_the_sweep_cuts_the_days_again(world):
-    _calls(world, random.Random(8))
-    _rolled_up()
-    first, last = _today() - timedelta(days=9), _today() - timedelta(days=2)
+    calls_over_days(world, random.Random(8))
+    rolled_up()
+    first, last = utc_today() - timedelta(days=9), utc_today() - timedelta(days=2)
     account_update(account=world.north, data={"timezone": "Europe/Paris"})
 
     assert dashboard_figures_in(
         "UTC", world.global_manager, first, last, None
-    ) == _figures_from_rollup("UTC", world.global_manager, first, last)
+    ) == figures_from_rollup("UTC", world.global_manager, first, last)
     rollup_sweep()
     coverage = RollupCoverage.objects.get(account=world.north)
     assert coverage.timezone == "Europe/Paris"
@@ -307,7 +326,7 @@ def test_a_new_timezone_reads_the_calls_until_the_sweep_cuts_the_days_again(worl
         timezone.now(), ZoneInfo("Europe/Paris")
     ).date() - timedelta(days=1)
     with CaptureQueriesContext(connection) as queries:
-        rolled = _figures_from_rollup("UTC", world.global_manager, first, last)
+        rolled = figures_from_rollup("UTC", world.global_manager, first, last)
     assert _reads_rollup(queries)
     assert rolled == dashboard_figures_in(
         "UTC", world.global_manager, first, last, None
@@ -317,8 +336,8 @@ def test_a_new_timezone_reads_the_calls_until_the_sweep_cuts_the_days_again(worl
 def test_the_sweep_adds_the_days_that_ended_and_builds_new_accounts_in_chunks(world):
     """Days ended since the rollup's last day are added; an account without a rollup is
     built from its first call on, at most ``chunks`` chunks of 31 days per sweep."""
-    _calls(world, random.Random(9))
-    _rolled_up()
+    calls_over_days(world, random.Random(9))
+    rolled_up()
     complete = [_rows(model) for model in (RollupDay, RollupOffer, RollupHour)]
     coverage = RollupCoverage.objects.get(account=world.south)
     assert coverage.through is not None
@@ -337,14 +356,14 @@ def test_the_sweep_adds_the_days_that_ended_and_builds_new_accounts_in_chunks(wo
     assert rollup_sweep(chunks=1) == {"days": 0, "chunks": 1}
     through = RollupCoverage.objects.get(account=old).through
     assert through is not None
-    assert through < _today() - timedelta(40)
+    assert through < utc_today() - timedelta(40)
     assert rollup_sweep(chunks=5) == {"days": 0, "chunks": 2}
     assert RollupDay.objects.filter(account=old).count() == 2  # today's is not held
     assert rollup_sweep() == {"days": 0, "chunks": 0}
 
 
 def test_rebuild_rollup_shows_progress_and_changes_nothing_run_again(world, capsys):
-    _calls(world, random.Random(10))
+    calls_over_days(world, random.Random(10))
     call_command("rebuild_rollup")
     out = capsys.readouterr().out
     assert re.search(
@@ -358,7 +377,7 @@ def test_rebuild_rollup_shows_progress_and_changes_nothing_run_again(world, caps
 
     call_command("rebuild_rollup")
     call_command(
-        "rebuild_rollup", account=world.north.pk, since=_today() - timedelta(5)
+        "rebuild_rollup", account=world.north.pk, since=utc_today() - timedelta(5)
     )
     assert [_rows(model) for model in models] == built
     out = capsys.readouterr().out
@@ -372,38 +391,9 @@ def test_rebuild_rollup_shows_progress_and_changes_nothing_run_again(world, caps
         call_command("rebuild_rollup", account=0)
 
 
-@pytest.mark.parametrize(
-    ("since", "until", "queries"),
-    [
-        # permissions, accounts with their rollup, stale marks, then from the rollup:
-        # counts, spread, the previous period's sums and histogram, legs, hours; the
-        # agents' names and the categories' names.
-        (10, 4, 11),
-        # and from the calls, today's: counts, spread, legs, hours (the previous period is
-        # rolled up).
-        (6, 0, 15),
-    ],
-)
-def test_the_dashboard_reads_the_rollup_in_a_fixed_number_of_queries(
-    world, since, until, queries, django_assert_num_queries
-):
-    _calls(world, random.Random(3))
-    _rolled_up()
-    first, last = _today() - timedelta(days=since), _today() - timedelta(days=until)
-    with django_assert_num_queries(queries):
-        before = _figures_from_rollup("UTC", world.global_manager, first, last)
-    _calls(world, random.Random(4), "Far East")  # more calls, agents, an account
-    _rolled_up()
-    user = world.global_manager.__class__.objects.get(pk=world.global_manager.pk)
-    with django_assert_num_queries(queries):
-        after = _figures_from_rollup("UTC", user, first, last)
-    assert after.received > before.received
-    assert len(after.accounts) > len(before.accounts)
-
-
 def test_support_sees_the_rollups_and_has_one_built_again(world, admin_client):
-    _calls(world, random.Random(12))
-    _rolled_up()
+    calls_over_days(world, random.Random(12))
+    rolled_up()
     url = reverse("admin:scoring_rollupcoverage_changelist")
     listed = admin_client.get(url).content.decode()
     yesterday = timezone.localtime(timezone.now(), ZoneInfo("America/Denver")).date()
@@ -428,8 +418,8 @@ def test_support_sees_the_rollups_and_has_one_built_again(world, admin_client):
     north.refresh_from_db()
     assert north.through is None
     assert not RollupDay.objects.filter(account=world.north).exists()
-    first, last = _today() - timedelta(days=9), _today() - timedelta(days=2)
-    assert _figures_from_rollup(
+    first, last = utc_today() - timedelta(days=9), utc_today() - timedelta(days=2)
+    assert figures_from_rollup(
         "UTC", world.global_manager, first, last
     ) == dashboard_figures_in("UTC", world.global_manager, first, last, None)
     rollup_sweep()
