@@ -9,8 +9,8 @@ Kept in step three ways:
   mark, so the dashboard reads that call's day from the calls until it is computed again.
 - ``rollup_sweep``, every minute (scoring.tasks): computes the marked days again, then each
   account's days that have ended since its coverage (yesterday, once today is over); an
-  account without a rollup (new, or its timezone changed) from its first call on, a few
-  chunks of days per run.
+  account without a rollup (new, or its timezone changed) from its first call on, up to
+  ``SWEEP_DAYS`` days per run (a day of every account after midnight, a backlog in turns).
 - ``rollup_rebuild`` (``manage.py rebuild_rollup``): an account's days from scratch, or
   again from a day on, then up to yesterday.
 """
@@ -41,7 +41,7 @@ from scoring.rollup import CALL_COUNTS, HOUR_COUNTS, OFFER_COUNTS, ONE_DAY, dict
 from scoring.selectors import day_start
 
 CHUNK_DAYS = 31  # days computed in one transaction
-SWEEP_CHUNKS = 24  # chunks one sweep computes at most (two years of one account)
+SWEEP_DAYS = 1000  # account-days one sweep adds at most
 SWEEP_MARKS = 5000  # stale marks one sweep takes at most
 DAY_MODELS: tuple[
     type[RollupDay], type[RollupResponse], type[RollupOffer], type[RollupHour]
@@ -66,23 +66,21 @@ def rollup_mark(*, call_id: int) -> None:
     RollupStale.objects.create(call_id=call_id)
 
 
-def rollup_sweep(
-    *, chunks: int = SWEEP_CHUNKS, marks: int = SWEEP_MARKS
-) -> dict[str, int]:
-    """Compute the marked days again and extend each account's rollup up to its
-    yesterday; at most ``chunks`` chunks of days. Returns the days and chunks computed."""
-    days = _refresh_marked(marks)
-    built = 0
+def rollup_sweep(*, days: int = SWEEP_DAYS, marks: int = SWEEP_MARKS) -> dict[str, int]:
+    """Compute the marked days again, and extend each account's rollup up to its
+    yesterday, at most ``days`` account-days. Returns the days computed each way."""
+    refreshed = _refresh_marked(marks)
+    added = 0
     for pk, zone, through, cut_in in Account.objects.order_by("pk").values_list(
         "pk", "timezone", "rollup_coverage__through", "rollup_coverage__timezone"
     ):
         until = _yesterday(zone)
         if cut_in == zone and through is not None and through >= until:
             continue
-        if built >= chunks:
+        if added >= days:
             break
-        built += _extend(pk, until=until, chunks=chunks - built)
-    return {"days": days, "chunks": built}
+        added += _extend(pk, until=until, days=days - added)
+    return {"refreshed": refreshed, "added": added}
 
 
 def rollup_rebuild(
@@ -90,7 +88,7 @@ def rollup_rebuild(
 ) -> int:
     """Compute ``account``'s rollup again, from its first call on (its rows deleted
     first), or from day ``since`` on when its rollup already holds that day; then up to
-    its yesterday. Idempotent. Returns the chunks of days computed."""
+    its yesterday. Idempotent. Returns the days computed."""
     with transaction.atomic():
         coverage = _locked(account.pk)
         again = since is not None and coverage.through is not None
@@ -143,13 +141,13 @@ def _extend(
     account_id: int,
     *,
     until: date,
-    chunks: int | None = None,
+    days: int | None = None,
     progress: Progress = _quiet,
 ) -> int:
     """Compute the account's days after its coverage up to ``until``, a chunk of days per
-    transaction, at most ``chunks`` of them (None: all). Returns the chunks computed."""
+    transaction, at most ``days`` of them (None: all). Returns the days computed."""
     done = 0
-    while chunks is None or done < chunks:
+    while days is None or done < days:
         with transaction.atomic():
             coverage = _locked(account_id)
             zone = ZoneInfo(coverage.timezone)
@@ -159,11 +157,12 @@ def _extend(
                 start = coverage.through + ONE_DAY
             if start > until:
                 break
-            end = min(until, start + timedelta(days=CHUNK_DAYS - 1))
+            chunk = CHUNK_DAYS if days is None else min(CHUNK_DAYS, days - done)
+            end = min(until, start + timedelta(days=chunk - 1))
             calls = _write(account_id, zone, start, end)
             coverage.through = end
             coverage.save(update_fields=["through", "updated_at"])
-        done += 1
+        done += (end - start).days + 1
         progress(start, end, calls)
     return done
 
@@ -179,7 +178,7 @@ def _recompute(account_id: int, since: date, progress: Progress) -> int:
                 return done
             end = min(coverage.through, start + timedelta(days=CHUNK_DAYS - 1))
             calls = _write(account_id, ZoneInfo(coverage.timezone), start, end)
-        done += 1
+        done += (end - start).days + 1
         progress(start, end, calls)
         start = end + ONE_DAY
 

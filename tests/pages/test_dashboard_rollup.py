@@ -263,7 +263,7 @@ def test_a_change_to_a_rolled_up_day_is_marked_and_read_from_the_calls(world):
         assert dashboard_figures_in(
             zone, world.global_manager, first, last, None
         ) == figures_from_rollup(zone, world.global_manager, first, last)
-    assert rollup_sweep() == {"days": 2, "chunks": 0}
+    assert rollup_sweep() == {"refreshed": 2, "added": 0}
     assert not RollupStale.objects.exists()
     assert _rows(RollupDay) != before
     day = RollupDay.objects.filter(
@@ -333,9 +333,9 @@ def test_a_new_timezone_reads_the_calls_until_the_sweep_cuts_the_days_again(worl
     )
 
 
-def test_the_sweep_adds_the_days_that_ended_and_builds_new_accounts_in_chunks(world):
+def test_the_sweep_adds_the_days_that_ended_and_builds_new_accounts_in_turns(world):
     """Days ended since the rollup's last day are added; an account without a rollup is
-    built from its first call on, at most ``chunks`` chunks of 31 days per sweep."""
+    built from its first call on, at most ``days`` account-days per sweep."""
     calls_over_days(world, random.Random(9))
     rolled_up()
     complete = [_rows(model) for model in (RollupDay, RollupOffer, RollupHour)]
@@ -347,19 +347,25 @@ def test_the_sweep_adds_the_days_that_ended_and_builds_new_accounts_in_chunks(wo
     RollupOffer.objects.filter(account=world.south, day__gt=coverage.through).delete()
     RollupHour.objects.filter(account=world.south, day__gt=coverage.through).delete()
 
-    assert rollup_sweep() == {"days": 0, "chunks": 1}
+    assert rollup_sweep() == {"refreshed": 0, "added": 4}
     assert [_rows(model) for model in (RollupDay, RollupOffer, RollupHour)] == complete
 
     old = AccountFactory(name="Old", organization=world.north.organization)
     for days in (0, 40, 75):
-        CallFactory(account=old, received_at=timezone.now() - timedelta(days=days))
-    assert rollup_sweep(chunks=1) == {"days": 0, "chunks": 1}
+        first = CallFactory(account=old, received_at=timezone.now() - timedelta(days))
+    zone = ZoneInfo(old.timezone)
+    days_held = (
+        timezone.localtime(timezone.now(), zone).date()
+        - timezone.localtime(first.received_at, zone).date()
+    ).days  # from the first call's day to yesterday
+    assert rollup_sweep(days=31) == {"refreshed": 0, "added": 31}
     through = RollupCoverage.objects.get(account=old).through
     assert through is not None
     assert through < utc_today() - timedelta(40)
-    assert rollup_sweep(chunks=5) == {"days": 0, "chunks": 2}
+    assert rollup_sweep(days=20) == {"refreshed": 0, "added": 20}
+    assert rollup_sweep() == {"refreshed": 0, "added": days_held - 51}
     assert RollupDay.objects.filter(account=old).count() == 2  # today's is not held
-    assert rollup_sweep() == {"days": 0, "chunks": 0}
+    assert rollup_sweep() == {"refreshed": 0, "added": 0}
 
 
 def test_rebuild_rollup_shows_progress_and_changes_nothing_run_again(world, capsys):
@@ -369,7 +375,7 @@ def test_rebuild_rollup_shows_progress_and_changes_nothing_run_again(world, caps
     assert re.search(
         r"North \(#\d+\): \d{4}-\d\d-\d\d\.\.\d{4}-\d\d-\d\d, \d+ calls", out
     )
-    assert "chunk(s) of days" in out
+    assert re.search(r"North \(#\d+\): \d+ days, \d+ calls, rolled up", out)
     assert "Done:" in out
     models = (RollupDay, RollupResponse, RollupOffer, RollupHour)
     built = [_rows(model) for model in models]

@@ -53,9 +53,8 @@ class Command(BaseCommand):
             calls += held
             self.stdout.write(f"  {label}: {first}..{last}, {held:,} calls")
 
-        chunks = rollup_rebuild(account=account, since=since, progress=progress)
+        days = rollup_rebuild(account=account, since=since, progress=progress)
         self.stdout.write(
-            f"{label}: {chunks} chunk(s) of days, {calls:,} calls, "
-            "rolled up to its yesterday"
+            f"{label}: {days:,} days, {calls:,} calls, rolled up to its yesterday"
         )
         return calls
