@@ -23,7 +23,8 @@ every figure printed next to a baseline measured in the same run:
    p50 and p99 over BENCH_DIAL_LEADS calls, against a no-op task's round trip through the
    webhooks queue and worker.
 8. The pages over 100,000 calls (bench/pages.py): the call browser's first page and the
-   speed-to-lead dashboard, server time per request against the bare view.
+   speed-to-lead dashboard, server time per request against the bare view; the dashboard's
+   rollup is built first (``rebuild_rollup``, timed), as its sweep keeps it live.
 9. Recovery after each fault (bench/faults.py): the fault tests, with real processes and
    the shipped defaults, each writing how long its calls took to settle after the fault
    ended, against the same burst with no fault; with the broker down, intake's p99 against

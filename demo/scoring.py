@@ -24,6 +24,7 @@ from calls.telephony.conversation import Facts, conversation_script
 from calls.transcripts import render, speaker_names
 from insights.summaries import builtin_summary
 from scoring.models import ChoiceKind, RevisionKind, Score, ScoreRevision
+from scoring.rollup_build import rollup_rebuild
 from scoring.services import (
     CATEGORY_MEMBERS,
     coaching_save,
@@ -77,6 +78,14 @@ def seed_demo(demo: DemoData) -> None:
                     f"{demo_account.account.name}: {scored} calls scored, "
                     f"{coached} coached, {transcribed} transcribed"
                 )
+
+
+def seed_rollup(demo: DemoData) -> None:
+    """Build every demo account's dashboard rollup from its calls now: the demo's calls are
+    written in bulk, backdated, behind the services that keep the rollup in step."""
+    for demo_org in demo.organizations:
+        for demo_account in demo_org.accounts:
+            rollup_rebuild(account=demo_account.account)
 
 
 def _rng(demo_account: DemoAccount, purpose: str) -> random.Random:

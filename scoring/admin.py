@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
@@ -15,12 +15,14 @@ from calls.models import Call
 from core.admin import ReadOnlyAdminMixin
 from scoring.models import (
     CATEGORY_SLOTS,
+    RollupCoverage,
     Score,
     Scorecard,
     ScorecardCategory,
     ScorecardChoice,
     ScoreRevision,
 )
+from scoring.rollup_build import rollup_forget
 
 
 class CategoryInline(admin.TabularInline):
@@ -263,3 +265,35 @@ class ScoredCallAdmin(CallAdmin):
 
     inlines = [*CallAdmin.inlines, ScoreInline]
     list_filter = [*CallAdmin.list_filter, ScoredFilter]
+
+
+@admin.register(RollupCoverage)
+class RollupCoverageAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Support sees how far each account's dashboard rollup goes (days after it, and an
+    account missing here, are read from the calls: right, only slower) and can have one
+    built again from the calls."""
+
+    list_display = ["account", "organization", "timezone", "through", "updated_at"]
+    list_select_related = ["account__organization"]
+    list_filter = ["account__organization"]
+    search_fields = ["account__name"]
+    ordering = ["account__name"]
+    actions = ["build_again"]
+
+    @admin.display(ordering="account__organization__name")
+    def organization(self, obj: RollupCoverage) -> Any:
+        return obj.account.organization
+
+    @admin.action(description="Build again from the calls", permissions=["view"])
+    def build_again(
+        self, request: HttpRequest, queryset: QuerySet[RollupCoverage]
+    ) -> None:
+        for coverage in queryset.select_related("account"):
+            rollup_forget(account=coverage.account)
+            self.log_change(request, coverage, "Dropped, to be built again.")
+        self.message_user(
+            request,
+            "Dropped; the rollup sweep builds them again within minutes, and the "
+            "dashboard reads their calls meanwhile.",
+            messages.SUCCESS,
+        )

@@ -6,6 +6,7 @@ from django.apps import AppConfig
 
 if TYPE_CHECKING:
     from accounts.models import Account
+    from calls.models import Call, CallAttempt
 
 
 class ScoringConfig(AppConfig):
@@ -13,7 +14,7 @@ class ScoringConfig(AppConfig):
 
     def ready(self) -> None:
         from accounts.signals import account_created
-        from calls.signals import transcription_saved
+        from calls.signals import call_finished, offer_ended, transcription_saved
 
         account_created.connect(
             _default_scorecard, dispatch_uid="scoring.default_scorecard"
@@ -21,6 +22,8 @@ class ScoringConfig(AppConfig):
         transcription_saved.connect(
             _suggest, dispatch_uid="scoring.suggestions_from_transcription"
         )
+        call_finished.connect(_rollup_call, dispatch_uid="scoring.rollup_final")
+        offer_ended.connect(_rollup_offer, dispatch_uid="scoring.rollup_offer")
 
 
 def _default_scorecard(sender: type, account: Account, **kwargs: object) -> None:
@@ -37,3 +40,25 @@ def _suggest(sender: type, call_id: int, **kwargs: object) -> None:
     from scoring.services import call_suggestions_make
 
     call_suggestions_make(call_id=call_id)
+
+
+def _rollup_call(sender: type, call: Call, **kwargs: object) -> None:
+    # The call's final status changes its day's figures: the dashboard's rollup of that
+    # day is marked stale in this transaction (scoring/rollup_build.py).
+    from scoring.rollup_build import rollup_mark
+
+    rollup_mark(call_id=call.pk)
+
+
+def _rollup_offer(sender: type, attempt: CallAttempt, **kwargs: object) -> None:
+    # A leg that ends while its call is under way needs no mark: the call's final status
+    # marks the day. One that ends after it (or whose call is not at hand) does.
+    from calls.models import CallAttempt, CallStatus
+    from scoring.rollup_build import rollup_mark
+
+    if CallAttempt.call.is_cached(attempt) and attempt.call.status in (
+        CallStatus.QUEUED,
+        CallStatus.DIALING,
+    ):
+        return
+    rollup_mark(call_id=attempt.call_id)

@@ -1,10 +1,17 @@
 """The speed-to-lead dashboard's figures, each an aggregate query over the calls of the
 accounts a manager may see: nothing loads calls into Python, only the grouped results.
 
-A fixed number of queries, each a scan of the range at most: the counts per agent, source
+A fixed number of passes, each a scan of the range at most: the counts per agent, source
 and account; the response times' spread per account and agent (every percentile, on any
 database: scoring/percentiles.py); the agents' legs; the counts per hour; and the previous
 period's counts and spread together.
+
+Each pass reads the days the rollup holds from its rows (per account and day, already
+summed: scoring/rollup.py) and the other days (today, days changed since, accounts not
+rolled up yet) from the calls, and adds the two up: the same figures either way. Every
+choice the page offers (the range, one account) is answered from the rollup, except the
+hours when the viewer's timezone is not a whole number of hours off UTC over the range
+(India's, say): a UTC hour is then not one local hour, and the hours pass reads the calls.
 """
 
 from __future__ import annotations
@@ -16,28 +23,42 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
-from django.db.models import Count, F, Q, QuerySet, Sum
+from django.db.models import F, QuerySet
 from django.db.models.functions import TruncHour
 from django.http import QueryDict
 from django.utils import timezone
 
 from accounts.models import Account
-from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from calls.models import Call
 from scoring.changes import Change, Headline
 from scoring.dates import FIRST_DAY, DayField
-from scoring.models import CATEGORY_SLOTS
-from scoring.percentiles import Spread, from_spread, spread
+from scoring.models import RollupHour
+from scoring.percentiles import Spread, from_spread
 from scoring.percentiles import percentiles as percentiles  # where callers find it
+from scoring.rollup import (
+    CALL_COUNTS,
+    HOUR_COUNTS,
+    SLOTS,
+    WITHIN,
+    Reached,
+    Split,
+    accounts_reached,
+    agent_offers,
+    call_groups,
+    dicts,
+    previous_counts,
+    response_spread,
+    split,
+    stale_days,
+    summed,
+)
 from scoring.selectors import accounts_coachable_by, category_labels, local_days
 from users.models import User
 
 DEFAULT_DAYS = 7
 FILLED_DAYS = 2 * 366  # the longest range whose days without leads are listed too
 TREND_LABELS = 12  # at most, whatever the range: a year is labelled every 31 days
-SLOTS = range(1, CATEGORY_SLOTS + 1)
-WITHIN = (30, 60, 300)  # "connected within 30 s, 60 s and 5 min"
-WITHIN_LABELS = ("30 s", "60 s", "5 min")
-ANSWERED = Q(status=CallStatus.ANSWER)
+WITHIN_LABELS = ("30 s", "60 s", "5 min")  # of rollup.WITHIN
 # The headline figures, each beside the previous period's (scoring/changes.py).
 HEADLINES = (
     Headline("received", "Leads received", "count", None),
@@ -173,18 +194,7 @@ def bars(
 
 # Summed over the groups of one query (agent x source x account): the totals, the sources, the
 # agents and the categories all come from that one scan of the calls.
-_SUMMED = (
-    "received",
-    "answered",
-    "noagent",
-    *(f"within{s}" for s in WITHIN),
-    "response_sum",
-    "response_n",
-    "scored",
-    "appointments",
-    "wow",
-    *(f"cat{slot}" for slot in SLOTS),
-)
+_SUMMED = tuple(CALL_COUNTS)
 
 
 def _sum(rows: list[dict[str, Any]], key: str) -> int:
@@ -198,15 +208,6 @@ def _by(rows: list[dict[str, Any]], key: str) -> dict[Any, dict[str, int]]:
     return {
         value: {k: _sum(group, k) for k in _SUMMED} for value, group in groups.items()
     }
-
-
-_HEADLINE_COUNTS = {
-    "received": Count("id"),
-    "answered": Count("id", filter=ANSWERED),
-    "noagent": Count("id", filter=Q(status=CallStatus.NOAGENT)),
-    **{f"within{s}": Count("id", filter=Q(response_time__lte=s)) for s in WITHIN},
-    "appointments": Count("score__appointment_date"),
-}
 
 
 def _headline(
@@ -242,34 +243,21 @@ def dashboard_figures(
     last: date,
     account: Account | None = None,
     compare: bool = True,
+    rollup: bool = True,
 ) -> Figures:
     """Every figure of the dashboard for the accounts ``user`` coaches (or one of them);
-    with ``compare``, each headline figure beside the previous period's."""
+    with ``compare``, each headline figure beside the previous period's. Without
+    ``rollup``, every day is read from the calls (the same figures, more slowly)."""
     accounts = accounts_coachable_by(user)
     if account is not None:
         accounts = accounts.filter(pk=account.pk)
-    # Read once: each condition below is built from these pairs, without a query of its own.
-    reach = list(accounts.order_by("name").values_list("pk", "timezone", "name"))
-    zones = [(pk, zone) for pk, zone, _ in reach]
-    in_range = local_days(accounts=zones, first=first, last=last)
-    calls = Call.objects.filter(in_range)
+    # Read once: each condition below is built from these, without a query of its own.
+    reach = accounts_reached(accounts, rollup=rollup)
+    period = previous_period(first, last) if compare else None
+    stale = stale_days(reach, period[0] if period else first, last)
+    parts = split(reach, stale, first, last)
     figures = Figures(first=first, last=last)
-    groups = [
-        dict(row)
-        for row in calls.values("agent", "source", "account")
-        .annotate(
-            **_HEADLINE_COUNTS,
-            response_sum=Sum("response_time"),
-            response_n=Count("response_time"),
-            scored=Count("score"),
-            wow=Count("id", filter=Q(score__wow=True)),
-            **{
-                f"cat{slot}": Count("id", filter=Q(**{f"score__cat{slot}": True}))
-                for slot in SLOTS
-            },
-        )
-        .order_by()
-    ]
+    groups = call_groups(parts)
     totals = {key: _sum(groups, key) for key in _SUMMED}
     figures.received, figures.answered = totals["received"], totals["answered"]
     figures.noagent = totals["noagent"]
@@ -283,30 +271,36 @@ def dashboard_figures(
     everywhere: Spread = defaultdict(int)
     per_account: dict[Any, Spread] = defaultdict(lambda: defaultdict(int))
     per_agent: dict[Any, Spread] = defaultdict(lambda: defaultdict(int))
-    for account_id, agent_id, seconds, count in spread(
-        calls, ("account", "agent"), "response_time"
-    ):
+    for account_id, agent_id, seconds, count in response_spread(parts):
         everywhere[seconds] += count
         per_account[account_id][seconds] += count
         per_agent[agent_id][seconds] += count
     figures.median, figures.p90 = from_spread(everywhere, (0.5, 0.9))
     now = _headline(totals, figures.median, figures.p90)
     before: dict[str, float | None] = {}
-    period = previous_period(first, last) if compare else None
     if period is not None:
         figures.previous_first, figures.previous_last = period
-        before = _previous(
-            Call.objects.filter(
-                local_days(accounts=zones, first=period[0], last=period[1])
-            )
-        )
+        before = _previous(split(reach, stale, *period))
     figures.changes = [
         Change(headline, now[headline.key], before.get(headline.key))
         for headline in HEADLINES
     ]
     if len(reach) > 1:
         figures.accounts = _per_account(groups, per_account, reach)
-    figures.sources = sorted(
+    figures.sources = _sources(groups)
+    figures.agents = _agents(
+        _by(groups, "agent"),
+        agent_offers(parts),
+        {agent: from_spread(counts, (0.5,)) for agent, counts in per_agent.items()},
+    )
+    figures.categories = _categories(totals, accounts)
+    _by_hour(figures, parts, reach)
+    return figures
+
+
+def _sources(groups: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per lead source: leads, answered, answer rate, average response; most leads first."""
+    return sorted(
         (
             {
                 "label": source or "(none)",
@@ -321,34 +315,45 @@ def dashboard_figures(
         ),
         key=lambda row: (-row["received"], row["label"]),
     )
-    figures.agents = _agents(
-        _by(groups, "agent"),
-        local_days(accounts=zones, first=first, last=last, prefix="call__"),
-        {agent: from_spread(counts, (0.5,)) for agent, counts in per_agent.items()},
-    )
-    figures.categories = _categories(totals, accounts)
 
-    # One more scan, by hour: the trend per day and NOAGENT by hour of day, in the
-    # viewer's timezone. Hours are cut in UTC (no timezone conversion per row, half the
-    # time) and moved to local time here, when the zone is a whole number of hours off
-    # UTC throughout the range (each UTC hour is then one local hour); otherwise in SQL.
+
+def _by_hour(figures: Figures, parts: Split, reach: list[Reached]) -> None:
+    """The trend per day and NOAGENT by hour of day, in the viewer's timezone: one more
+    pass, by hour. Hours are cut in UTC (no timezone conversion per row, half the time; the
+    rollup keeps UTC hours) and moved to local time here, when the zone is a whole number
+    of hours off UTC throughout the range (each UTC hour is then one local hour);
+    otherwise in SQL, over the calls of every day of the range."""
+    first, last = figures.first, figures.last
     zone = timezone.get_current_timezone()
     cut_in_utc = all(
         _whole_hours(zone, moment) for moment in (first, last + timedelta(days=1))
     )
-    moments = (
-        calls.annotate(
-            moment=TruncHour("received_at", tzinfo=UTC if cut_in_utc else zone)
+    moments: list[dict[str, Any]] = []
+    calls = (
+        parts.calls()
+        if cut_in_utc
+        else local_days(
+            accounts=[(a.pk, a.zone) for a in reach], first=first, last=last
         )
-        .values("moment")
-        .annotate(
-            received=Count("id"),
-            answered=Count("id", filter=ANSWERED),
-            within60=Count("id", filter=Q(response_time__lte=60)),
-            noagent=Count("id", filter=Q(status=CallStatus.NOAGENT)),
-        )
-        .order_by()
     )
+    if calls is not None:
+        moments += dicts(
+            Call.objects.filter(calls)
+            .annotate(
+                moment=TruncHour("received_at", tzinfo=UTC if cut_in_utc else zone)
+            )
+            .values("moment")
+            .annotate(**HOUR_COUNTS)
+            .order_by()
+        )
+    rolled = parts.rolled_rows() if cut_in_utc else None
+    if rolled is not None:
+        moments += dicts(
+            RollupHour.objects.filter(rolled)
+            .values(moment=F("hour"))
+            .annotate(**summed(HOUR_COUNTS))
+            .order_by()
+        )
     days: dict[date, dict[str, Any]] = {}
     by_hour = [0] * 24
     for row in moments:
@@ -379,7 +384,6 @@ def dashboard_figures(
         second=[row["answered"] for row in figures.trend_rows],
         labels=TREND_LABELS,
     )
-    return figures
 
 
 def _whole_hours(zone: Any, day: date) -> bool:
@@ -387,80 +391,49 @@ def _whole_hours(zone: Any, day: date) -> bool:
     return offset is not None and offset.total_seconds() % 3600 == 0
 
 
-def _previous(calls: QuerySet[Call]) -> dict[str, float | None]:
-    """The headline figures of the previous period, from one query: its counts per
-    response time (the spread, and summed, the totals)."""
-    rows: list[dict[str, Any]] = [
-        dict(row)
-        for row in calls.values("response_time").annotate(**_HEADLINE_COUNTS).order_by()
-    ]
-    totals = {key: _sum(rows, key) for key in _HEADLINE_COUNTS}
-    counts = {
-        row["response_time"]: row["received"]
-        for row in rows
-        if row["response_time"] is not None
-    }
+def _previous(parts: Split) -> dict[str, float | None]:
+    """The headline figures of the previous period, from its counts and its spread."""
+    totals, counts = previous_counts(parts)
     return _headline(totals, *from_spread(counts, (0.5, 0.9)))
 
 
 def _per_account(
     groups: list[dict[str, Any]],
     per_account: dict[Any, Spread],
-    reach: list[tuple[int, str, str]],
+    reach: list[Reached],
 ) -> list[dict[str, Any]]:
     """The headline figures of each account with leads in the range, by name."""
     by_account = _by(groups, "account")
     return [
         {
-            "name": name,
-            "pk": pk,
+            "name": account.name,
+            "pk": account.pk,
             **_headline(
-                by_account[pk], *from_spread(per_account.get(pk, {}), (0.5, 0.9))
+                by_account[account.pk],
+                *from_spread(per_account.get(account.pk, {}), (0.5, 0.9)),
             ),
         }
-        for pk, _, name in reach
-        if pk in by_account
+        for account in reach
+        if account.pk in by_account
     ]
 
 
 def _agents(
     taken: dict[Any, dict[str, int]],
-    call_range: Q,
+    offered: dict[int, dict[str, int]],
     medians: dict[Any, list[float | None]],
 ) -> list[dict[str, Any]]:
     """The leaderboard: per agent, calls offered and accepted (their legs), the calls
     offered to them that they answered, answered, median response, scores, appointments,
     wow; ranked by calls answered, then average score, then name."""
     taken.pop(None, None)  # calls no agent took
-    offered: dict[int, dict[str, Any]] = {
-        row["agent"]: dict(row)
-        for row in CallAttempt.objects.filter(
-            call_range, leg=Leg.AGENT, agent__isnull=False
-        )
-        .values("agent")
-        .annotate(
-            # Offers (an agent's phone rang) and presses of 1, not distinct calls: a
-            # call offered to the same agent in two rounds was offered twice.
-            offered=Count("id"),
-            accepted=Count("id", filter=Q(outcome=AttemptOutcome.ACCEPTED)),
-            # Distinct calls offered, and those of them the agent ended up answering:
-            # the answer rate's two terms, so it never passes 100%.
-            offered_calls=Count("call", distinct=True),
-            answered_offered=Count(
-                "call",
-                distinct=True,
-                filter=Q(call__agent=F("agent"), call__status=CallStatus.ANSWER),
-            ),
-        )
-        .order_by()
-    }
     names = {
         user.pk: user.get_full_name() or user.username
         for user in User.objects.filter(pk__in={*taken, *offered}).only(
             "first_name", "last_name", "username"
         )
     }
-    rows = []
+    rows: list[dict[str, Any]] = []
     for agent, name in names.items():
         mine = taken.get(agent, {})
         legs = offered.get(agent, {})

@@ -320,3 +320,148 @@ class CallSuggestions(models.Model):
 
     def __str__(self) -> str:
         return f"Suggestions for call {self.call_id}"
+
+
+# --- the dashboard's rollup (scoring/rollup.py builds it, scoring/figures.py reads it)
+#
+# Per account and local day (the account's timezone, as the dashboard's range has it), the
+# figures the dashboard sums: counts by agent and source, a histogram of response times
+# (merged days give percentile_cont's exact answer), the agents' legs and the counts per
+# UTC hour. Rows are derived data: rebuilt from the calls at any time, never edited. The
+# agent columns hold the user's id without a foreign key: a row is only ever recomputed.
+
+
+class RollupCoverage(models.Model):
+    """How far an account's rollup is complete: every local day up to ``through`` (none
+    yet: null), cut in ``timezone``. A later day, a day with a stale mark, or an account
+    whose timezone has changed since is read from the calls instead. Its row is also the
+    lock every write of the account's rollup takes."""
+
+    account = models.OneToOneField(
+        Account,
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="rollup_coverage",
+    )
+    timezone = models.CharField(max_length=64)
+    through = models.DateField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "dashboard rollup"
+
+    def __str__(self) -> str:
+        return f"Rollup of account {self.account_id} through {self.through}"
+
+
+class RollupStale(models.Model):
+    """A call whose figures changed (it ended, its score or a leg changed), marked in the
+    transaction that changed it: its day is read from the calls until the rollup sweep has
+    computed it again and removed the mark."""
+
+    call = models.ForeignKey(Call, on_delete=models.CASCADE, related_name="+")
+    marked_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Call {self.call_id} changed"
+
+
+class RollupDay(models.Model):
+    """The calls of one account's day taken by one agent (or none) from one source: the
+    counts of the dashboard's headline figures, sources, leaderboard and categories."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    agent_id = models.IntegerField(null=True)
+    source = models.CharField(max_length=45, blank=True)
+    received = models.PositiveIntegerField(default=0)
+    answered = models.PositiveIntegerField(default=0)
+    noagent = models.PositiveIntegerField(default=0)
+    within30 = models.PositiveIntegerField(default=0)
+    within60 = models.PositiveIntegerField(default=0)
+    within300 = models.PositiveIntegerField(default=0)
+    response_sum = models.BigIntegerField(default=0)
+    response_n = models.PositiveIntegerField(default=0)
+    scored = models.PositiveIntegerField(default=0)
+    appointments = models.PositiveIntegerField(default=0)
+    wow = models.PositiveIntegerField(default=0)
+    cat1 = models.PositiveIntegerField(default=0)
+    cat2 = models.PositiveIntegerField(default=0)
+    cat3 = models.PositiveIntegerField(default=0)
+    cat4 = models.PositiveIntegerField(default=0)
+    cat5 = models.PositiveIntegerField(default=0)
+    cat6 = models.PositiveIntegerField(default=0)
+    cat7 = models.PositiveIntegerField(default=0)
+    cat8 = models.PositiveIntegerField(default=0)
+    cat9 = models.PositiveIntegerField(default=0)
+    cat10 = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["account", "day"])]
+
+    def __str__(self) -> str:
+        return f"{self.day} of account {self.account_id}"
+
+
+class RollupResponse(models.Model):
+    """How many calls of one account's day, taken by one agent (or none), had each response
+    time: the histogram every percentile of the dashboard is read from."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    agent_id = models.IntegerField(null=True)
+    seconds = models.PositiveIntegerField()
+    calls = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["account", "day"])]
+
+    def __str__(self) -> str:
+        return f"{self.calls} calls in {self.seconds} s on {self.day}"
+
+
+class RollupOffer(models.Model):
+    """An agent's legs on the calls of one account's day: offers, presses of 1, distinct
+    calls offered and those of them the agent answered (distinct per day, so summed over
+    days, as each call has one day)."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    agent_id = models.IntegerField()
+    offered = models.PositiveIntegerField(default=0)
+    accepted = models.PositiveIntegerField(default=0)
+    offered_calls = models.PositiveIntegerField(default=0)
+    answered_offered = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "day", "agent_id"], name="rollup_offer_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Offers to agent {self.agent_id} on {self.day}"
+
+
+class RollupHour(models.Model):
+    """The calls of one account's day received in one UTC hour (``hour``, its start): the
+    trend and NOAGENT by hour, moved to the viewer's timezone when read."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    hour = models.DateTimeField()
+    received = models.PositiveIntegerField(default=0)
+    answered = models.PositiveIntegerField(default=0)
+    within60 = models.PositiveIntegerField(default=0)
+    noagent = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "day", "hour"], name="rollup_hour_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}:00 UTC of account {self.account_id}"

@@ -44,6 +44,7 @@ from scoring.models import (
     ScoringClaim,
 )
 from scoring.payloads import coaching_event_emit, score_event_emit
+from scoring.rollup_build import rollup_mark
 from scoring.selectors import accounts_coachable_by, accounts_scorable_by, scoring_queue
 from scoring.signals import score_saved
 from users.models import User
@@ -228,6 +229,7 @@ def score_save(*, call: Call, scorer: User, values: Mapping[str, Any]) -> Score:
         _revise(score, RevisionKind.SCORE, scorer, changes)
         score_event_emit(score=score)
         score_saved.send(sender=Score, score=score, changes=changes)
+        rollup_mark(call_id=call.pk)  # the dashboard reads its day afresh
     ScoringClaim.objects.filter(call=call).delete()
     return score
 

@@ -389,6 +389,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "accounts.tasks.api_keys_prune_task",
         "schedule": timedelta(hours=1),
     },
+    # The dashboard's rollup: days changed since computed again, each day added once it
+    # has ended in its account's timezone (scoring/rollup_build.py).
+    "rollup-sweep": {
+        "task": "scoring.tasks.rollup_sweep_task",
+        "schedule": timedelta(seconds=60),
+    },
 }
 
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work

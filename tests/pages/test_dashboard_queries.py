@@ -1,6 +1,7 @@
 """The dashboard's queries: every percentile read from one spread of the response times
 (the same values as PostgreSQL's ``percentile_cont`` and as the non-PostgreSQL path, to
-the bit), and a fixed number of queries whatever the calls, agents, accounts or days."""
+the bit), and a fixed number of queries whatever the calls, agents, accounts or days,
+from the calls alone or with the rollup (tests/pages/test_dashboard_rollup.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,12 @@ from scoring.percentiles import from_spread, grouped_percentiles, percentiles
 from scoring.selectors import accounts_coachable_by, local_days
 from scoring.services import score_save
 from tests.accounts.factories import AccountFactory
+from tests.pages.test_dashboard_rollup import (
+    calls_over_days,
+    figures_from_rollup,
+    rolled_up,
+    utc_today,
+)
 from tests.scoring.factories import CallFactory, in_role
 
 pytestmark = pytest.mark.django_db
@@ -158,5 +165,39 @@ def test_the_dashboard_reads_its_figures_in_nine_queries(
     user = world.global_manager.__class__.objects.get(pk=world.global_manager.pk)
     with django_assert_num_queries(9):
         after = dashboard_figures(user=user, first=first, last=last)
+    assert after.received > before.received
+    assert len(after.accounts) > len(before.accounts)
+
+
+@pytest.mark.parametrize(
+    ("since", "until", "queries"),
+    [
+        # permissions, accounts with their rollup, stale marks, then from the rollup:
+        # counts, spread, the previous period's sums and histogram, legs, hours; the
+        # agents' names and the categories' names.
+        (10, 4, 11),
+        # and from the calls, today's: counts, spread, legs, hours (the previous period is
+        # rolled up).
+        (6, 0, 15),
+    ],
+)
+def test_the_dashboard_reads_the_rollup_in_a_fixed_number_of_queries(
+    world, since, until, queries, django_assert_num_queries
+):
+    calls_over_days(world, random.Random(3))
+    rolled_up()
+    first, last = (
+        utc_today() - timedelta(days=since),
+        utc_today() - timedelta(days=until),
+    )
+    with django_assert_num_queries(queries):
+        before = figures_from_rollup("UTC", world.global_manager, first, last)
+    calls_over_days(
+        world, random.Random(4), "Far East"
+    )  # more calls, agents, an account
+    rolled_up()
+    user = world.global_manager.__class__.objects.get(pk=world.global_manager.pk)
+    with django_assert_num_queries(queries):
+        after = figures_from_rollup("UTC", user, first, last)
     assert after.received > before.received
     assert len(after.accounts) > len(before.accounts)

@@ -52,6 +52,7 @@ SEED_STEPS: list[str] = [
     "demo.pages.seed_demo",
     "demo.texting.seed_demo",
     "demo.notify.seed_demo",
+    "demo.scoring.seed_rollup",  # last: after every step that writes calls or scores
 ]
 
 TEAMS = ("Sales", "Service")
