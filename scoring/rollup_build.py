@@ -43,6 +43,8 @@ from scoring.selectors import day_start
 CHUNK_DAYS = 31  # days computed in one transaction
 SWEEP_DAYS = 1000  # account-days one sweep adds at most
 SWEEP_MARKS = 5000  # stale marks one sweep takes at most
+# A call of today needs no stale mark until this long before the account's midnight.
+TODAY_MARGIN = timedelta(minutes=10)
 DAY_MODELS: tuple[
     type[RollupDay], type[RollupResponse], type[RollupOffer], type[RollupHour]
 ] = (
@@ -60,10 +62,29 @@ def _quiet(first: date, last: date, calls: int) -> None:
     return None
 
 
-def rollup_mark(*, call_id: int) -> None:
+def rollup_mark(*, call: Call) -> None:
     """Mark the call's day stale, in the caller's transaction: the dashboard reads that
-    day from the calls until the sweep has computed it again (never a stale figure)."""
-    RollupStale.objects.create(call_id=call_id)
+    day from the calls until the sweep has computed it again (never a stale figure). A
+    call of the account's today needs none (most calls): see ``_of_today``."""
+    if not _of_today(call):
+        RollupStale.objects.create(call_id=call.pk)
+
+
+def _of_today(call: Call) -> bool:
+    """Whether the call was received on its account's today, a while before midnight. The
+    rollup never holds today (a day is added once it has ended) and no transaction that
+    marks runs ``TODAY_MARGIN``, so the day, computed after midnight, sees the change.
+    A call whose account is not at hand is taken as not of today (marked: one query, as
+    reading the account would cost)."""
+    if not Call.account.is_cached(call):
+        return False
+    zone = ZoneInfo(call.account.timezone)
+    now = timezone.now()
+    today = timezone.localdate(now, zone)
+    return (
+        timezone.localdate(call.received_at, zone) == today
+        and now < day_start(today + ONE_DAY, zone) - TODAY_MARGIN
+    )
 
 
 def rollup_sweep(*, days: int = SWEEP_DAYS, marks: int = SWEEP_MARKS) -> dict[str, int]:

@@ -229,7 +229,7 @@ def score_save(*, call: Call, scorer: User, values: Mapping[str, Any]) -> Score:
         _revise(score, RevisionKind.SCORE, scorer, changes)
         score_event_emit(score=score)
         score_saved.send(sender=Score, score=score, changes=changes)
-        rollup_mark(call_id=call.pk)  # the dashboard reads its day afresh
+        rollup_mark(call=call)  # the dashboard reads its day afresh
     ScoringClaim.objects.filter(call=call).delete()
     return score
 

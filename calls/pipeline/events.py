@@ -35,6 +35,7 @@ def call_event(event: Event) -> Instruction:
         if call is None:
             return Instruction.nothing()
         attempt = CallAttempt.objects.select_for_update().get(pk=event.attempt_id)
+        attempt.call = call  # the locked one: whoever hears of this leg reads it there
         handler = _agent_event if attempt.leg == Leg.AGENT else _lead_event
         instruction = handler(call, attempt, event, followups)
     for followup in followups:

@@ -280,20 +280,60 @@ def figures_from_rollup(zone: str, user, first: date, last: date):
         return dashboard_figures(user=user, first=first, last=last)
 
 
+def _dialing_with_a_ringing_agent(world, *, received_at):
+    dialing = CallFactory(
+        account=world.north,
+        status=CallStatus.DIALING,
+        agent=None,
+        rounds=1,
+        received_at=received_at,
+    )
+    leg = CallAttempt.objects.create(
+        call=dialing, leg=Leg.AGENT, agent=world.agent, number="1", provider="simulator"
+    )
+    return Call.objects.select_related("account").get(pk=dialing.pk), leg
+
+
 def test_a_call_cancelled_while_ringing_an_agent_is_marked_once(world):
     """Through the pipeline: cancelling a call still dialing ends its agent's leg (no mark:
     the call is under way) and then the call (its final status marks it)."""
     RollupStale.objects.all().delete()  # the world's score marked its call
-    dialing = CallFactory(
-        account=world.north, status=CallStatus.DIALING, agent=None, rounds=1
-    )
-    leg = CallAttempt.objects.create(
-        call=dialing, leg=Leg.AGENT, agent=world.agent, number="1", provider="simulator"
+    dialing, leg = _dialing_with_a_ringing_agent(
+        world, received_at=timezone.now() - timedelta(days=2)
     )
     assert call_cancel(call=dialing)
     leg.refresh_from_db()
     assert leg.outcome == AttemptOutcome.CANCELED
     assert list(RollupStale.objects.values_list("call_id", flat=True)) == [dialing.pk]
+
+
+def test_a_call_of_today_ending_leaves_no_mark_and_the_figures_exact(
+    world, monkeypatch
+):
+    """The rollup never holds the account's today, so a call of today needs no mark (most
+    calls): none is written, and the figures still count its final status. Close to the
+    account's midnight it is marked all the same (the day may be computed meanwhile)."""
+    from scoring import rollup_build
+
+    RollupStale.objects.all().delete()
+    zone = ZoneInfo(world.north.timezone)
+    local_noon = datetime.combine(
+        timezone.localdate(timezone.now(), zone), time(12), zone
+    )
+    monkeypatch.setattr(rollup_build.timezone, "now", lambda: local_noon)
+    dialing, _ = _dialing_with_a_ringing_agent(
+        world, received_at=local_noon - timedelta(hours=1)
+    )
+    assert call_cancel(call=dialing)
+    assert not RollupStale.objects.exists()
+
+    late = local_noon + timedelta(hours=11, minutes=55)  # 23:55 in the account's zone
+    monkeypatch.setattr(rollup_build.timezone, "now", lambda: late)
+    other, _ = _dialing_with_a_ringing_agent(
+        world, received_at=late - timedelta(hours=1)
+    )
+    assert call_cancel(call=other)
+    assert list(RollupStale.objects.values_list("call_id", flat=True)) == [other.pk]
 
 
 def test_a_leg_ending_after_its_call_ended_marks_the_call(world):
