@@ -8,13 +8,15 @@ category names if it has any. JSON takes the members in the order of part 2.3 (t
 account's own bound as parameters), adds the category names and is one ``orjson.dumps``
 per record. XML takes the texts in the order the layout writes them, escapes them in one
 pass over them joined, and fills a template of the layout made once per pattern of empty
-texts (an empty member is written ``<name/>``), the account's own members written in.
+texts (an empty member is written ``<name/>``) and set of category names, the account's
+own members and the names written in.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import closing
 from operator import not_
 from typing import Any
 
@@ -239,7 +241,7 @@ def _json_select(builder: RecordBuilder) -> list[RecordSql]:
     return [_array(members), _own_names(builder)]
 
 
-def _copy_rows(calls: QuerySet[Call], columns: list[RecordSql]) -> Iterator[tuple]:
+def _copy_rows(calls: QuerySet[Call], columns: list[RecordSql]) -> Generator[tuple]:
     """The rows (a ``text[]`` and a text) in date, time and id order, read from one
     binary ``COPY`` as they arrive (a slow reader holds the database back, nothing
     piles up here).
@@ -274,15 +276,16 @@ def _names(builder: RecordBuilder, own: str | None) -> list[Any]:
     return [names[slot - 1] for slot in SLOTS]
 
 
-def _json_array(builder: RecordBuilder, rows: Iterable[tuple]) -> Iterator[bytes]:
+def _json_array(builder: RecordBuilder, rows: Generator[tuple]) -> Iterator[bytes]:
     def parts() -> Iterator[bytes]:
         dumps = orjson.dumps
         yield b"["
         separator = b""
-        for members, own in rows:
-            members[_NAMES_AT:_NAMES_AT] = _names(builder, own)
-            yield separator + dumps(dict(zip(JSON_KEYS, members, strict=True)))
-            separator = b","
+        with closing(rows):  # an error here ends the COPY at once
+            for members, own in rows:
+                members[_NAMES_AT:_NAMES_AT] = _names(builder, own)
+                yield separator + dumps(dict(zip(JSON_KEYS, members, strict=True)))
+                separator = b","
         yield b"]"
 
     return pieces(parts())
@@ -413,25 +416,31 @@ _TEMPLATES_KEPT = 256
 
 
 class _Templates:
-    """The layout for one account as ``str.format`` templates, one per pattern of empty
-    texts: ``{n}`` the n-th text, ``{N+slot-1}`` the name attribute of category ``slot``
-    (N texts); the account's members are written in, escaped, once."""
+    """The layout for one account as printf-style templates (``%`` is several times
+    quicker than ``str.format`` with some sixty fields), one per pattern of empty texts
+    and set of category names: each ``%s`` takes the next text that is not empty; the
+    account's members and the category names are written in, escaped, once."""
 
     def __init__(self, builder: RecordBuilder) -> None:
+        self.builder = builder
         self.account = {
             key: getattr(builder, attribute) for key, attribute in _ACCOUNT.items()
         }
-        self.kept: dict[tuple[bool, ...], str] = {}
+        self.kept: dict[tuple[tuple[bool, ...], str | None], str] = {}
 
-    def get(self, empty: tuple[bool, ...]) -> str:
-        template = self.kept.get(empty)
+    def get(self, empty: tuple[bool, ...], own_names: str | None) -> str:
+        """The template of a row whose texts are ``empty`` or not, and whose score has
+        ``own_names`` (JSON), or None for the account's current names."""
+        key = (empty, own_names)
+        template = self.kept.get(key)
         if template is None:
             if len(self.kept) >= _TEMPLATES_KEPT:
                 self.kept.clear()
-            template = self.kept[empty] = self._make(empty)
+            template = self.kept[key] = self._make(empty, own_names)
         return template
 
-    def _make(self, empty: tuple[bool, ...]) -> str:
+    def _make(self, empty: tuple[bool, ...], own_names: str | None) -> str:
+        names = _names(self.builder, own_names)
         out = []
         at = 0  # the next text
         for item in _LAYOUT:
@@ -439,42 +448,40 @@ class _Templates:
                 out.append(item)
             elif _member(item) in _ACCOUNT:
                 element = xml_element(item[1], self.account[_member(item)])
-                out.append(element.replace("{", "{{").replace("}", "}}"))
-            elif item[0] == "el":
-                tag = item[1]
-                out.append(f"<{tag}/>" if empty[at] else f"<{tag}>{{{at}}}</{tag}>")
-                at += 1
-            elif item[0] in ("first", "last"):
-                out.append(f'<name id="{item[0]}">{{{at}}}</name>')
-                at += 1
+                out.append(element.replace("%", "%%"))
             else:
-                slot = item[1]
-                name = len(_XML_TEXTS) + slot - 1
-                out.append(f"<cat{slot} name={{{name}}}>{{{at}}}</cat{slot}>")
+                text = "" if empty[at] else "%s"
                 at += 1
+                if item[0] == "el":
+                    tag = item[1]
+                    out.append(f"<{tag}>{text}</{tag}>" if text else f"<{tag}/>")
+                elif item[0] in ("first", "last"):
+                    out.append(f'<name id="{item[0]}">{text}</name>')
+                else:
+                    slot = item[1]
+                    name = xml_attribute(names[slot - 1]).replace("%", "%%")
+                    out.append(f"<cat{slot} name={name}>{text}</cat{slot}>")
         return "".join(out)
 
 
-def _xml_document(builder: RecordBuilder, rows: Iterable[tuple]) -> Iterator[bytes]:
-    current = [xml_attribute(name) for name in builder.current_names]
+def _xml_document(builder: RecordBuilder, rows: Generator[tuple]) -> Iterator[bytes]:
     templates = _Templates(builder)
 
     def calldrip(row: tuple) -> str:
-        texts, own = row
+        texts, own_names = row
         texts = _escaped(texts)
-        template = templates.get(tuple(map(not_, texts)))
-        names = current if own is None else map(xml_attribute, _names(builder, own))
-        return template.format(*texts, *names)
+        template = templates.get(tuple(map(not_, texts)), own_names)
+        return template % tuple(filter(None, texts))
 
     def parts() -> Iterator[str]:
-        iterator = iter(rows)
-        first = next(iterator, None)
-        if first is None:
-            yield XML_DECLARATION + "<calldrips/>"
-            return
-        yield XML_DECLARATION + "<calldrips>" + calldrip(first)
-        for row in iterator:
-            yield calldrip(row)
+        with closing(rows):  # an error here ends the COPY at once
+            first = next(rows, None)
+            if first is None:
+                yield XML_DECLARATION + "<calldrips/>"
+                return
+            yield XML_DECLARATION + "<calldrips>" + calldrip(first)
+            for row in rows:
+                yield calldrip(row)
         yield "</calldrips>"
 
     return pieces(part.encode() for part in parts())

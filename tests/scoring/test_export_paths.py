@@ -58,7 +58,7 @@ def calls(account):
     scorer = in_role("Scorer", accounts=[account], first_name="<Robin>", last_name="&")
     coach = in_role("Manager", accounts=[account], first_name="Dana", last_name="Cole")
     ScorecardCategory.objects.filter(scorecard=account.scorecard, slot=2).update(
-        name='Said "hi"\tand\r\nwaved & <smiled>'
+        name='Said "hi"\tand\r\nwaved & <smiled> 100%s {0}'
     )
     ScorecardCategory.objects.filter(scorecard=account.scorecard, slot=9).update(
         name=""
@@ -155,7 +155,7 @@ def calls(account):
     score_save(call=nameless, scorer=scorer, values={"cat2": True, "wow": False})
     Score.objects.filter(call=nameless).update(category_names=[])
     ScorecardCategory.objects.filter(scorecard=account.scorecard, slot=1).update(
-        name="Said hello <again> & \"then\" 'some'"
+        name="Said hello <again> & \"then\" 'some' %"
     )
     # Received in spring, across the other daylight-saving change, and at midnight.
     call(at("2026-03-08", "01:59:59"))
