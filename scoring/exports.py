@@ -2,23 +2,26 @@
 works out every member and streams the rows as binary ``COPY``, Python only writes them.
 
 ``scoring.records`` is the reference (and the path of every other database, SQLite the
-embedded default): the bytes written here are the same. One query gives one tuple per
-call, the members ready to write in the order of part 2.3, null as in JSON; what the
-database cannot know (the account's own members and current category names) is added
-in Python. JSON is one ``orjson.dumps`` per record. XML escapes a record's texts in one
-pass over them joined, and fills a template of the layout made once per pattern of
-empty members (an empty member is written ``<name/>``).
+embedded default): the bytes written here are the same. One query gives one row per
+call: a ``text[]`` of its members ready to write, null as in JSON, and the score's own
+category names if it has any. JSON takes the members in the order of part 2.3 (the
+account's own bound as parameters), adds the category names and is one ``orjson.dumps``
+per record. XML takes the texts in the order the layout writes them, escapes them in one
+pass over them joined, and fills a template of the layout made once per pattern of empty
+texts (an empty member is written ``<name/>``) and set of category names, the account's
+own members and the names written in.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import closing
 from operator import not_
 from typing import Any
 
 import orjson
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import Expression, F, QuerySet, TextField
 from psycopg import ClientCursor
 
@@ -35,6 +38,7 @@ from scoring.records import (
     stream_json,
     stream_xml,
     xml_attribute,
+    xml_element,
 )
 
 
@@ -51,10 +55,9 @@ def stream_records(
     if not sql_path_available(calls):
         stream = stream_xml if return_type == "xml" else stream_json
         return stream(builder, rows(calls))
-    tuples = _copy_rows(calls, _select(builder, xml=return_type == "xml"))
     if return_type == "xml":
-        return _xml_document(builder, tuples)
-    return _json_array(builder, tuples)
+        return _xml_document(builder, _copy_rows(calls, _xml_select(builder)))
+    return _json_array(builder, _copy_rows(calls, _json_select(builder)))
 
 
 class RecordSql(Expression):
@@ -109,16 +112,33 @@ def _when_scored(text: str) -> str:
     return f"(CASE WHEN {{score_id}} IS NOT NULL THEN {text} END)"
 
 
-# The tuple of one call: the members of RecordBuilder.json in order, but for those
-# added in Python (marked "in Python"), as text or null. A score's own columns are
-# null without a score (the join is outer).
-_CALL_HEAD = {
+def _local(pattern: str) -> str:
+    """The call's arrival in the account's timezone (the parameter), as ``pattern``."""
+    return f"to_char({{received_at}} AT TIME ZONE %s, '{pattern}')"
+
+
+# The account's own members, the same in every record: bound as parameters in JSON,
+# written into the layout once in XML.
+_ACCOUNT = {
+    "dealerName": "dealer",
+    "accountPostalCode": "postal_code",
+    "accountAddress": "address",
+    "accountCity": "city",
+}
+# cat1Name..cat10Name: the score's own names or the account's current ones, in Python.
+_CAT_NAMES = tuple(f"cat{slot}Name" for slot in SLOTS)
+
+# Every member of RecordBuilder.json, in its order: the SQL of a text or null over the
+# columns of the call, its agent and its score (a score's columns are null without a
+# score: the join is outer), or None for a member added in Python.
+_MEMBERS: dict[str, str | None] = {
     "id": "{id}::text",
     "altid": "nullif({altid}, '')",
-    # in Python: dealerName; date and time are one member here, split in Python
-    "local": "to_char({received_at} AT TIME ZONE %s, 'YYYY-MM-DD HH24:MI:SS')",
+    "dealerName": None,
     "source": "{source}",
     "status": "{status}",
+    "date": _local("YYYY-MM-DD"),
+    "time": _local("HH24:MI:SS"),
     "firstName": "{first_name}",
     "lastName": "{last_name}",
     "email": "{email}",
@@ -163,46 +183,73 @@ _CALL_HEAD = {
     "calledOnSummary": "{s_called_on_summary}",
     "transcibedBy": "{s_scorer_name}",
     "leadtype": "{s_lead_type}",
-}
-# The score's category names as JSON, null when they are the account's current ones
-# (or there is no score); cat1Name..cat10Name are made of them in Python.
-_NAMES = "(CASE WHEN {s_category_names} <> %s::jsonb THEN {s_category_names}::text END)"
-_CALL_TAIL = {
+    **dict.fromkeys(_CAT_NAMES),
     **{f"cat{slot}": _flag(f"{{s_cat{slot}}}") for slot in SLOTS},
     "wow": _flag("{s_wow}"),
     "coachNotes": "{s_coach_notes}",
     "coachedBy": "{s_coached_by}",
     "inboundCallTrackingNumber": "{inbound_tracking_number}",
-    # in Python: accountPostalCode, accountAddress, accountCity
+    "accountPostalCode": None,
+    "accountAddress": None,
+    "accountCity": None,
     "updateNotes": (
         "concat_ws(E'\\n', nullif({call_notes}, ''), nullif({update_notes}, ''), "
         "nullif({s_notes}, ''), nullif({s_coach_notes}, ''))"
     ),
     "callTranscription": "{transcription}",
 }
-_HEAD = len(_CALL_HEAD)
-_LOCAL = list(_CALL_HEAD).index("local")
+JSON_KEYS = tuple(_MEMBERS)
+_NAMES_AT = JSON_KEYS.index("cat1Name")
+
+# The score's category names as JSON, null when they are the account's current ones
+# (the parameter) or there is no score.
+_OWN_NAMES = (
+    "(CASE WHEN {s_category_names} <> %s::jsonb THEN {s_category_names}::text END)"
+)
 
 
-def _select(builder: RecordBuilder, *, xml: bool) -> list[RecordSql]:
-    """The tuple's columns; in XML a null member is written as an empty one."""
-    names = orjson.dumps(builder.current_names).decode()
-    params = {"local": [builder.zone.key], "agent": [_WHITESPACE]}
-    columns = [
-        RecordSql(sql if not xml else f"coalesce({sql}, '')", *params.get(key, []))
-        for key, sql in _CALL_HEAD.items()
-    ]
-    columns.append(RecordSql(_NAMES, names))
-    columns += [
-        RecordSql(sql if not xml else f"coalesce({sql}, '')")
-        for sql in _CALL_TAIL.values()
-    ]
-    return columns
+def _params(builder: RecordBuilder, key: str) -> list[Any]:
+    """The parameters of a member's SQL, in order."""
+    if key in ("date", "time"):
+        return [builder.zone.key]
+    if key == "agent":
+        return [_WHITESPACE]
+    return []
 
 
-def _copy_rows(calls: QuerySet[Call], columns: list[RecordSql]) -> Iterator[tuple]:
-    """The tuples in date, time and id order, read from one binary ``COPY`` as they
-    arrive (a slow reader holds the database back, nothing piles up here)."""
+def _own_names(builder: RecordBuilder) -> RecordSql:
+    return RecordSql(_OWN_NAMES, orjson.dumps(builder.current_names).decode())
+
+
+def _array(members: list[tuple[str, list[Any]]]) -> RecordSql:
+    """One ``text[]`` of the members' SQL: psycopg reads it in C, a column per member
+    would cost a Python call each."""
+    sql = ", ".join(member for member, _ in members)
+    params = [param for _, member_params in members for param in member_params]
+    return RecordSql(f"ARRAY[{sql}]::text[]", *params)
+
+
+def _json_select(builder: RecordBuilder) -> list[RecordSql]:
+    """Every member but the category names, in order (the account's bound), and the
+    score's own names."""
+    members = []
+    for key, sql in _MEMBERS.items():
+        if key in _ACCOUNT:
+            members.append(("%s::text", [getattr(builder, _ACCOUNT[key])]))
+        elif sql is not None:
+            members.append((sql, _params(builder, key)))
+    return [_array(members), _own_names(builder)]
+
+
+def _copy_rows(calls: QuerySet[Call], columns: list[RecordSql]) -> Generator[tuple]:
+    """The rows (a ``text[]`` and a text) in date, time and id order, read from one
+    binary ``COPY`` as they arrive (a slow reader holds the database back, nothing
+    piles up here).
+
+    The plan is kept serial: a parallel plan sorts every matching call (on disk, past
+    some ten thousand) before the first row leaves, while a serial one reads an index
+    in order and streams from the first row, so PostgreSQL and this process work at
+    once."""
     query = calls.order_by("received_at", "id").annotate(
         **{f"m{n}": column for n, column in enumerate(columns)}
     )
@@ -214,9 +261,11 @@ def _copy_rows(calls: QuerySet[Call], columns: list[RecordSql]) -> Iterator[tupl
     # COPY takes no parameters: they are bound here, as psycopg binds them client-side.
     with ClientCursor(connection.connection) as binder:
         statement = binder.mogrify(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params)
-    with connection.cursor() as cursor, cursor.copy(statement) as copy:
-        copy.set_types(["text"] * len(columns))
-        yield from copy.rows()
+    with transaction.atomic(using=calls.db), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
+        with cursor.copy(statement) as copy:
+            copy.set_types(["text[]", "text"])
+            yield from copy.rows()
 
 
 def _names(builder: RecordBuilder, own: str | None) -> list[Any]:
@@ -227,97 +276,19 @@ def _names(builder: RecordBuilder, own: str | None) -> list[Any]:
     return [names[slot - 1] for slot in SLOTS]
 
 
-def _record(builder: RecordBuilder, row: tuple) -> tuple:
-    """The members of RecordBuilder.json, in order, from one tuple."""
-    local = row[_LOCAL]
-    return (
-        row[0],
-        row[1],
-        builder.dealer,
-        row[3],
-        row[4],
-        local[:10],
-        local[11:],
-        *row[5:_HEAD],
-        *_names(builder, row[_HEAD]),
-        *row[_HEAD + 1 : -2],
-        builder.postal_code,
-        builder.address,
-        builder.city,
-        *row[-2:],
-    )
-
-
-JSON_KEYS = (
-    "id",
-    "altid",
-    "dealerName",
-    "source",
-    "status",
-    "date",
-    "time",
-    *list(_CALL_HEAD)[5:],
-    *(f"cat{slot}Name" for slot in SLOTS),
-    *list(_CALL_TAIL)[:-2],
-    "accountPostalCode",
-    "accountAddress",
-    "accountCity",
-    *list(_CALL_TAIL)[-2:],
-)
-
-
-def _json_array(builder: RecordBuilder, tuples: Iterable[tuple]) -> Iterator[bytes]:
+def _json_array(builder: RecordBuilder, rows: Generator[tuple]) -> Iterator[bytes]:
     def parts() -> Iterator[bytes]:
         dumps = orjson.dumps
         yield b"["
         separator = b""
-        for row in tuples:
-            yield separator + dumps(
-                dict(zip(JSON_KEYS, _record(builder, row), strict=True))
-            )
-            separator = b","
+        with closing(rows):  # an error here ends the COPY at once
+            for members, own in rows:
+                members[_NAMES_AT:_NAMES_AT] = _names(builder, own)
+                yield separator + dumps(dict(zip(JSON_KEYS, members, strict=True)))
+                separator = b","
         yield b"]"
 
     return pieces(parts())
-
-
-def _texts(builder: RecordBuilder, row: tuple) -> tuple[str, ...]:
-    """The members of ``_record`` but the category names, as XML writes them (a null
-    member is empty)."""
-    local = row[_LOCAL]
-    return (
-        row[0],
-        row[1],
-        builder.dealer or "",
-        row[3],
-        row[4],
-        local[:10],
-        local[11:],
-        *row[5:_HEAD],
-        *row[_HEAD + 1 : -2],
-        builder.postal_code or "",
-        builder.address or "",
-        builder.city or "",
-        *row[-2:],
-    )
-
-
-_TEXT_KEYS = [key for key in JSON_KEYS if not re.fullmatch(r"cat\d+Name", key)]
-_AT = {key: n for n, key in enumerate(_TEXT_KEYS)}
-# Neither NUL, which joins a record's texts (PostgreSQL text never holds it), nor
-# anything the layout's markup has needs escaping; what XML cannot carry is dropped.
-_JOINED_DROP = re.compile(f"[{NOT_XML.replace(chr(0), chr(1), 1)}]")
-_JOINED_WORK = re.compile(f"[&<>{NOT_XML.replace(chr(0), chr(1), 1)}]")
-
-
-def _escaped(texts: tuple[str, ...]) -> tuple[str, ...] | list[str]:
-    """xml_text() of every text, in one pass over them joined."""
-    joined = "\x00".join(texts)
-    if _JOINED_WORK.search(joined) is None:
-        return texts
-    joined = _JOINED_DROP.sub("", joined)
-    joined = joined.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return joined.split("\x00")
 
 
 # RecordBuilder.xml: ("el", member) an element of that name holding the member (empty:
@@ -399,54 +370,118 @@ _LAYOUT: list[Any] = [
     ("el", "city", "accountCity"),
     "</accountInfo></calldrip>",
 ]
+
+
+def _member(item: tuple) -> str:
+    """The member a layout item holds."""
+    return f"cat{item[1]}" if item[0] == "cat" else item[-1]
+
+
+# The texts of a row in XML, in the order the layout writes them (the account's members
+# are written into the layout instead).
+_XML_TEXTS = [
+    _member(item)
+    for item in _LAYOUT
+    if not isinstance(item, str) and _member(item) not in _ACCOUNT
+]
+
+
+def _xml_select(builder: RecordBuilder) -> list[RecordSql]:
+    """The texts of ``_XML_TEXTS`` (a null member is written as an empty one) and the
+    score's own names."""
+    members = [
+        (f"coalesce({_MEMBERS[key]}, '')", _params(builder, key)) for key in _XML_TEXTS
+    ]
+    return [_array(members), _own_names(builder)]
+
+
+# Neither NUL, which joins a record's texts (PostgreSQL text never holds it), nor
+# anything the layout's markup has needs escaping; what XML cannot carry is dropped.
+_JOINED_DROP = re.compile(f"[{NOT_XML.replace(chr(0), chr(1), 1)}]")
+_JOINED_WORK = re.compile(f"[&<>{NOT_XML.replace(chr(0), chr(1), 1)}]")
+
+
+def _escaped(texts: list[str]) -> list[str]:
+    """xml_text() of every text, in one pass over them joined."""
+    joined = "\x00".join(texts)
+    if _JOINED_WORK.search(joined) is None:
+        return texts
+    if _JOINED_DROP.search(joined) is not None:  # rare: a search is cheaper than sub
+        joined = _JOINED_DROP.sub("", joined)
+    joined = joined.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return joined.split("\x00")
+
+
 _TEMPLATES_KEPT = 256
 
 
-def _template(empty: tuple[bool, ...]) -> str:
-    """The layout as a ``str.format`` template: ``{n}`` the n-th text, ``{N+slot-1}`` the
-    attribute of category ``slot`` (N texts); ``empty`` tells which texts are empty."""
-    names = len(_TEXT_KEYS) - 1
-    out = []
-    for item in _LAYOUT:
-        if isinstance(item, str):
-            out.append(item)
-        elif item[0] == "el":
-            tag, at = item[1], _AT[item[-1]]
-            out.append(f"<{tag}/>" if empty[at] else f"<{tag}>{{{at}}}</{tag}>")
-        elif item[0] in ("first", "last"):
-            out.append(f'<name id="{item[0]}">{{{_AT[item[1]]}}}</name>')
-        else:
-            slot = item[1]
-            at, name = _AT[f"cat{slot}"], names + slot
-            out.append(f"<cat{slot} name={{{name}}}>{{{at}}}</cat{slot}>")
-    return "".join(out)
+class _Templates:
+    """The layout for one account as printf-style templates (``%`` is several times
+    quicker than ``str.format`` with some sixty fields), one per pattern of empty texts
+    and set of category names: each ``%s`` takes the next text that is not empty; the
+    account's members and the category names are written in, escaped, once."""
+
+    def __init__(self, builder: RecordBuilder) -> None:
+        self.builder = builder
+        self.account = {
+            key: getattr(builder, attribute) for key, attribute in _ACCOUNT.items()
+        }
+        self.kept: dict[tuple[tuple[bool, ...], str | None], str] = {}
+
+    def get(self, empty: tuple[bool, ...], own_names: str | None) -> str:
+        """The template of a row whose texts are ``empty`` or not, and whose score has
+        ``own_names`` (JSON), or None for the account's current names."""
+        key = (empty, own_names)
+        template = self.kept.get(key)
+        if template is None:
+            if len(self.kept) >= _TEMPLATES_KEPT:
+                self.kept.clear()
+            template = self.kept[key] = self._make(empty, own_names)
+        return template
+
+    def _make(self, empty: tuple[bool, ...], own_names: str | None) -> str:
+        names = _names(self.builder, own_names)
+        out = []
+        at = 0  # the next text
+        for item in _LAYOUT:
+            if isinstance(item, str):
+                out.append(item)
+            elif _member(item) in _ACCOUNT:
+                element = xml_element(item[1], self.account[_member(item)])
+                out.append(element.replace("%", "%%"))
+            else:
+                text = "" if empty[at] else "%s"
+                at += 1
+                if item[0] == "el":
+                    tag = item[1]
+                    out.append(f"<{tag}>{text}</{tag}>" if text else f"<{tag}/>")
+                elif item[0] in ("first", "last"):
+                    out.append(f'<name id="{item[0]}">{text}</name>')
+                else:
+                    slot = item[1]
+                    name = xml_attribute(names[slot - 1]).replace("%", "%%")
+                    out.append(f"<cat{slot} name={name}>{text}</cat{slot}>")
+        return "".join(out)
 
 
-def _xml_document(builder: RecordBuilder, tuples: Iterable[tuple]) -> Iterator[bytes]:
-    current = [xml_attribute(name) for name in builder.current_names]
-    templates: dict[tuple[bool, ...], str] = {}
+def _xml_document(builder: RecordBuilder, rows: Generator[tuple]) -> Iterator[bytes]:
+    templates = _Templates(builder)
 
     def calldrip(row: tuple) -> str:
-        texts = _escaped(_texts(builder, row))
-        empty = tuple(map(not_, texts))
-        template = templates.get(empty)
-        if template is None:
-            if len(templates) >= _TEMPLATES_KEPT:
-                templates.clear()
-            template = templates[empty] = _template(empty)
-        own = row[_HEAD]
-        names = current if own is None else map(xml_attribute, _names(builder, own))
-        return template.format(*texts, *names)
+        texts, own_names = row
+        texts = _escaped(texts)
+        template = templates.get(tuple(map(not_, texts)), own_names)
+        return template % tuple(filter(None, texts))
 
     def parts() -> Iterator[str]:
-        iterator = iter(tuples)
-        first = next(iterator, None)
-        if first is None:
-            yield XML_DECLARATION + "<calldrips/>"
-            return
-        yield XML_DECLARATION + "<calldrips>" + calldrip(first)
-        for row in iterator:
-            yield calldrip(row)
+        with closing(rows):  # an error here ends the COPY at once
+            first = next(rows, None)
+            if first is None:
+                yield XML_DECLARATION + "<calldrips/>"
+                return
+            yield XML_DECLARATION + "<calldrips>" + calldrip(first)
+            for row in rows:
+                yield calldrip(row)
         yield "</calldrips>"
 
     return pieces(part.encode() for part in parts())

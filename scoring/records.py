@@ -210,7 +210,7 @@ class RecordBuilder:
     def xml(self, row: dict[str, Any]) -> str:
         """One ``<calldrip>`` element, element for element in the documented order."""
         r = self.json(row)
-        e = _element
+        e = xml_element
         vehicle = "".join(
             f"<{which}>"
             + e("make", r[f"{which}Make"])
@@ -390,7 +390,8 @@ def xml_attribute(value: Any) -> str:
     return f'"{text}"'
 
 
-def _element(name: str, value: Any) -> str:
+def xml_element(name: str, value: Any) -> str:
+    """``<name>text</name>``, or ``<name/>`` when the escaped text is empty."""
     text = xml_text(value)
     return f"<{name}>{text}</{name}>" if text else f"<{name}/>"
 

@@ -2,6 +2,7 @@
 export built row by row in Python (scoring/records.py, the path of every other database),
 in JSON and XML, over calls that exercise every quirk of part 2.3."""
 
+import json
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -21,8 +22,11 @@ pytestmark = pytest.mark.django_db
 
 DENVER = ZoneInfo("America/Denver")
 URL = "/api/scoreddata"
-# Markup, quotes, whitespace XML keeps, characters it cannot carry, and beyond ASCII.
-HOSTILE = "<b>&amp;\"'</b>]]>\x01\x08\x0b\x1f\ufffe\uffff \t\r\n\\ é 😀 \u2028"
+# Markup, quotes, whitespace XML keeps, characters it cannot carry, beyond ASCII, and
+# what a template or a query parameter would take for its own ({0}, {}, %s).
+HOSTILE = (
+    "<b>&amp;\"'</b>]]>\x01\x08\x0b\x1f\ufffe\uffff \t\r\n\\ é 😀 \u2028 {0}{}}%s%%"
+)
 CONTROL_ONLY = "\x01\x1f\ufffe"
 
 
@@ -35,7 +39,7 @@ def at(day: str, clock: str) -> datetime:
 @pytest.fixture
 def account():
     return AccountFactory(
-        name="Demo & <Motors> \"North\" 'é'",
+        name="Demo & <Motors> \"North\" 'é' {0} {dealer} %s",
         timezone="America/Denver",
         postal_code="",
         address="1 Main St\n& Co",
@@ -54,7 +58,7 @@ def calls(account):
     scorer = in_role("Scorer", accounts=[account], first_name="<Robin>", last_name="&")
     coach = in_role("Manager", accounts=[account], first_name="Dana", last_name="Cole")
     ScorecardCategory.objects.filter(scorecard=account.scorecard, slot=2).update(
-        name='Said "hi"\tand\r\nwaved & <smiled>'
+        name='Said "hi"\tand\r\nwaved & <smiled> 100%s {0}'
     )
     ScorecardCategory.objects.filter(scorecard=account.scorecard, slot=9).update(
         name=""
@@ -151,7 +155,7 @@ def calls(account):
     score_save(call=nameless, scorer=scorer, values={"cat2": True, "wow": False})
     Score.objects.filter(call=nameless).update(category_names=[])
     ScorecardCategory.objects.filter(scorecard=account.scorecard, slot=1).update(
-        name="Said hello <again> & \"then\" 'some'"
+        name="Said hello <again> & \"then\" 'some' %"
     )
     # Received in spring, across the other daylight-saving change, and at midnight.
     call(at("2026-03-08", "01:59:59"))
@@ -199,8 +203,6 @@ def test_postgresql_writes_the_same_bytes_as_python(
 def test_the_python_path_answers_every_call_of_the_account_in_order(
     client, key, calls, monkeypatch
 ):
-    import json
-
     body = export(client, key, "json", python_only=True, monkeypatch=monkeypatch)
     records = json.loads(body)
     expected = sorted(calls, key=lambda call: (call.received_at, call.pk))
@@ -208,6 +210,54 @@ def test_the_python_path_answers_every_call_of_the_account_in_order(
     assert records[0]["date"] == "2026-03-08"
     assert records[0]["time"] == "01:59:59"
     assert records[1]["time"] == "03:00:00"
+
+
+@pytest.mark.parametrize("return_type", ["json", "xml"])
+def test_an_account_without_members_or_category_names_is_the_same_on_both_paths(
+    client, return_type, monkeypatch
+):
+    account = AccountFactory(
+        name="North",
+        timezone="Pacific/Auckland",
+        postal_code="",
+        address="",
+        city="",
+        scorecard=False,
+    )
+    key = issue_scored_data_key(account)
+    # Received at noon UTC on June 30th: July 1st in Auckland.
+    empty = CallFactory(
+        account=account,
+        received_at=datetime(2026, 6, 30, 12, 30, tzinfo=ZoneInfo("UTC")),
+        altid="",
+        first_name="",
+        last_name="",
+        email="",
+        summary="",
+        recording_url="",
+    )
+    CallFactory(account=account, received_at=at("2026-07-02", "09:00:00"))
+    written = export(
+        client, key, return_type, python_only=False, monkeypatch=monkeypatch
+    )
+    built = export(client, key, return_type, python_only=True, monkeypatch=monkeypatch)
+    assert written == built
+    if return_type == "xml":
+        assert f"<calldrip><id>{empty.pk}</id><altid/>".encode() in written
+        assert b'<name id="first"></name><name id="last"></name>' in written
+        assert b"<date>2026-07-01</date><time>00:30:00</time>" in written
+        assert b'<cat1 name=""></cat1>' in written
+        assert b"<postalCode/><address/><city/>" in written
+    else:
+        first = json.loads(written)[0]
+        assert (first["id"], first["altid"], first["date"]) == (
+            str(empty.pk),
+            None,
+            "2026-07-01",
+        )
+        assert first["cat1Name"] is None
+        assert first["cat1"] is None
+        assert first["accountCity"] == ""
 
 
 @pytest.mark.parametrize("return_type", ["json", "xml"])
