@@ -191,12 +191,14 @@ REQUESTS = [
         5,
         4,
     ),
-    Request("scored data, a day, JSON", scored_data(fromDate=DAY, toDate=DAY), 5, 4),
+    # A range's export runs on a serial plan in a transaction of its own (a savepoint
+    # here) with one SET LOCAL: three statements more (scoring/exports.py).
+    Request("scored data, a day, JSON", scored_data(fromDate=DAY, toDate=DAY), 8, 7),
     Request(
         "scored data, a day, XML",
         scored_data(fromDate=DAY, toDate=DAY, returnType="xml"),
-        5,
-        4,
+        8,
+        7,
     ),
     Request("health check", anonymous("/healthz"), 0, 0),
     Request("API schema", anonymous("/api/schema/"), 0, 0),
