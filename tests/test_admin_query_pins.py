@@ -19,7 +19,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.services import api_key_rotate
-from calls.models import AttemptOutcome, CallAttempt, DialingSettings, Leg
+from calls.models import DialingSettings
 from insights.models import Transcription
 from leads.services import lead_receive
 from notify.models import AlertKind, AlertSubscription, Channel, Message, MessageKind
@@ -32,7 +32,7 @@ from tests.accounts.factories import (
     issue_scored_data_key,
 )
 from tests.leads.factories import VendorRegistrationFactory, adf, rule_with
-from tests.scoring.factories import CallFactory, in_role
+from tests.scoring.factories import answered_call, in_role
 from tests.texting.factories import text_in_thread, texting_on
 from tests.users.factories import agent
 from texting.models import Direction, OptOut
@@ -83,19 +83,7 @@ def organization_of_everything(n: int) -> None:
             raw_xml=adf(prospect_id=f"P-{n}-{a}", vendor_id=registration.vendor_id),
         )
         for person in agents:
-            call = CallFactory(account=account, agent=person, team=teams[0])
-            for leg, outcome in (
-                (Leg.AGENT, AttemptOutcome.ACCEPTED),
-                (Leg.LEAD, AttemptOutcome.ANSWERED),
-            ):
-                CallAttempt.objects.create(
-                    call=call,
-                    leg=leg,
-                    agent=person if leg == Leg.AGENT else None,
-                    number=person.phone_number if leg == Leg.AGENT else call.phone,
-                    provider="simulator",
-                    outcome=outcome,
-                )
+            call = answered_call(person, account=account, team=teams[0])
             score_save(call=call, scorer=scorer, values=SCORED)
             Transcription.objects.create(call=call)
             for direction in (Direction.OUT, Direction.IN):

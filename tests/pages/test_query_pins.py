@@ -17,12 +17,12 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from calls.models import AttemptOutcome, Call, CallAttempt, Leg
+from calls.models import Call
 from notify.models import Channel, Message, MessageKind, MessageStatus
 from scoring.services import coaching_save, score_save
 from tests.accounts.factories import AccountFactory
 from tests.pages.conftest import PASSWORD, World, make_world
-from tests.scoring.factories import CallFactory, in_role
+from tests.scoring.factories import CallFactory, answered_call, in_role
 from tests.texting.factories import text_in_thread, texting_on
 from texting import services as texting_services
 
@@ -37,20 +37,7 @@ SCORED = {
 def scored_call(world: World, *, agent_name: str = "agent", coached: bool) -> Call:
     """An answered call of North taken by one of its agents, with both legs, a score
     and, when ``coached``, the manager's coaching (not read yet)."""
-    agent = getattr(world, agent_name)
-    call = CallFactory(account=world.north, agent=agent)
-    for leg, outcome in (
-        (Leg.AGENT, AttemptOutcome.ACCEPTED),
-        (Leg.LEAD, AttemptOutcome.ANSWERED),
-    ):
-        CallAttempt.objects.create(
-            call=call,
-            leg=leg,
-            agent=agent if leg == Leg.AGENT else None,
-            number=agent.phone_number if leg == Leg.AGENT else call.phone,
-            provider="simulator",
-            outcome=outcome,
-        )
+    call = answered_call(getattr(world, agent_name), account=world.north)
     score_save(call=call, scorer=world.scorer, values=SCORED)
     if coached:
         coaching_save(call=call, coach=world.manager, notes="Ask for the appointment.")

@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group
 from django.utils import timezone
 
 from accounts.models import Account, Organization
-from calls.models import Call, CallStatus
+from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from tests.accounts.factories import AccountFactory
 from tests.factories import ModelFactory
 from tests.users.factories import UserFactory
@@ -71,3 +71,22 @@ def in_role(
 
 def received(at: datetime, **kwargs: Any) -> Call:
     return CallFactory(received_at=at, **kwargs)
+
+
+def answered_call(agent: User, **kwargs: Any) -> Call:
+    """A call ``agent`` took, with both legs as the pipeline leaves them (the agent's
+    accepted, the lead's answered)."""
+    call = CallFactory(agent=agent, **kwargs)
+    for leg, outcome in (
+        (Leg.AGENT, AttemptOutcome.ACCEPTED),
+        (Leg.LEAD, AttemptOutcome.ANSWERED),
+    ):
+        CallAttempt.objects.create(
+            call=call,
+            leg=leg,
+            agent=agent if leg == Leg.AGENT else None,
+            number=agent.phone_number if leg == Leg.AGENT else call.phone,
+            provider="simulator",
+            outcome=outcome,
+        )
+    return call
