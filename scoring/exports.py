@@ -261,7 +261,11 @@ def _copy_rows(calls: QuerySet[Call], columns: list[RecordSql]) -> Generator[tup
     # COPY takes no parameters: they are bound here, as psycopg binds them client-side.
     with ClientCursor(connection.connection) as binder:
         statement = binder.mogrify(f"COPY ({sql}) TO STDOUT (FORMAT BINARY)", params)
-    with transaction.atomic(using=calls.db), connection.cursor() as cursor:
+    # Inside a transaction already (a test), SET LOCAL holds until it ends: no savepoint.
+    with (
+        transaction.atomic(using=calls.db, savepoint=False),
+        connection.cursor() as cursor,
+    ):
         cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
         with cursor.copy(statement) as copy:
             copy.set_types(["text[]", "text"])
