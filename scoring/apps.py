@@ -51,13 +51,6 @@ def _rollup_call(sender: type, call: Call, **kwargs: object) -> None:
 
 
 def _rollup_offer(sender: type, attempt: CallAttempt, **kwargs: object) -> None:
-    # A leg that ends while its call is under way needs no mark: the call's final status
-    # marks the day. One that ends after it (or whose call is not at hand) does.
-    from calls.models import CallAttempt, CallStatus
-    from scoring.models import RollupStale
-    from scoring.rollup_build import rollup_mark
+    from scoring.rollup_build import rollup_mark_leg
 
-    if not CallAttempt.call.is_cached(attempt):
-        RollupStale.objects.create(call_id=attempt.call_id)  # reading it costs as much
-    elif attempt.call.status not in (CallStatus.QUEUED, CallStatus.DIALING):
-        rollup_mark(call=attempt.call)
+    rollup_mark_leg(attempt)

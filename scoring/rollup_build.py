@@ -28,7 +28,7 @@ from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from accounts.models import Account
-from calls.models import Call, CallAttempt, Leg
+from calls.models import Call, CallAttempt, CallStatus, Leg
 from scoring.models import (
     RollupCoverage,
     RollupDay,
@@ -68,6 +68,16 @@ def rollup_mark(*, call: Call) -> None:
     call of the account's today needs none (most calls): see ``_of_today``."""
     if not _of_today(call):
         RollupStale.objects.create(call_id=call.pk)
+
+
+def rollup_mark_leg(attempt: CallAttempt) -> None:
+    """An agent's leg ended: a leg of a call still under way needs no mark (the call's
+    final status marks its day); one that ends after its call did is marked, as its call
+    would be. A leg whose call is not at hand is marked (reading the call costs as much)."""
+    if not CallAttempt.call.is_cached(attempt):
+        RollupStale.objects.create(call_id=attempt.call_id)
+    elif attempt.call.status not in (CallStatus.QUEUED, CallStatus.DIALING):
+        rollup_mark(call=attempt.call)
 
 
 def _of_today(call: Call) -> bool:

@@ -17,6 +17,21 @@ from tests.factories import ModelFactory
 from tests.users.factories import UserFactory
 from users.models import Membership, User
 
+# A call's free-text members, as the scored-data export writes them (hostile-value tests).
+CALL_TEXTS = (
+    "altid",
+    "source",
+    "first_name",
+    "last_name",
+    "email",
+    "call_notes",
+    "update_notes",
+    "summary",
+    "transcription",
+    "inbound_tracking_number",
+    "recording_url",
+)
+
 
 class CallFactory(ModelFactory[Call]):
     """An answered call with a recording: what the scoring queue offers."""

@@ -15,7 +15,7 @@ from scoring import exports
 from scoring.models import Score, ScorecardCategory
 from scoring.services import coaching_save, score_save
 from tests.accounts.factories import AccountFactory, issue_scored_data_key
-from tests.scoring.factories import CallFactory, in_role
+from tests.scoring.factories import CALL_TEXTS, CallFactory, in_role
 from tests.users.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -73,22 +73,7 @@ def calls(account):
     # Every text member hostile, scored with every member set, then coached.
     hostile = call(
         at("2026-11-01", "00:30:00"),
-        **dict.fromkeys(
-            (
-                "altid",
-                "source",
-                "first_name",
-                "last_name",
-                "email",
-                "call_notes",
-                "update_notes",
-                "summary",
-                "transcription",
-                "inbound_tracking_number",
-                "recording_url",
-            ),
-            HOSTILE,
-        ),
+        **dict.fromkeys(CALL_TEXTS, HOSTILE),
         agent=user_agent,
     )
     score_save(

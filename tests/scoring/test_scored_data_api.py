@@ -12,7 +12,7 @@ from calls.models import CallStatus
 from scoring.models import ScorecardCategory
 from scoring.services import coaching_save, score_save
 from tests.accounts.factories import AccountFactory, issue_scored_data_key
-from tests.scoring.factories import CallFactory, in_role
+from tests.scoring.factories import CALL_TEXTS, CallFactory, in_role
 from tests.users.factories import UserFactory
 
 pytestmark = pytest.mark.django_db
@@ -462,22 +462,7 @@ def test_markup_and_control_characters_in_every_text_member_stay_well_formed(
     call = CallFactory(
         account=account,
         received_at=at("2026-11-20", "10:00:00"),
-        **dict.fromkeys(
-            (
-                "altid",
-                "source",
-                "first_name",
-                "last_name",
-                "email",
-                "call_notes",
-                "update_notes",
-                "summary",
-                "transcription",
-                "inbound_tracking_number",
-                "recording_url",
-            ),
-            HOSTILE,
-        ),
+        **dict.fromkeys(CALL_TEXTS, HOSTILE),
     )
     account.name = HOSTILE[:45]
     account.city = HOSTILE[:45]
