@@ -158,7 +158,11 @@ class Call(models.Model):
     class Meta:
         ordering = ["-received_at", "-id"]
         indexes = [
-            models.Index(fields=["account", "received_at"]),
+            # An account's calls in (received_at, id) order: the dashboard's and the call
+            # browser's ranges, and the scored call data export reading them in order.
+            models.Index(
+                fields=["account", "received_at", "id"], name="call_account_received"
+            ),
             # The call browser's default order across many accounts (its first page reads
             # 50 entries of this index instead of sorting every call in reach).
             models.Index(fields=["-received_at", "-id"], name="call_received_newest"),
