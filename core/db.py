@@ -28,6 +28,9 @@ def prepared_cursor() -> CursorWrapper:
     """A cursor for ``with``; on databases other than PostgreSQL, the usual one."""
     if connection.vendor != "postgresql":
         return connection.cursor()
+    # As Django's own cursors do: a connection kept from an earlier request is checked
+    # (core.postgresql: without a round trip) and replaced if the server closed it.
+    connection.close_if_health_check_failed()
     connection.ensure_connection()
     if connection.connection.prepare_threshold is None:
         # Django turns psycopg's preparing off (a threshold of None), which also ignores

@@ -11,10 +11,12 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import select
 import signal
 import threading
 import urllib.parse
 
+import psycopg
 import pytest
 from django.db import connection
 from rest_framework.test import APIClient
@@ -30,6 +32,7 @@ from tests.processes import (
     start_redis,
     wait_for,
 )
+from tests.users.factories import UserFactory
 
 UNAVAILABLE = "The service is temporarily unavailable. Please retry in a few seconds."
 VENDOR = {"vendor_id": "V-77", "vendor_name": "Outage Motors"}
@@ -360,3 +363,60 @@ def test_gunicorn_answers_503_while_the_database_is_away_and_recovers_alone(
 def answered(poster: Poster, status: int) -> list[int]:
     """The lead numbers whose (latest) answer had ``status``."""
     return [n for n, got, _, _ in list(poster.answers) if got == status]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_kept_connection_is_checked_without_a_round_trip_and_replaced_once_closed(
+    dealer, monkeypatch
+):
+    """core.postgresql: a connection kept from an earlier request is reused without a
+    ``SELECT 1`` while its socket holds nothing to read; once the server has closed it,
+    the next request replaces it before its first query, the User API's prepared read
+    (core.db) included, and answers 200."""
+    from django.db import close_old_connections
+    from django.db.backends.postgresql.base import DatabaseWrapper as Django
+
+    selects = []
+    django_check = Django.is_usable
+
+    def counted(self):
+        selects.append(1)
+        return django_check(self)
+
+    monkeypatch.setattr(Django, "is_usable", counted)
+    user = UserFactory(account=dealer.account)
+    api = dealer.client()
+
+    def request(path):
+        close_old_connections()  # what a server does as each request starts
+        return api.get(path).status_code
+
+    monkeypatch.setitem(connection.settings_dict, "CONN_MAX_AGE", 60)
+    connection.close()
+    try:
+        assert request(f"/api/users/{user.pk}") == 200
+        kept = connection.connection
+        assert request(f"/api/users/{user.pk}") == 200
+        assert request(ORM_READ.format(org=dealer.organization.pk)) == 200
+        assert connection.connection is kept  # reused, never checked by SELECT 1
+        assert selects == []
+
+        with psycopg.connect(ADMIN_DSN.format(**connection.settings_dict)) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", [kept.info.backend_pid])
+        wait_for(lambda: _readable(kept), timeout=10, what="the server's goodbye")
+
+        assert request(f"/api/users/{user.pk}") == 200
+        assert connection.connection is not kept
+        assert selects == [1]  # the socket said something: Django's check ran, failed
+        assert APIClient().post("/api/nl", lead_form(dealer, 3)).status_code == 200
+    finally:
+        connection.close()
+
+
+# An ORM read of the User API (no prepared statement).
+ORM_READ = "/api/users/find/available-user-code?organizationId={org}"
+ADMIN_DSN = "host={HOST} port={PORT} user={USER} dbname={NAME}"
+
+
+def _readable(conn) -> bool:
+    return bool(select.select([conn.fileno()], [], [], 0)[0])

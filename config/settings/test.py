@@ -17,6 +17,8 @@ DATABASES["default"]["TEST"] = {
 # across requests is health-checked before reuse, so a broken one is replaced.
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    DATABASES["default"]["ENGINE"] = "core.postgresql"
 
 _worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
 # Each xdist worker on its own Redis db (broker, cache, rate limits); the base is movable
