@@ -60,16 +60,24 @@ while made < %(calls)d:
         status = random.choice(statuses)
         answered = status == CallStatus.ANSWER
         agent = random.choice(agents)
+        received_at = now - timedelta(seconds=random.randint(60, 30 * 86400))
+        duration = random.randint(30, 600) if answered else None
         batch.append(Call(account=accounts[(made + n) %% 2], status=status,
-            received_at=now - timedelta(seconds=random.randint(60, 30 * 86400)),
+            received_at=received_at, ended_at=received_at + timedelta(seconds=30 + (duration or 0)),
             first_name="Lead", last_name=f"Number{made + n}", email=f"lead{made + n}@example.com",
             phone=f"+1303{5550000 + (made + n) %% 10000000:07d}"[:12], source=random.choice(sources),
-            agent=agent if answered else None, attempts=1, duration=random.randint(30, 600) if answered else None,
+            agent=agent if answered else None, attempts=1, duration=duration,
             response_time=random.randint(5, 400) if answered else None,
             recording_url="https://bench.example/r.wav" if answered else ""))
     calls = Call.objects.bulk_create(batch)
+    # Every call and leg finished, as the pipeline leaves them: the workers that earlier
+    # parts leave running (their sweeps every 10 s) must find nothing here to drive. An
+    # answered call without an end or a leg never dialed is work to them: they finished
+    # thousands during the timing, each marking its day stale in the rollup.
     CallAttempt.objects.bulk_create(CallAttempt(call=call, leg=Leg.AGENT, agent=call.agent or agents[0], number="+13035550100",
-        provider="simulator", outcome=AttemptOutcome.ACCEPTED if call.agent_id else AttemptOutcome.REFUSED) for call in calls)
+        provider="simulator", dial_requested_at=call.received_at, ringing_at=call.received_at,
+        answered_at=call.received_at if call.agent_id else None, ended_at=call.ended_at,
+        outcome=AttemptOutcome.ACCEPTED if call.agent_id else AttemptOutcome.REFUSED) for call in calls)
     Score.objects.bulk_create(Score(call=call, scorer=manager, scorer_name="Bench Scorer", scored_at=now,
         category_names=names, category_points=points, wow=random.random() < 0.1,
         **{f"cat{slot}": random.random() < 0.6 for slot in range(1, 11)})
