@@ -257,15 +257,25 @@ def dashboard_figures(
     ``rollup``, every day is read from the calls (the same figures, more slowly). On
     PostgreSQL, read in one transaction planned for data in memory (``MEMORY_PAGE_COST``;
     inside a transaction already, such as a test, the setting holds until it ends)."""
-    options = {"account": account, "compare": compare, "rollup": rollup}
+
+    def read() -> Figures:
+        return _figures(
+            user=user,
+            first=first,
+            last=last,
+            account=account,
+            compare=compare,
+            rollup=rollup,
+        )
+
     if connection.vendor != "postgresql":
-        return _figures(user=user, first=first, last=last, **options)
+        return read()
     with transaction.atomic(savepoint=False):
         with connection.cursor() as cursor:
             cursor.execute(
                 "SELECT set_config('random_page_cost', %s, true)", [MEMORY_PAGE_COST]
             )
-        return _figures(user=user, first=first, last=last, **options)
+        return read()
 
 
 def _figures(

@@ -307,11 +307,10 @@ def call_sources(*, user: User) -> list[str]:
             | Q(pk__in=accounts_coachable_by(user).values("pk"))
         )
         own = Call.objects.filter(agent=user)
-    own = own.exclude(source="").order_by().values("source")
     parts: list[tuple[str, tuple[Any, ...]]] = []
     for template, query in (
         (_SOURCES_WALK, accounts.order_by().values("pk").query),
-        ("{}", own.query),
+        ("{}", own.exclude(source="").order_by().values("source").query),
     ):
         try:
             sql, params = query.sql_with_params()
