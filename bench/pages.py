@@ -3,8 +3,8 @@ speed-to-lead dashboard (a 30-day range holding every call), signed in as a glob
 against the bare Django view (``/healthz``) measured the same way in the same run.
 
 One client at a time (no queueing behind other requests), so a request's latency on
-loopback is the server's time for it. Aims (issue 10): call browser under 150 ms, dashboard
-under 400 ms, at the median.
+loopback is the server's time for it. Aims: call browser under 150 ms (issue 10), dashboard
+under 300 ms (issue 22), at the median.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from bench.load import Request, Result, run
 
 CALLS = int(os.environ.get("BENCH_PAGE_CALLS", "100000"))
 SECONDS = float(os.environ.get("BENCH_PAGE_SECONDS", "5"))
-AIMS_MS = {"call browser": 150.0, "dashboard": 400.0}
+AIMS_MS = {"call browser": 150.0, "dashboard": 300.0}
 
 # Run in the bench database (production settings): two accounts of one organization, 100,000
 # calls over 30 days (three in four answered, half of those scored), one agent leg per call,
@@ -60,16 +60,24 @@ while made < %(calls)d:
         status = random.choice(statuses)
         answered = status == CallStatus.ANSWER
         agent = random.choice(agents)
+        received_at = now - timedelta(seconds=random.randint(60, 30 * 86400))
+        duration = random.randint(30, 600) if answered else None
         batch.append(Call(account=accounts[(made + n) %% 2], status=status,
-            received_at=now - timedelta(seconds=random.randint(60, 30 * 86400)),
+            received_at=received_at, ended_at=received_at + timedelta(seconds=30 + (duration or 0)),
             first_name="Lead", last_name=f"Number{made + n}", email=f"lead{made + n}@example.com",
             phone=f"+1303{5550000 + (made + n) %% 10000000:07d}"[:12], source=random.choice(sources),
-            agent=agent if answered else None, attempts=1, duration=random.randint(30, 600) if answered else None,
+            agent=agent if answered else None, attempts=1, duration=duration,
             response_time=random.randint(5, 400) if answered else None,
             recording_url="https://bench.example/r.wav" if answered else ""))
     calls = Call.objects.bulk_create(batch)
+    # Every call and leg finished, as the pipeline leaves them: the workers that earlier
+    # parts leave running (their sweeps every 10 s) must find nothing here to drive. An
+    # answered call without an end or a leg never dialed is work to them: they finished
+    # thousands during the timing, each marking its day stale in the rollup.
     CallAttempt.objects.bulk_create(CallAttempt(call=call, leg=Leg.AGENT, agent=call.agent or agents[0], number="+13035550100",
-        provider="simulator", outcome=AttemptOutcome.ACCEPTED if call.agent_id else AttemptOutcome.REFUSED) for call in calls)
+        provider="simulator", dial_requested_at=call.received_at, ringing_at=call.received_at,
+        answered_at=call.received_at if call.agent_id else None, ended_at=call.ended_at,
+        outcome=AttemptOutcome.ACCEPTED if call.agent_id else AttemptOutcome.REFUSED) for call in calls)
     Score.objects.bulk_create(Score(call=call, scorer=manager, scorer_name="Bench Scorer", scored_at=now,
         category_names=names, category_points=points, wow=random.random() < 0.1,
         **{f"cat{slot}": random.random() < 0.6 for slot in range(1, 11)})

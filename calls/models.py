@@ -172,6 +172,11 @@ class Call(models.Model):
                 condition=models.Q(status="QUEUED"),
                 name="calls_call_queued_idx",
             ),
+            # The call browser's Source choices: each account's sources walked through
+            # this index, a probe per source (scoring.selectors.call_sources).
+            models.Index(
+                fields=["account", "source"], name="calls_call_account_source"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -23,6 +23,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from django import forms
+from django.db import connection, transaction
 from django.db.models import F, QuerySet
 from django.db.models.functions import TruncHour
 from django.http import QueryDict
@@ -236,6 +237,12 @@ def previous_period(first: date, last: date) -> tuple[date, date] | None:
     return first - timedelta(days=length), first - timedelta(days=1)
 
 
+# PostgreSQL's default random_page_cost (4) prices an index probe for a disk that seeks;
+# the dashboard's rows are in memory. With it, the agents' legs of today's ~800 calls were
+# joined by a scan of every leg (100,000: 50 ms) instead of ~800 index probes (5 ms).
+MEMORY_PAGE_COST = "1.1"
+
+
 def dashboard_figures(
     *,
     user: User,
@@ -247,7 +254,39 @@ def dashboard_figures(
 ) -> Figures:
     """Every figure of the dashboard for the accounts ``user`` coaches (or one of them);
     with ``compare``, each headline figure beside the previous period's. Without
-    ``rollup``, every day is read from the calls (the same figures, more slowly)."""
+    ``rollup``, every day is read from the calls (the same figures, more slowly). On
+    PostgreSQL, read in one transaction planned for data in memory (``MEMORY_PAGE_COST``;
+    inside a transaction already, such as a test, the setting holds until it ends)."""
+
+    def read() -> Figures:
+        return _figures(
+            user=user,
+            first=first,
+            last=last,
+            account=account,
+            compare=compare,
+            rollup=rollup,
+        )
+
+    if connection.vendor != "postgresql":
+        return read()
+    with transaction.atomic(savepoint=False):
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT set_config('random_page_cost', %s, true)", [MEMORY_PAGE_COST]
+            )
+        return read()
+
+
+def _figures(
+    *,
+    user: User,
+    first: date,
+    last: date,
+    account: Account | None,
+    compare: bool,
+    rollup: bool,
+) -> Figures:
     accounts = accounts_coachable_by(user)
     if account is not None:
         accounts = accounts.filter(pk=account.pk)

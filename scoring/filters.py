@@ -129,8 +129,7 @@ class CallFilter(django_filters.FilterSet):
         filters["team"].queryset = teams_visible_to(user)
         # Choices from what the user's calls and scorecards hold, read only when the form
         # is drawn or the filter is given (callable choices are lazy).
-        calls = self.queryset
-        filters["source"].extra["choices"] = lambda: _pairs(call_sources(calls=calls))
+        filters["source"].extra["choices"] = lambda: _pairs(call_sources(user=user))
         filters["category"].extra["choices"] = lambda: category_labels(
             accounts=self.accounts
         )

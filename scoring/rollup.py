@@ -24,6 +24,7 @@ from functools import reduce
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from django.db import connections
 from django.db.models import Aggregate, BigIntegerField, Count, F, Q, QuerySet, Sum
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -92,6 +93,17 @@ HOUR_COUNTS: dict[str, Aggregate] = {
 def dicts(rows: Iterable[Any]) -> list[dict[str, Any]]:
     """Grouped values rows as plain dicts, to add up rows of the calls and the rollup."""
     return [dict(row) for row in rows]
+
+
+def plain_rows(rows: QuerySet[Any]) -> list[tuple[Any, ...]]:
+    """The rows of ``rows`` (a values_list of integer columns and integer sums) as the
+    database driver returns them, without Django's converter call per value: the
+    rollup's histograms are some 15,000 rows a month of two accounts (25 ms of
+    converters). Only for columns the driver already returns as Python ints."""
+    sql, params = rows.query.sql_with_params()
+    with connections[rows.db].cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
 
 
 def summed(counts: Iterable[str]) -> dict[str, Cast]:
@@ -288,7 +300,7 @@ def response_spread(parts: Split) -> list[tuple[Any, ...]]:
         )
     rolled = parts.rolled_rows()
     if rolled is not None:
-        rows += (
+        rows += plain_rows(
             RollupResponse.objects.filter(rolled)
             .values_list("account", "agent_id", "seconds")
             .annotate(**summed(["calls"]))

@@ -361,3 +361,41 @@ def test_the_export_follows_the_pages_sort(world, manager):
     assert len(by_lead) == 3
     assert [row["lastName"] for row in exported(manager, sort="-lead")] == by_lead[::-1]
     assert [row["lastName"] for row in exported(manager)] == ["Buyer", "Other", "South"]
+
+
+def test_the_source_choices_are_every_source_in_reach_and_the_agents_own(world):
+    """``call_sources`` (on PostgreSQL a walk of the (account, source) index) lists the
+    sources of every call the user may read, once each, alphabetical: several per
+    account, none empty, an agent's own calls in an account out of reach included, and
+    for staff every account's."""
+    from scoring.selectors import call_sources, calls_visible_to
+
+    for account, source in (
+        (world.north, "Zeta"),
+        (world.north, "Alpha"),
+        (world.north, ""),
+        (world.south, "Alpha"),
+        (world.south, "bravo"),
+        (world.foreign, "Foreign Source"),
+    ):
+        CallFactory(account=account, source=source)
+    CallFactory(account=world.foreign, agent=world.agent, source="Agent Elsewhere")
+    for user in (
+        world.global_manager,
+        world.agent,
+        world.foreign_manager,
+        world.staff,
+    ):
+        found = call_sources(user=user)
+        assert found == sorted(
+            set(
+                calls_visible_to(user)
+                .exclude(source="")
+                .values_list("source", flat=True)
+            )
+        )
+    assert "" not in call_sources(user=world.staff)
+    assert {"Zeta", "Alpha", "bravo"} <= set(call_sources(user=world.global_manager))
+    assert "Foreign Source" not in call_sources(user=world.global_manager)
+    assert call_sources(user=world.agent) == ["Agent Elsewhere", "Cars.com"]
+    assert "Foreign Source" in call_sources(user=world.staff)
