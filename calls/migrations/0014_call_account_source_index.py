@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
     dependencies = [
         ("accounts", "0003_key_last_used_at"),
-        ("calls", "0012_alter_call_origin"),
+        ("calls", "0013_call_account_received_id"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
