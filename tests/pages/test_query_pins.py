@@ -114,8 +114,11 @@ def scored_uncoached(world: World) -> tuple[str, dict[str, str]]:
 
 
 def waiting_call(world: World) -> Call:
+    # Two days back: a day before the account's today whatever the hour, so its score
+    # always marks the day stale for the rollup (five hours back was today or yesterday,
+    # by the hour the test ran).
     return CallFactory(
-        account=world.north, received_at=timezone.now() - timedelta(hours=5)
+        account=world.north, received_at=timezone.now() - timedelta(days=2)
     )
 
 
