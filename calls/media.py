@@ -37,6 +37,7 @@ from calls.models import (
     RecordingStatus,
 )
 from config.celery import publish_or_leave_to_sweep
+from core.compiled import CompiledQuery
 from core.logging import log_event
 
 log = logging.getLogger(__name__)
@@ -78,13 +79,7 @@ def recording_make(*, attempt_id: int) -> Recording | None:
     ``SIMULATOR_SPEECH``; a call that has a recording keeps it."""
     if not settings.SIMULATOR_SPEECH:
         return None
-    attempt = CallAttempt.objects.filter(
-        pk=attempt_id,
-        leg=Leg.LEAD,
-        provider=SIMULATOR,
-        outcome=AttemptOutcome.ANSWERED,
-        duration__gt=0,
-    ).first()
+    attempt = _ANSWERED_SIMULATED_LEAD_LEG.first(attempt_id=attempt_id)
     if attempt is None:
         return None
     recording, made = Recording.objects.get_or_create(
@@ -93,6 +88,19 @@ def recording_make(*, attempt_id: int) -> Recording | None:
     if made:
         transaction.on_commit(partial(_store_later, attempt.call_id), robust=True)
     return recording
+
+
+# Compiled once (core/compiled.py): read as every answered call ends.
+_ANSWERED_SIMULATED_LEAD_LEG = CompiledQuery(
+    lambda attempt_id: CallAttempt.objects.filter(
+        pk=attempt_id,
+        leg=Leg.LEAD,
+        provider=SIMULATOR,
+        outcome=AttemptOutcome.ANSWERED,
+        duration__gt=0,
+    ),
+    "attempt_id",
+)
 
 
 @transaction.atomic

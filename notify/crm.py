@@ -13,6 +13,7 @@ from django.urls import reverse
 from lxml import etree
 
 from calls.models import Call, CallStatus
+from core.compiled import CompiledQuery
 from leads.adf.values import ParsedLead, Vehicle
 from notify.models import CrmSendOn, MessageKind, NotifySettings, crm_addresses
 from notify.services import message_queue
@@ -200,12 +201,19 @@ def writeback_text(call: Call, score: Score | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+# Compiled once (core/compiled.py): read as every call ends.
+_NOTIFY_SETTINGS = CompiledQuery(
+    lambda account_id: NotifySettings.objects.filter(account_id=account_id),
+    "account_id",
+)
+
+
 def crm_writeback_queue(*, call: Call, moment: str, score: Score | None = None) -> int:
     """Write the call's outcome back to each of its account's CRM addresses, once per
     moment ("final" or "scored") and address, when the account sends at that moment.
     A call that never was (Do Not Process, refused) has no call and sends nothing.
     Returns the messages stored."""
-    config = NotifySettings.objects.filter(account_id=call.account_id).first()
+    config = _NOTIFY_SETTINGS.first(account_id=call.account_id)
     if config is None or config.crm_send_on not in SENDS[moment]:
         return 0
     addresses = crm_addresses(config.crm_addresses)

@@ -34,6 +34,7 @@ from calls.routing import (
 from calls.signals import call_queued
 from calls.telephony import provider_named
 from calls.telephony.base import AgentDial, Event, EventKind, TelephonyUnavailable
+from core.compiled import CompiledQuery
 from core.logging import log_event, mask_phone
 from users.models import User
 
@@ -128,13 +129,20 @@ def call_setup(*, call_id: int) -> None:
 def _locked(call_id: int) -> Call | None:
     """The call, its row locked, with its account and dialing settings; None if it is gone."""
     try:
-        return (
-            Call.objects.select_for_update(of=("self",))
-            .select_related("account__dialing_settings")
-            .get(pk=call_id)
-        )
+        return _LOCKED_CALL.get(call_id=call_id)
     except Call.DoesNotExist:
         return None
+
+
+# Compiled once (core/compiled.py): compiling it was most of its CPU.
+_LOCKED_CALL = CompiledQuery(
+    lambda call_id: (
+        Call.objects.select_for_update(of=("self",))
+        .select_related("account__dialing_settings")
+        .filter(pk=call_id)
+    ),
+    "call_id",
+)
 
 
 def attempt_dial(*, attempt_id: int) -> None:

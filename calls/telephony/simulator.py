@@ -19,10 +19,11 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from calls.recordings import recording_link
@@ -35,6 +36,7 @@ from calls.telephony.base import (
     Provider,
 )
 from config.celery import publish_or_leave_to_sweep
+from core.compiled import CompiledQuery
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +87,7 @@ class SimulatorProvider(Provider):
     def leg_status(
         self, *, provider_id: str, attempt_id: int, parent_provider_id: str = ""
     ) -> LegStatus | None:
-        from calls.models import SimulatedLeg
-
-        record = SimulatedLeg.objects.filter(attempt_id=attempt_id).first()
+        record = _LEG_RECORD.first(attempt_id=attempt_id)
         if record is None:
             return None  # never placed
         now = timezone.now()
@@ -181,6 +181,16 @@ class SimulatorProvider(Provider):
                     ),
                 )
         _at(ends, Event(agent_attempt_id, EventKind.COMPLETED))
+
+
+def _leg_record(attempt_id: int) -> QuerySet[Any]:
+    from calls.models import SimulatedLeg
+
+    return SimulatedLeg.objects.filter(attempt_id=attempt_id)
+
+
+# Compiled once (core/compiled.py): read at every callback that asks what to do next.
+_LEG_RECORD = CompiledQuery(_leg_record, "attempt_id")
 
 
 def _log_dial(attempt_id: int) -> None:

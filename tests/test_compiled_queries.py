@@ -1,0 +1,103 @@
+"""core/compiled.py: a query compiled once runs the ORM's own SQL with new ids and reads
+the same models back, select_related included."""
+
+import pytest
+from django.db import connection, transaction
+from django.db.transaction import TransactionManagementError
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from calls.models import Call, CallAttempt, DialingSettings, Leg
+from core.compiled import CompiledQuery
+from tests.accounts.factories import AccountFactory
+
+pytestmark = pytest.mark.django_db
+
+LOCKED_CALL_OF_LEG = CompiledQuery(
+    lambda attempt_id: (
+        Call.objects.select_for_update(of=("self",))
+        .select_related("account__dialing_settings")
+        .filter(attempts_log=attempt_id)
+    ),
+    "attempt_id",
+)
+LEGS_OF_CALL = CompiledQuery(
+    lambda call_id: CallAttempt.objects.filter(call_id=call_id, leg=Leg.AGENT),
+    "call_id",
+)
+
+
+def _call_with_legs(legs: int = 1) -> tuple[Call, list[CallAttempt]]:
+    account = AccountFactory()
+    DialingSettings.objects.create(account=account, agent_ring_seconds=17)
+    call = Call.objects.create(
+        account=account, phone="+13035550123", received_at=timezone.now()
+    )
+    attempts = [
+        CallAttempt.objects.create(call=call, leg=Leg.AGENT, number=f"+1303555014{n}")
+        for n in range(legs)
+    ]
+    return call, attempts
+
+
+def test_a_compiled_get_runs_the_orms_sql_and_reads_the_same_call_and_relations():
+    call, (leg,) = _call_with_legs()
+    _call_with_legs()  # another call, so the id given is what picks the row
+
+    with transaction.atomic(), CaptureQueriesContext(connection) as context:
+        found = LOCKED_CALL_OF_LEG.get(attempt_id=leg.pk)
+        ring_seconds = found.account.dialing_settings.agent_ring_seconds
+    with transaction.atomic(), CaptureQueriesContext(connection) as orm:
+        expected = (
+            Call.objects.select_for_update(of=("self",))
+            .select_related("account__dialing_settings")
+            .get(attempts_log=leg.pk)
+        )
+
+    assert [q["sql"] for q in context.captured_queries] == [
+        q["sql"] for q in orm.captured_queries
+    ]
+    assert found == expected == call
+    assert found.phone == call.phone and found._state.db == "default"
+    assert found.account == call.account and ring_seconds == 17
+
+
+def test_a_compiled_get_of_nothing_raises_does_not_exist_and_first_gives_none():
+    _, (leg,) = _call_with_legs()
+
+    with transaction.atomic(), pytest.raises(Call.DoesNotExist):
+        LOCKED_CALL_OF_LEG.get(attempt_id=leg.pk + 1000)
+    assert LEGS_OF_CALL.first(call_id=leg.call_id + 1000) is None
+
+
+def test_a_compiled_get_of_two_rows_raises_multiple_objects_returned():
+    call, _ = _call_with_legs(legs=2)
+
+    with pytest.raises(CallAttempt.MultipleObjectsReturned):
+        LEGS_OF_CALL.get(call_id=call.pk)
+
+
+def test_a_compiled_first_keeps_the_models_ordering():
+    call, legs = _call_with_legs(legs=3)
+
+    assert LEGS_OF_CALL.first(call_id=call.pk) == legs[0]
+
+
+def test_a_compiled_locking_read_outside_a_transaction_is_refused(monkeypatch):
+    _, (leg,) = _call_with_legs()
+    with transaction.atomic():
+        LOCKED_CALL_OF_LEG.get(attempt_id=leg.pk)  # compiled
+    # The test runs in a transaction: as if it did not.
+    monkeypatch.setattr(connection, "get_autocommit", lambda: True)
+
+    with pytest.raises(TransactionManagementError):
+        LOCKED_CALL_OF_LEG.get(attempt_id=leg.pk)
+
+
+def test_a_query_whose_id_is_not_a_parameter_is_refused():
+    compiled = CompiledQuery(
+        lambda call_id: CallAttempt.objects.filter(leg=Leg.AGENT), "call_id"
+    )
+
+    with pytest.raises(ValueError, match="not every id"):
+        compiled.first(call_id=1)
