@@ -8,19 +8,12 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from calls.models import Call, CallAttempt, DialingSettings, Leg
+from calls.pipeline.events import LOCKED_CALL_OF_LEG
 from core.compiled import CompiledQuery
 from tests.accounts.factories import AccountFactory
 
 pytestmark = pytest.mark.django_db
 
-LOCKED_CALL_OF_LEG = CompiledQuery(
-    lambda attempt_id: (
-        Call.objects.select_for_update(of=("self",))
-        .select_related("account__dialing_settings")
-        .filter(attempts_log=attempt_id)
-    ),
-    "attempt_id",
-)
 LEGS_OF_CALL = CompiledQuery(
     lambda call_id: CallAttempt.objects.filter(call_id=call_id, leg=Leg.AGENT),
     "call_id",
@@ -58,8 +51,10 @@ def test_a_compiled_get_runs_the_orms_sql_and_reads_the_same_call_and_relations(
         q["sql"] for q in orm.captured_queries
     ]
     assert found == expected == call
-    assert found.phone == call.phone and found._state.db == "default"
-    assert found.account == call.account and ring_seconds == 17
+    assert found.phone == call.phone
+    assert found._state.db == "default"
+    assert found.account == call.account
+    assert ring_seconds == 17
 
 
 def test_a_compiled_get_of_nothing_raises_does_not_exist_and_first_gives_none():

@@ -22,7 +22,7 @@ from calls.models import (
     RingMode,
 )
 from calls.pipeline import broker
-from calls.pipeline.events import call_event
+from calls.pipeline.events import call_event, locked_calls
 from calls.pipeline.transitions import _agent_attempt, dialing_settings
 from calls.pipeline.waiting import _no_agent_now
 from calls.routing import (
@@ -136,12 +136,7 @@ def _locked(call_id: int) -> Call | None:
 
 # Compiled once (core/compiled.py): compiling it was most of its CPU.
 _LOCKED_CALL = CompiledQuery(
-    lambda call_id: (
-        Call.objects.select_for_update(of=("self",))
-        .select_related("account__dialing_settings")
-        .filter(pk=call_id)
-    ),
-    "call_id",
+    lambda call_id: locked_calls().filter(pk=call_id), "call_id"
 )
 
 

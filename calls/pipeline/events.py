@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Subquery
+from django.db.models import QuerySet, Subquery
 from django.utils import timezone
 
 from calls.models import Call, CallAttempt, Leg
@@ -51,20 +51,22 @@ def _locked_call(attempt_id: int) -> Call | None:
     deadlock. (A
     join, not a subquery: Django compiles it in half the time, and this runs per event.)"""
     try:
-        return _LOCKED_CALL_OF_LEG.get(attempt_id=attempt_id)
+        return LOCKED_CALL_OF_LEG.get(attempt_id=attempt_id)
     except Call.DoesNotExist:
         return None
 
 
 # Compiled once (core/compiled.py): each event runs both, and compiling them was most of
 # their CPU.
-_LOCKED_CALL_OF_LEG = CompiledQuery(
-    lambda attempt_id: (
-        Call.objects.select_for_update(of=("self",))
-        .select_related("account__dialing_settings")
-        .filter(attempts_log=attempt_id)
-    ),
-    "attempt_id",
+def locked_calls() -> QuerySet[Call]:
+    """Calls locked for the pipeline's change, each with its account and dialing settings."""
+    return Call.objects.select_for_update(of=("self",)).select_related(
+        "account__dialing_settings"
+    )
+
+
+LOCKED_CALL_OF_LEG = CompiledQuery(
+    lambda attempt_id: locked_calls().filter(attempts_log=attempt_id), "attempt_id"
 )
 _LOCKED_LEG = CompiledQuery(
     lambda attempt_id: CallAttempt.objects.select_for_update().filter(pk=attempt_id),
