@@ -121,8 +121,10 @@ from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.report import (  # noqa: E402
+    BENCH_DB_BACKENDS,
     INSIGHTS,
     Row,
+    cpu_row,
     hostile_row,
     insights_rows,
     ms,
@@ -285,11 +287,6 @@ def measure_dialing(
     return rows, details
 
 
-# The key of PostgreSQL's backends serving the bench database alone, beside every backend's
-# ("postgresql", which on a shared machine counts other databases' work too).
-BENCH_DB_BACKENDS = "postgresql (bench database only)"
-
-
 def _burst_with_cpu(
     env: dict[str, str], base: dict[str, Any], seed: dict, processes: Processes
 ) -> tuple[dict[str, Any], dict[str, float]]:
@@ -306,41 +303,6 @@ def _burst_with_cpu(
     cpu = {name: after[name] - before[name] for name in after}
     cpu[BENCH_DB_BACKENDS] = backends.used()
     return burst, cpu
-
-
-# Part 4a's CPU per 1,000 leads (bench database's backends) on main before issue 22.
-CPU_BEFORE_ISSUE_22 = 163.0
-
-
-def cpu_row(cpu: dict[str, float], leads: int) -> list[Row]:
-    """The CPU per 1,000 leads, with every PostgreSQL backend counted and with those of
-    the bench database alone (the figure to compare on a machine shared with others)."""
-    service = sum(
-        v for k, v in cpu.items() if k not in ("postgresql", BENCH_DB_BACKENDS)
-    )
-    per_thousand = {
-        key: (service + cpu[key]) / leads * 1000
-        for key in ("postgresql", BENCH_DB_BACKENDS)
-    }
-    mine = per_thousand[BENCH_DB_BACKENDS]
-    return [
-        Row(
-            "4a CPU per 1,000 leads (web, workers, PostgreSQL)",
-            f"{per_thousand['postgresql']:,.1f} s",
-            f"{leads} leads, each call played out",
-            "",
-        ),
-        # Issue 22's aim: half the figure main had before it (no same-run baseline can
-        # run the old code).
-        Row(
-            "4a CPU per 1,000 leads (web, workers, the bench database's backends)",
-            f"{mine:,.1f} s",
-            f"{CPU_BEFORE_ISSUE_22:.0f} s before issue 22",
-            f"{mine / CPU_BEFORE_ISSUE_22:.2f}",
-            f"<= {CPU_BEFORE_ISSUE_22 / 2:.1f} s",
-            mine <= CPU_BEFORE_ISSUE_22 / 2,
-        ),
-    ]
 
 
 def cpu_detail(cpu: dict[str, float]) -> str:
