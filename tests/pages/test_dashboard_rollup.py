@@ -149,6 +149,16 @@ CASES: list[tuple[str, str, tuple[int, int], str]] = [
 ]
 
 
+def _in_zone(world, who: str, zone: str, since: int, until: int):
+    """The world's user ``who`` set to ``zone``, and the range from ``since`` to
+    ``until`` days before today (UTC)."""
+    user = getattr(world, who)
+    user.timezone = zone
+    user.save(update_fields=["timezone"])
+    today = utc_today()
+    return user, today - timedelta(days=since), today - timedelta(days=until)
+
+
 def _page(client, user, first: date, last: date, account) -> tuple:
     params = {"date_from": first, "date_to": last}
     if account is not None:
@@ -169,13 +179,7 @@ def test_every_figure_read_from_the_rollup_is_the_calls(world, client):
     accounts["east"] = world.north.organization.accounts.get(name="East")
     shown = []
     for who, zone, (since, until), account in CASES:
-        user = getattr(world, who)
-        user.timezone = zone
-        user.save(update_fields=["timezone"])
-        first, last = (
-            utc_today() - timedelta(days=since),
-            utc_today() - timedelta(days=until),
-        )
+        user, first, last = _in_zone(world, who, zone, since, until)
         f, html, queries = _page(client, user, first, last, accounts.get(account))
         assert _reads_rollup(queries), who  # the range's or the previous period's
         raw = dashboard_figures_in(zone, user, first, last, accounts.get(account))
@@ -183,13 +187,7 @@ def test_every_figure_read_from_the_rollup_is_the_calls(world, client):
         shown.append(html)
     RollupCoverage.objects.all().delete()  # every day from the calls now
     for (who, zone, (since, until), account), html in zip(CASES, shown, strict=True):
-        user = getattr(world, who)
-        user.timezone = zone
-        user.save(update_fields=["timezone"])
-        first, last = (
-            utc_today() - timedelta(days=since),
-            utc_today() - timedelta(days=until),
-        )
+        user, first, last = _in_zone(world, who, zone, since, until)
         f, raw_html, queries = _page(client, user, first, last, accounts.get(account))
         assert not _reads_rollup(queries)
         assert raw_html == html, (who, zone, since, until, account)
