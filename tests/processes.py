@@ -15,6 +15,7 @@ import socket
 import subprocess
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -64,7 +65,55 @@ class Process:
             self.handle.wait(timeout=30)
 
     def stop(self) -> None:
-        self.kill(signal.SIGTERM if self.handle.poll() is None else signal.SIGKILL)
+        """Stop it as a supervisor does: SIGTERM, then SIGKILL for whatever still runs
+        STOP_GRACE seconds later (a Celery warm shutdown that hangs: rare, and a known
+        Celery fault). The kill is reported as a warning with the log's tail, not raised:
+        the test's assertions are about the service's outcome, which the tasks' late
+        acknowledgement and the sweeps keep whole whichever way a worker ends."""
+        if self.handle.poll() is not None:
+            return
+        family = _descendants(self.handle.pid)  # a respawned command has its own group
+        os.killpg(self.handle.pid, signal.SIGTERM)
+        try:
+            self.handle.wait(timeout=STOP_GRACE)
+            return
+        except subprocess.TimeoutExpired:
+            pass
+        family |= _descendants(self.handle.pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.handle.pid, signal.SIGKILL)
+        for pid in family:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.handle.wait(timeout=30)
+        tail = "\n".join(self.log.read_text(errors="replace").splitlines()[-40:])
+        warnings.warn(
+            f"{' '.join(self.args)}: still running {STOP_GRACE:g} s after SIGTERM; "
+            f"killed. The last lines of its log:\n{tail}",
+            stacklevel=2,
+        )
+
+
+# How long stop() waits after SIGTERM before it kills (systemd waits 90 s, honcho 5 s).
+STOP_GRACE = 45.0
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below ``pid``, from /proc (children, their children, ...)."""
+    parents: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            # "pid (comm) state ppid ...": comm may hold spaces, so split after its ")".
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            parents.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found: set[int] = set()
+    todo = [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            if child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
 
 
 def start_worker(
