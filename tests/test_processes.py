@@ -42,7 +42,9 @@ def test_a_process_that_ignores_sigterm_is_killed_with_its_family_and_reported(
     assert shell in family
     assert len(family) == 2  # the shell and its sleep
 
-    with pytest.warns(UserWarning, match="still running 1 s after SIGTERM; killed") as said:
+    with pytest.warns(
+        UserWarning, match="still running 1 s after SIGTERM; killed"
+    ) as said:
         process.stop()
 
     assert process.handle.returncode is not None
