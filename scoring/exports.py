@@ -4,12 +4,13 @@ works out every member and streams the rows as binary ``COPY``, Python only writ
 ``scoring.records`` is the reference (and the path of every other database, SQLite the
 embedded default): the bytes written here are the same. One query gives one row per
 call: a ``text[]`` of its members ready to write, null as in JSON, and the score's own
-category names if it has any. JSON takes the members in the order of part 2.3 (the
-account's own bound as parameters), adds the category names and is one ``orjson.dumps``
-per record. XML takes the texts in the order the layout writes them, escapes them in one
-pass over them joined, and fills a template of the layout made once per pattern of empty
-texts (an empty member is written ``<name/>``) and set of category names, the account's
-own members and the names written in.
+category names if it has any. JSON puts the members, in the order of part 2.3, into one
+dict that holds the account's own members and the category names already (rewritten only
+when a score has its own), and is one ``orjson.dumps`` of it per record. XML takes the
+texts (their UTF-8 bytes as PostgreSQL sent them, never decoded) in the order the layout
+writes them, escapes them in a few passes in C over them joined, and fills a template of
+the layout made once per pattern of empty texts (an empty member is written ``<name/>``)
+and set of category names, the account's own members and the names written in.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import closing
+from itertools import chain
 from operator import not_
 from typing import Any
 
@@ -24,16 +26,16 @@ import orjson
 from django.db import connections, transaction
 from django.db.models import Expression, F, QuerySet, TextField
 from psycopg import ClientCursor
+from psycopg.types.string import ByteaBinaryLoader
 
 from calls.models import Call
 from scoring.records import (
     CALL_FIELDS,
-    NOT_XML,
     SCORE_MEMBERS,
     SLOTS,
+    STREAM_PIECE,
     XML_DECLARATION,
     RecordBuilder,
-    pieces,
     rows,
     stream_json,
     stream_xml,
@@ -56,7 +58,8 @@ def stream_records(
         stream = stream_xml if return_type == "xml" else stream_json
         return stream(builder, rows(calls))
     if return_type == "xml":
-        return _xml_document(builder, _copy_rows(calls, _xml_select(builder)))
+        texts = _copy_rows(calls, _xml_select(builder), utf8=True)
+        return _xml_document(builder, texts)
     return _json_array(builder, _copy_rows(calls, _json_select(builder)))
 
 
@@ -199,7 +202,10 @@ _MEMBERS: dict[str, str | None] = {
     "callTranscription": "{transcription}",
 }
 JSON_KEYS = tuple(_MEMBERS)
-_NAMES_AT = JSON_KEYS.index("cat1Name")
+# The members a JSON row gives, in order: all but those added in Python (the account's,
+# the same in every record, and the category names).
+_ROW_MEMBERS = {key: sql for key, sql in _MEMBERS.items() if sql is not None}
+_ROW_KEYS = tuple(_ROW_MEMBERS)
 
 # The score's category names as JSON, null when they are the account's current ones
 # (the parameter) or there is no score.
@@ -230,14 +236,8 @@ def _array(members: list[tuple[str, list[Any]]]) -> RecordSql:
 
 
 def _json_select(builder: RecordBuilder) -> list[RecordSql]:
-    """Every member but the category names, in order (the account's bound), and the
-    score's own names."""
-    members = []
-    for key, sql in _MEMBERS.items():
-        if key in _ACCOUNT:
-            members.append(("%s::text", [getattr(builder, _ACCOUNT[key])]))
-        elif sql is not None:
-            members.append((sql, _params(builder, key)))
+    """The members of ``_ROW_KEYS`` in order, and the score's own names."""
+    members = [(sql, _params(builder, key)) for key, sql in _ROW_MEMBERS.items()]
     return [_array(members), _own_names(builder)]
 
 
@@ -247,10 +247,13 @@ STREAMING_PLAN = (
 )
 
 
-def _copy_rows(calls: QuerySet[Call], columns: list[RecordSql]) -> Generator[tuple]:
+def _copy_rows(
+    calls: QuerySet[Call], columns: list[RecordSql], *, utf8: bool = False
+) -> Generator[tuple]:
     """The rows (a ``text[]`` and a text) in date, time and id order, read from one
     binary ``COPY`` as they arrive (a slow reader holds the database back, nothing
-    piles up here).
+    piles up here); with ``utf8``, the texts as the UTF-8 bytes PostgreSQL sent, not
+    decoded.
 
     The plan reads the account's calls in order from their index ("call_account_received")
     and streams from the first row, so PostgreSQL and this process work at once. Left to
@@ -275,12 +278,14 @@ def _copy_rows(calls: QuerySet[Call], columns: list[RecordSql]) -> Generator[tup
         connection.cursor() as cursor,
     ):
         cursor.execute(STREAMING_PLAN)
+        if utf8:  # this cursor's own loaders: the connection's are not changed
+            cursor.adapters.register_loader("text", ByteaBinaryLoader)
         with cursor.copy(statement) as copy:
             copy.set_types(["text[]", "text"])
             yield from copy.rows()
 
 
-def _names(builder: RecordBuilder, own: str | None) -> list[Any]:
+def _names(builder: RecordBuilder, own: str | bytes | None) -> list[Any]:
     """cat1Name..cat10Name: the score's names unless it has none, else the current ones."""
     if own is None:
         return builder.current_names
@@ -289,18 +294,43 @@ def _names(builder: RecordBuilder, own: str | None) -> list[Any]:
 
 
 def _json_array(builder: RecordBuilder, rows: Generator[tuple]) -> Iterator[bytes]:
-    def parts() -> Iterator[bytes]:
-        dumps = orjson.dumps
-        yield b"["
-        separator = b""
-        with closing(rows):  # an error here ends the COPY at once
-            for members, own in rows:
-                members[_NAMES_AT:_NAMES_AT] = _names(builder, own)
-                yield separator + dumps(dict(zip(JSON_KEYS, members, strict=True)))
-                separator = b","
-        yield b"]"
+    """``[``, the records joined by commas, ``]``, in pieces of about ``STREAM_PIECE``.
 
-    return pieces(parts())
+    One dict is the record of every row in turn: updating its values keeps its keys'
+    order, and costs less than building a dict of some seventy members per row (most
+    of this loop's time); the account's members are written once, the category names
+    only when they change."""
+    dumps = orjson.dumps
+    record: dict[str, Any] = dict.fromkeys(JSON_KEYS)
+    record.update(
+        (key, getattr(builder, attribute)) for key, attribute in _ACCOUNT.items()
+    )
+    update = record.update
+    current = builder.current_names
+    update(zip(_CAT_NAMES, current, strict=True))
+    names_current = True
+    opening = b"["
+    buffer: list[bytes] = []
+    size = 0
+    with closing(rows):  # an error here ends the COPY at once
+        for members, own in rows:
+            update(zip(_ROW_KEYS, members, strict=True))
+            if own is not None:
+                update(zip(_CAT_NAMES, _names(builder, own), strict=True))
+                names_current = False
+            elif not names_current:
+                update(zip(_CAT_NAMES, current, strict=True))
+                names_current = True
+            part = dumps(record)
+            buffer.append(part)
+            size += len(part)
+            if size >= STREAM_PIECE:
+                yield opening + b",".join(buffer)
+                opening, buffer, size = b",", [], 0
+    if buffer:
+        yield opening + b",".join(buffer) + b"]"
+    else:
+        yield b"[]" if opening == b"[" else b"]"
 
 
 # RecordBuilder.xml: ("el", member) an element of that name holding the member (empty:
@@ -407,21 +437,22 @@ def _xml_select(builder: RecordBuilder) -> list[RecordSql]:
     return [_array(members), _own_names(builder)]
 
 
-# Neither NUL, which joins a record's texts (PostgreSQL text never holds it), nor
-# anything the layout's markup has needs escaping; what XML cannot carry is dropped.
-_JOINED_DROP = re.compile(f"[{NOT_XML.replace(chr(0), chr(1), 1)}]")
-_JOINED_WORK = re.compile(f"[&<>{NOT_XML.replace(chr(0), chr(1), 1)}]")
+# What XML cannot carry, dropped: the control characters (bytes of their own in UTF-8;
+# NUL, which joins a record's texts, is never in a PostgreSQL text) and U+FFFE, U+FFFF
+# (a surrogate is never in valid UTF-8).
+_NOT_XML_BYTES = bytes(range(1, 0x20)).translate(None, b"\t\n\r")
+_NONCHARACTERS = ("\ufffe".encode(), "\uffff".encode())
+_NONCHARACTER_LEAD = _NONCHARACTERS[0][:2]
 
 
-def _escaped(texts: list[str]) -> list[str]:
-    """xml_text() of every text, in one pass over them joined."""
-    joined = "\x00".join(texts)
-    if _JOINED_WORK.search(joined) is None:
-        return texts
-    if _JOINED_DROP.search(joined) is not None:  # rare: a search is cheaper than sub
-        joined = _JOINED_DROP.sub("", joined)
-    joined = joined.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return joined.split("\x00")
+def _escaped(texts: list[bytes]) -> list[bytes]:
+    """xml_text() of every text (UTF-8), in a few passes in C over them joined."""
+    joined = b"\x00".join(texts).translate(None, _NOT_XML_BYTES)
+    if _NONCHARACTER_LEAD in joined:  # rare: a search is cheaper than two replaces
+        for noncharacter in _NONCHARACTERS:
+            joined = joined.replace(noncharacter, b"")
+    joined = joined.replace(b"&", b"&amp;").replace(b"<", b"&lt;")
+    return joined.replace(b">", b"&gt;").split(b"\x00")
 
 
 _TEMPLATES_KEPT = 256
@@ -438,9 +469,9 @@ class _Templates:
         self.account = {
             key: getattr(builder, attribute) for key, attribute in _ACCOUNT.items()
         }
-        self.kept: dict[tuple[tuple[bool, ...], str | None], str] = {}
+        self.kept: dict[tuple[tuple[bool, ...], bytes | None], bytes] = {}
 
-    def get(self, empty: tuple[bool, ...], own_names: str | None) -> str:
+    def get(self, empty: tuple[bool, ...], own_names: bytes | None) -> bytes:
         """The template of a row whose texts are ``empty`` or not, and whose score has
         ``own_names`` (JSON), or None for the account's current names."""
         key = (empty, own_names)
@@ -451,7 +482,7 @@ class _Templates:
             template = self.kept[key] = self._make(empty, own_names)
         return template
 
-    def _make(self, empty: tuple[bool, ...], own_names: str | None) -> str:
+    def _make(self, empty: tuple[bool, ...], own_names: bytes | None) -> bytes:
         names = _names(self.builder, own_names)
         out = []
         at = 0  # the next text
@@ -473,27 +504,27 @@ class _Templates:
                     slot = item[1]
                     name = xml_attribute(names[slot - 1]).replace("%", "%%")
                     out.append(f"<cat{slot} name={name}>{text}</cat{slot}>")
-        return "".join(out)
+        return "".join(out).encode()
 
 
 def _xml_document(builder: RecordBuilder, rows: Generator[tuple]) -> Iterator[bytes]:
-    templates = _Templates(builder)
-
-    def calldrip(row: tuple) -> str:
-        texts, own_names = row
-        texts = _escaped(texts)
-        template = templates.get(tuple(map(not_, texts)), own_names)
-        return template % tuple(filter(None, texts))
-
-    def parts() -> Iterator[str]:
-        with closing(rows):  # an error here ends the COPY at once
-            first = next(rows, None)
-            if first is None:
-                yield XML_DECLARATION + "<calldrips/>"
-                return
-            yield XML_DECLARATION + "<calldrips>" + calldrip(first)
-            for row in rows:
-                yield calldrip(row)
-        yield "</calldrips>"
-
-    return pieces(part.encode() for part in parts())
+    """The ``<calldrips>`` document, in pieces of about ``STREAM_PIECE``: each row's
+    texts (UTF-8, as PostgreSQL sent them) escaped and filled into its template."""
+    get = _Templates(builder).get
+    with closing(rows):  # an error here ends the COPY at once
+        first = next(rows, None)
+        if first is None:
+            yield f"{XML_DECLARATION}<calldrips/>".encode()
+            return
+        buffer = [f"{XML_DECLARATION}<calldrips>".encode()]
+        size = 0
+        for texts, own_names in chain((first,), rows):
+            texts = _escaped(texts)
+            part = get(tuple(map(not_, texts)), own_names) % tuple(filter(None, texts))
+            buffer.append(part)
+            size += len(part)
+            if size >= STREAM_PIECE:
+                yield b"".join(buffer)
+                buffer, size = [], 0
+    buffer.append(b"</calldrips>")
+    yield b"".join(buffer)

@@ -246,6 +246,34 @@ def test_an_account_without_members_or_category_names_is_the_same_on_both_paths(
         assert first["accountCity"] == ""
 
 
+# U+FFFE and U+FFFF (dropped from XML) among characters whose UTF-8 starts as theirs does
+# (EF BF ..., kept): the XML path drops them from the texts' bytes.
+NEAR_NONCHARACTERS = "\ufffd\ufffe\uffef\uffff\uffbf\ufffe"
+
+
+@pytest.mark.parametrize("return_type", ["json", "xml"])
+def test_only_the_noncharacters_are_dropped_on_both_paths(
+    client, key, account, return_type, monkeypatch
+):
+    CallFactory(
+        account=account,
+        received_at=at("2026-05-05", "12:00:00"),
+        summary=NEAR_NONCHARACTERS,
+        call_notes="\x01" + NEAR_NONCHARACTERS + "\x1f&",
+    )
+    written = export(
+        client, key, return_type, python_only=False, monkeypatch=monkeypatch
+    )
+    built = export(client, key, return_type, python_only=True, monkeypatch=monkeypatch)
+    assert written == built
+    if return_type == "xml":
+        kept = "\ufffd\uffef\uffbf"
+        assert f"<callSummary>{kept}</callSummary>".encode() in written
+        assert f"<callNotes>{kept}&amp;</callNotes>".encode() in written
+    else:
+        assert json.loads(written)[0]["callSummary"] == NEAR_NONCHARACTERS
+
+
 @pytest.mark.parametrize("return_type", ["json", "xml"])
 def test_an_empty_range_is_the_same_on_both_paths(
     client, key, account, return_type, monkeypatch
