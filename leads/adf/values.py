@@ -23,7 +23,7 @@ class AdfError(ValueError):
         self.not_adf = not_adf
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Identifier:
     """An id element's text and its source attribute."""
 
@@ -31,7 +31,7 @@ class Identifier:
     source: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Odometer:
     """Mileage as sent, with its units and status attributes."""
 
@@ -40,7 +40,7 @@ class Odometer:
     status: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Price:
     """A price as sent, with its type and currency attributes."""
 
@@ -49,7 +49,7 @@ class Price:
     currency: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Vehicle:
     """A vehicle; interest is "buy" unless sent otherwise, status "new" or "used" (a trade-in is always used)."""
 
@@ -74,7 +74,7 @@ class Vehicle:
     price: Price = Price()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Phone:
     """A phone element's text and its type and time attributes (type lower-cased)."""
 
@@ -88,7 +88,7 @@ class Phone:
         return self.type.lower() not in _UNCALLABLE_PHONE_TYPES
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Address:
     """A postal address; street lines are joined with commas."""
 
@@ -103,7 +103,7 @@ class Address:
 _UNCALLABLE_PHONE_TYPES = frozenset({"fax", "pager"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Customer:
     """The customer's first contact, comments and whisper."""
 
@@ -136,7 +136,7 @@ class Customer:
         return None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Vendor:
     """The dealer the lead is for."""
 
@@ -146,7 +146,7 @@ class Vendor:
     contact_name: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Provider:
     """Where the lead came from: bucket id, source name, service and link."""
 
@@ -157,7 +157,7 @@ class Provider:
     url: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class ParsedLead:
     """One prospect of an ADF document; every text is stripped and "" when absent."""
 

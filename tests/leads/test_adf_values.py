@@ -134,3 +134,31 @@ def test_as_dict_of_unexpected_values_is_asdict_with_lists():
     )
 
     assert_same_plain(lead.as_dict(), asdict_with_lists(lead))
+
+
+def _values_within(value: Any) -> list[Any]:
+    """The value and every value class instance it holds, all the way down."""
+    if isinstance(value, tuple):
+        return [inner for item in value for inner in _values_within(item)]
+    if not dataclasses.is_dataclass(value):
+        return []
+    held = [getattr(value, f.name) for f in dataclasses.fields(value)]
+    return [value, *_values_within(tuple(held))]
+
+
+@pytest.mark.parametrize(
+    "path", sorted(SAMPLES.glob("*.xml")), ids=lambda path: path.stem
+)
+def test_parsed_values_hold_every_field_as_the_constructor_would(path):
+    # parse_adf builds its values without calling __init__ (see leads.adf.mapping):
+    # each must hold exactly what the constructor stores, every field in order.
+    try:
+        leads = parse_adf(path.read_bytes())
+    except AdfError:
+        pytest.skip("a refused sample")
+
+    for value in _values_within(tuple(leads)):
+        cls = type(value)
+        names = [f.name for f in dataclasses.fields(cls)]
+        rebuilt = cls(**{name: getattr(value, name) for name in names})
+        assert list(vars(value).items()) == list(vars(rebuilt).items())
