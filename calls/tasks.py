@@ -2,8 +2,9 @@
 
 import logging
 import time
+from typing import Any
 
-from celery import shared_task
+from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from calls.media import RecordingNotYetStored
@@ -59,6 +60,41 @@ def simulator_event_task(
     """Deliver one simulated provider callback through the same handler as real callbacks.
     One handled later than a switch waits for its answer (``due``: when the switch sent
     it) is logged: the pipeline fell behind its provider."""
+    _simulator_deliver(
+        attempt_id=attempt_id,
+        kind=kind,
+        digits=digits,
+        duration=duration,
+        recording_url=recording_url,
+        due=due,
+    )
+
+
+@shared_task(bind=True, **RETRY_WHILE_DATABASE_IS_DOWN)
+def simulator_events_task(
+    self: Task, *, events: list[dict[str, Any]], due: float | None = None
+) -> None:
+    """Deliver the simulated callbacks the switch sends at one moment (a call's end: the
+    lead's leg, its recording, the agent's leg), in order, each as ``simulator_event_task``
+    delivers one: one task instead of one each. A retry delivers those not yet delivered."""
+    for index, event in enumerate(events):
+        try:
+            _simulator_deliver(**event, due=due)
+        except (OperationalError, InterfaceError):
+            # autoretry resends the request's kwargs: from this event on.
+            self.request.kwargs = {"events": events[index:], "due": due}
+            raise
+
+
+def _simulator_deliver(
+    *,
+    attempt_id: int,
+    kind: str,
+    digits: str = "",
+    duration: int | None = None,
+    recording_url: str = "",
+    due: float | None = None,
+) -> None:
     from calls.services import call_event
     from calls.telephony.base import Event, EventKind
     from calls.telephony.simulator import WEBHOOK_TIMEOUT, SimulatorProvider

@@ -8,8 +8,10 @@ per database with marker ids, keeps the compiler (its SQL, its select list, the
 converters of its columns), and then only swaps the ids in: the same SQL, run and read
 into models by Django's own iterable, select_related included.
 
-Only ids (integers) are parameters: a query whose other values change (a moment, a
-status) is built by the ORM as usual.
+Ids (integers) and moments (aware datetimes, named in ``moments``) are parameters: a
+query whose other values change (a status, a list of ids) is built by the ORM as usual,
+or one ``CompiledQuery`` is kept per shape (``calls.routing``). ``exists`` and ``slice``
+run the ORM's own ``exists()`` and ``[start:stop]`` of the queryset.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
+from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
 
 from django.db import DEFAULT_DB_ALIAS, connections
@@ -27,18 +30,27 @@ from django.db.transaction import TransactionManagementError
 
 M = TypeVar("M", bound=Model)
 
-# Marker ids: far outside any id a table holds, each one once in a process.
+# Marker ids: far outside any id a table holds, each one once in a process; marker
+# moments: in the year 1, each one once in a process.
 _markers = itertools.count(-(2**62))
+_moments = itertools.count(1)
+_YEAR_ONE = datetime(1, 1, 1, tzinfo=UTC)
 
 
 class CompiledQuery(Generic[M]):
-    """``build(**ids)`` (a queryset of model instances, its ids keyword arguments)
-    compiled once per database; ``get``/``first`` run it with the ids given."""
+    """``build(**ids)`` (a queryset of model instances, its ids keyword arguments, and
+    its ``moments``) compiled once per database; ``get``/``first``/``slice``/``exists``
+    run it with the values given."""
 
-    def __init__(self, build: Callable[..., QuerySet[M]], *names: str) -> None:
-        self.build, self.names = build, names
+    def __init__(
+        self,
+        build: Callable[..., QuerySet[M]],
+        *names: str,
+        moments: tuple[str, ...] = (),
+    ) -> None:
+        self.build, self.names, self.moments = build, (*names, *moments), moments
         self._compiled: dict[
-            tuple[str, int], tuple[Any, str, list[Any], dict[int, str]]
+            tuple[str, Hashable], tuple[Any, str, list[Any], dict[int, str], Any]
         ] = {}
         self._lock = threading.Lock()
 
@@ -63,10 +75,40 @@ class CompiledQuery(Generic[M]):
         found = self._run(using, ids, limit=1)
         return found[0] if found else None
 
-    def _run(self, using: str, ids: dict[str, int], *, limit: int) -> list[M]:
+    def slice(
+        self, start: int, stop: int, using: str = DEFAULT_DB_ALIAS, **values: Any
+    ) -> list[M]:
+        """As ``list(build(**values)[start:stop])``."""
+        return self._run(using, values, limit=("slice", start, stop))
+
+    def exists(self, using: str = DEFAULT_DB_ALIAS, **values: Any) -> bool:
+        """As ``build(**values).exists()``: the ORM's ``SELECT 1 ... LIMIT 1``."""
+        connection = connections[using]
+        key = (using, "exists")
+        _, sql, params, slots, _ = self._compiled.get(key) or self._compile(
+            using, "exists"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, self._values(connection, params, slots, values))
+            return cursor.fetchone() is not None
+
+    def _values(
+        self, connection: Any, params: list[Any], slots: dict[int, str], given: Any
+    ) -> tuple[Any, ...]:
+        values = list(params)
+        for position, name in slots.items():
+            value = given[name]
+            values[position] = (
+                connection.ops.adapt_datetimefield_value(value)
+                if name in self.moments
+                else int(value)
+            )
+        return tuple(values)
+
+    def _run(self, using: str, ids: dict[str, Any], *, limit: Hashable) -> list[M]:
         connection = connections[using]
         compiled = self._compiled.get((using, limit)) or self._compile(using, limit)
-        compiler, sql, params, slots = compiled
+        compiler, sql, params, slots, converters = compiled
         if (
             compiler.query.select_for_update
             and connection.features.has_select_for_update
@@ -75,44 +117,70 @@ class CompiledQuery(Generic[M]):
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."
             )
-        values = list(params)
-        for position, name in slots.items():
-            values[position] = int(ids[name])
+        values = self._values(connection, params, slots, ids)
         run = copy.copy(compiler)
         run.connection = connection  # this thread's
-        run.as_sql = lambda *args, **kwargs: (sql, tuple(values))
+        run.as_sql = lambda *args, **kwargs: (sql, values)
+        # The columns' converters, found once too (Django looks them up at every run:
+        # for the call's 72 columns that was a third as much as the statement itself).
+        run.get_converters = lambda expressions: converters
         return list(ModelIterable(_Compiled(run, using)))  # type: ignore[arg-type]
 
     def _compile(
-        self, using: str, limit: int
-    ) -> tuple[Any, str, list[Any], dict[int, str]]:
-        """The queryset built with marker ids, limited as ``get``/``first`` would, and
-        compiled (as a locking read is compiled inside a transaction: the caller's)."""
-        markers = {name: next(_markers) for name in self.names}
-        queryset = self.build(**markers)
-        if limit == 1:
-            queryset = queryset if queryset.ordered else queryset.order_by("pk")
-        else:
-            queryset = queryset.order_by()  # as ``get()``: no ordering
-        query = queryset.query.chain()
+        self, using: str, limit: Hashable
+    ) -> tuple[Any, str, list[Any], dict[int, str], Any]:
+        """The queryset built with marker values, limited as ``get``/``first``/``slice``
+        would, or as ``exists``, and compiled (as a locking read is compiled inside a
+        transaction: the caller's)."""
         connection = connections[using]
-        if (
-            not query.select_for_update
-            or connection.features.supports_select_for_update_with_limit
-        ):
-            query.set_limits(high=limit)
+        markers: dict[str, Any] = {
+            name: _YEAR_ONE + timedelta(microseconds=next(_moments))
+            if name in self.moments
+            else next(_markers)
+            for name in self.names
+        }
+        queryset = self.build(**markers)
+        if limit == "exists":
+            query = queryset.query.exists()  # as has_results()
+        elif isinstance(limit, tuple):  # a slice: the queryset's own order
+            query = queryset[limit[1] : limit[2]].query.chain()
+        else:
+            assert isinstance(limit, int)
+            if limit == 1:
+                queryset = queryset if queryset.ordered else queryset.order_by("pk")
+            else:
+                queryset = queryset.order_by()  # as ``get()``: no ordering
+            query = queryset.query.chain()
+            if (
+                not query.select_for_update
+                or connection.features.supports_select_for_update_with_limit
+            ):
+                query.set_limits(high=limit)
         compiler = query.get_compiler(using=using)
         sql, params = compiler.as_sql()
-        by_value = {value: name for name, value in markers.items()}
+        by_value = {
+            connection.ops.adapt_datetimefield_value(value)
+            if name in self.moments
+            else value: name
+            for name, value in markers.items()
+        }
         slots = {
             position: by_value[value]
             for position, value in enumerate(params)
-            if isinstance(value, int) and value in by_value
+            if isinstance(value, int | str | datetime) and value in by_value
         }
         if set(slots.values()) != set(self.names):
             raise ValueError(f"not every id of {self.names} is a parameter: {sql}")
+        columns = [column[0] for column in compiler.select[: compiler.col_count]]
+        converters = compiler.get_converters(columns)
         with self._lock:
-            self._compiled[(using, limit)] = (compiler, sql, list(params), slots)
+            self._compiled[(using, limit)] = (
+                compiler,
+                sql,
+                list(params),
+                slots,
+                converters,
+            )
         return self._compiled[(using, limit)]
 
 

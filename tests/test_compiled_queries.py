@@ -1,8 +1,12 @@
 """core/compiled.py: a query compiled once runs the ORM's own SQL with new ids and reads
 the same models back, select_related included."""
 
+from datetime import timedelta
+from typing import Any
+
 import pytest
 from django.db import connection, transaction
+from django.db.models import Q
 from django.db.transaction import TransactionManagementError
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -96,3 +100,89 @@ def test_a_query_whose_id_is_not_a_parameter_is_refused():
 
     with pytest.raises(ValueError, match="not every id"):
         compiled.first(call_id=1)
+
+
+def _sql_of(run) -> tuple[list[str], Any]:
+    with CaptureQueriesContext(connection) as context:
+        found = run()
+    return [q["sql"] for q in context.captured_queries], found
+
+
+@pytest.mark.parametrize("team", [False, True])
+def test_a_compiled_exists_with_a_moment_runs_the_orms_own_exists(team):
+    from accounts.models import Team
+    from calls.routing import _waiting_before, calls_waiting_before
+
+    account = AccountFactory()
+    crew = Team.objects.create(account=account, name="Sales") if team else None
+    now = timezone.now()
+    older = Call.objects.create(
+        account=account, phone="+13035550123", received_at=now, team=crew
+    )
+    newer = Call.objects.create(
+        account=account,
+        phone="+13035550124",
+        received_at=now + timedelta(seconds=1),
+        team=crew,
+    )
+    shape = Q(team_id=crew.pk) if crew else Q(team__isnull=True)
+
+    def orm(call: Call) -> bool:
+        return _waiting_before(call.account_id, call.received_at, shape).exists()
+
+    assert _sql_of(lambda: calls_waiting_before(call=newer)) == _sql_of(
+        lambda: orm(newer)
+    )
+    assert calls_waiting_before(call=newer) is False  # the older one waits for nobody
+    Call.objects.filter(pk=older.pk).update(waiting_since=now)
+    assert _sql_of(lambda: calls_waiting_before(call=newer)) == (
+        _sql_of(lambda: orm(newer))[0],
+        True,
+    )
+    assert calls_waiting_before(call=older) is False
+
+
+@pytest.mark.parametrize("shape", ["account", "team", "agent"])
+def test_a_compiled_slice_runs_the_orms_own_slice_and_reads_the_same_agents(shape):
+    from accounts.models import Team
+    from calls.routing import _free, _free_batch
+    from tests.users.factories import agent
+
+    account = AccountFactory()
+    crew = Team.objects.create(account=account, name="Sales")
+    agents = [agent(account, phone=f"+130355501{n:02d}") for n in range(12)]
+    for member in agents[::2]:
+        member.teams.add(crew)
+    call = Call.objects.create(
+        account=account,
+        phone="+13035550123",
+        received_at=timezone.now(),
+        team=crew if shape == "team" else None,
+        requested_agent=agents[3] if shape == "agent" else None,
+    )
+
+    for start, stop in [(0, 8), (8, 24)]:
+        compiled = _sql_of(lambda a=start, b=stop: _free_batch(call, frozenset(), a, b))
+        orm = _sql_of(lambda a=start, b=stop: list(_free(call, frozenset())[a:b]))
+        assert compiled == orm
+        assert [a.phone_number for a in compiled[1]] == [a.phone_number for a in orm[1]]
+    assert _free_batch(call, frozenset(), 0, 8)
+
+
+def test_a_compiled_claim_locks_an_agent_once_free_and_not_while_on_a_leg():
+    from calls.routing import _claim_one, agents_claim
+    from tests.users.factories import agent
+
+    account = AccountFactory()
+    taker = agent(account, phone="+13035550140")
+    call, _ = _call_with_legs(legs=0)
+
+    with transaction.atomic():
+        assert _claim_one(taker.pk) is True
+        assert agents_claim([taker], at=timezone.now()) == [taker]
+    CallAttempt.objects.create(
+        call=call, leg=Leg.AGENT, agent=taker, number=taker.phone_number
+    )
+    with transaction.atomic():
+        assert _claim_one(taker.pk) is False
+        assert agents_claim([taker], at=timezone.now()) == []

@@ -334,6 +334,7 @@ CELERY_TASK_ROUTES = {
     "calls.tasks.call_setup_task": {"queue": "calls"},
     "calls.tasks.attempt_dial_task": {"queue": "calls"},
     "calls.tasks.simulator_event_task": {"queue": "events"},
+    "calls.tasks.simulator_events_task": {"queue": "events"},
     "texting.tasks.simulator_text_status_task": {"queue": "events"},
     "texting.tasks.simulator_text_reply_task": {"queue": "events"},
     "texting.tasks.text_send_task": {"queue": "calls"},

@@ -57,8 +57,9 @@ class World:
             self.queue, Pending(self.now + delay, next(self.seq), what, payload)
         )
 
-    def _at(self, seconds: float, event: Event, *, webhook: bool = False) -> None:
-        self._push(seconds, "event", event)
+    def _at(self, seconds: float, *events: Event, webhook: bool = False) -> None:
+        for event in events:
+            self._push(seconds, "event", event)
 
     def _dispatch(self, call_id: int, at=None) -> None:
         if at is not None:

@@ -306,6 +306,7 @@ def test_a_call_held_for_its_opening_may_be_taken_early_but_one_handed_over_neve
         ("calls.tasks.attempt_dial_task", "calls"),
         ("calls.tasks.calls_hand_over_task", "calls"),
         ("calls.tasks.simulator_event_task", "events"),
+        ("calls.tasks.simulator_events_task", "events"),
         ("calls.tasks.calls_sweep_task", "default"),
         ("leads.tasks.leads_sweep_task", "default"),
     ],
