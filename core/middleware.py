@@ -1,10 +1,16 @@
 """Refuse oversized API bodies before anything reads them; answer API crashes in the
-interface's shape, and a database that cannot be reached with 503 and ``Retry-After``."""
+interface's shape, and a database that cannot be reached with 503 and ``Retry-After``.
+The pages' own middleware (sessions, signed-in user, messages) lets the interfaces'
+requests go straight past it."""
 
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import middleware as auth
+from django.contrib.messages import middleware as messages
+from django.contrib.sessions import middleware as sessions
 from django.db.utils import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
@@ -17,6 +23,42 @@ from core.api import (
     ServiceUnavailable,
     error_response,
 )
+
+
+def is_interface(path: str) -> bool:
+    """A path of the four interfaces (User API, lead intake, click-to-call, scored data):
+    callers with keys, never a browser session. The API's documentation is pages."""
+    return path.startswith("/api/") and not path.startswith(
+        ("/api/docs/", "/api/schema/")
+    )
+
+
+class PagesOnly:
+    """Mixed into a pages-only middleware: an interface's request goes straight past it.
+
+    Sessions, the signed-in user and messages serve pages; an interface's request never
+    reads them (its callers authenticate with keys) and they add nothing to its answer.
+    Subclasses of Django's own, so the admin's checks still find them. (CSRF stays
+    Django's own: ``check --deploy`` looks for it by name, and DRF's views are exempt.)"""
+
+    get_response: Callable[[HttpRequest], Any]
+
+    def __call__(self, request: HttpRequest) -> Any:
+        if is_interface(request.path_info):
+            return self.get_response(request)
+        return super().__call__(request)  # type: ignore[misc]
+
+
+class SessionMiddleware(PagesOnly, sessions.SessionMiddleware):
+    pass
+
+
+class AuthenticationMiddleware(PagesOnly, auth.AuthenticationMiddleware):
+    pass
+
+
+class MessageMiddleware(PagesOnly, messages.MessageMiddleware):
+    pass
 
 
 class RequestSizeLimitMiddleware:

@@ -55,16 +55,18 @@ INSTALLED_APPS = [
     "demo",
 ]
 
+# The sessions, signed-in user and messages are Django's, for pages only: the interfaces'
+# requests go straight past them (core/middleware.py).
 MIDDLEWARE = [
     "core.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "core.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "core.middleware.AuthenticationMiddleware",
     "users.middleware.UserTimezoneMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "core.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
