@@ -9,12 +9,37 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils import timezone
+
 from calls import services
-from calls.models import Call, SimulatedLeg
+from calls.models import Call, CallAttempt, CallStatus, Leg, SimulatedLeg
 from calls.pipeline import broker
 from calls.telephony import simulator
 from calls.telephony.base import Event
 from calls.telephony.simulator import SimulatorProvider
+from tests.users.factories import agent
+
+
+def agent_leg(account: Any, **fields: Any) -> CallAttempt:
+    """An agent's simulator leg, dial requested, of a new call from +13035550123 that
+    is dialing its first round."""
+    taker = agent(account, phone="+13035550140")
+    call = Call.objects.create(
+        account=account,
+        phone="+13035550123",
+        received_at=timezone.now(),
+        status=CallStatus.DIALING,
+        rounds=1,
+    )
+    return CallAttempt.objects.create(
+        call=call,
+        leg=Leg.AGENT,
+        agent=taker,
+        number=taker.phone_number,
+        provider="simulator",
+        dial_requested_at=timezone.now(),
+        **fields,
+    )
 
 
 def dials_of(attempt_id: int) -> int:

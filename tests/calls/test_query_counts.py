@@ -13,12 +13,11 @@ from calls.models import (
     Call,
     CallAttempt,
     CallStatus,
-    Leg,
     SimulatedLeg,
 )
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory
-from tests.calls.harness import World
+from tests.calls.harness import World, agent_leg
 from tests.users.factories import agent
 
 pytestmark = pytest.mark.django_db
@@ -69,28 +68,8 @@ def test_an_answered_call_costs_the_same_pinned_statements_however_many_agents(
     assert len(issued) == STATEMENTS_PER_ANSWERED_CALL, "\n".join(issued)
 
 
-def _agent_leg(account, **fields) -> CallAttempt:
-    taker = agent(account, phone="+13035550140")
-    call = Call.objects.create(
-        account=account,
-        phone=LEAD,
-        received_at=timezone.now(),
-        status=CallStatus.DIALING,
-        rounds=1,
-    )
-    return CallAttempt.objects.create(
-        call=call,
-        leg=Leg.AGENT,
-        agent=taker,
-        number=taker.phone_number,
-        provider="simulator",
-        dial_requested_at=timezone.now(),
-        **fields,
-    )
-
-
 def test_a_ring_is_one_update_of_its_leg_and_the_first_ring_is_kept():
-    leg = _agent_leg(AccountFactory())
+    leg = agent_leg(AccountFactory())
 
     with CaptureQueriesContext(connection) as context:
         services.call_event(Event(leg.pk, EventKind.RINGING))
@@ -103,7 +82,7 @@ def test_a_ring_is_one_update_of_its_leg_and_the_first_ring_is_kept():
 
 
 def test_a_ring_on_a_leg_already_ended_changes_nothing():
-    leg = _agent_leg(AccountFactory(), ended_at=timezone.now())
+    leg = agent_leg(AccountFactory(), ended_at=timezone.now())
 
     services.call_event(Event(leg.pk, EventKind.RINGING))
 
@@ -111,7 +90,7 @@ def test_a_ring_on_a_leg_already_ended_changes_nothing():
 
 
 def test_an_event_locks_the_call_then_its_leg_each_read_once():
-    leg = _agent_leg(AccountFactory())
+    leg = agent_leg(AccountFactory())
 
     with CaptureQueriesContext(connection) as context:
         instruction = services.call_event(Event(leg.pk, EventKind.ANSWERED))
@@ -131,7 +110,7 @@ def test_an_agent_freed_while_no_call_waits_costs_one_query_for_the_hand_over(
     django_capture_on_commit_callbacks,
 ):
     account = AccountFactory()
-    leg = _agent_leg(account, outcome=AttemptOutcome.ACCEPTED)
+    leg = agent_leg(account, outcome=AttemptOutcome.ACCEPTED)
     Call.objects.filter(pk=leg.call_id).update(
         status=CallStatus.ANSWER, agent=leg.agent
     )
@@ -154,7 +133,7 @@ def test_the_switch_records_a_dial_in_one_statement_and_counts_a_second_dial():
     from calls.telephony.simulator import _log_dial
     from tests.calls.harness import dials_of
 
-    leg = _agent_leg(AccountFactory())
+    leg = agent_leg(AccountFactory())
 
     with CaptureQueriesContext(connection) as context:
         _log_dial(leg.pk)

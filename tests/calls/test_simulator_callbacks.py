@@ -3,14 +3,13 @@ order; a ring due at once is applied by the process that dialed, once the dial c
 
 import pytest
 from django.db import OperationalError
-from django.utils import timezone
 
 from calls import tasks
-from calls.models import Call, CallAttempt, CallStatus, Leg, SimulatedLeg
+from calls.models import CallAttempt, SimulatedLeg
 from calls.telephony import simulator
 from calls.telephony.base import Event, EventKind
 from tests.accounts.factories import AccountFactory
-from tests.users.factories import agent
+from tests.calls.harness import agent_leg
 
 pytestmark = pytest.mark.django_db
 
@@ -27,30 +26,10 @@ def published(monkeypatch):
     return sent
 
 
-def _leg() -> CallAttempt:
-    account = AccountFactory()
-    taker = agent(account, phone="+13035550140")
-    call = Call.objects.create(
-        account=account,
-        phone="+13035550123",
-        received_at=timezone.now(),
-        status=CallStatus.DIALING,
-        rounds=1,
-    )
-    return CallAttempt.objects.create(
-        call=call,
-        leg=Leg.AGENT,
-        agent=taker,
-        number=taker.phone_number,
-        provider="simulator",
-        dial_requested_at=timezone.now(),
-    )
-
-
 def test_the_events_of_one_moment_are_recorded_and_sent_in_one_task_in_order(
     published, django_capture_on_commit_callbacks
 ):
-    leg = _leg()
+    leg = agent_leg(AccountFactory())
     events = (
         Event(leg.pk + 1, EventKind.COMPLETED, duration=40),
         Event(leg.pk + 1, EventKind.RECORDING, recording_url="https://r.test/1.wav"),
@@ -77,7 +56,7 @@ def test_the_events_of_one_moment_are_recorded_and_sent_in_one_task_in_order(
 def test_one_event_is_still_sent_as_simulator_event_task(
     published, django_capture_on_commit_callbacks
 ):
-    leg = _leg()
+    leg = agent_leg(AccountFactory())
 
     with django_capture_on_commit_callbacks(execute=True):
         simulator._at(2, Event(leg.pk, EventKind.ANSWERED), webhook=True)
@@ -90,7 +69,7 @@ def test_one_event_is_still_sent_as_simulator_event_task(
 def test_a_ring_due_now_is_applied_at_commit_without_a_task(
     published, django_capture_on_commit_callbacks
 ):
-    leg = _leg()
+    leg = agent_leg(AccountFactory())
 
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         simulator._at(0, Event(leg.pk, EventKind.RINGING))
@@ -106,7 +85,7 @@ def test_a_ring_due_later_travels_as_a_task(
     published, settings, django_capture_on_commit_callbacks
 ):
     settings.SIMULATOR_CALLBACK_DELAY = 1.5  # a slow provider's status callbacks
-    leg = _leg()
+    leg = agent_leg(AccountFactory())
 
     with django_capture_on_commit_callbacks(execute=True):
         simulator._at(0, Event(leg.pk, EventKind.RINGING))
@@ -118,7 +97,7 @@ def test_a_ring_due_later_travels_as_a_task(
 def test_a_ring_the_database_fails_is_sent_as_a_task_which_retries(
     published, monkeypatch, django_capture_on_commit_callbacks
 ):
-    leg = _leg()
+    leg = agent_leg(AccountFactory())
 
     def down(event):
         raise OperationalError("the database went away")
