@@ -227,12 +227,7 @@ def _vehicle(vehicle: etree._Element) -> Vehicle:
         if field_name is not None:
             # Every text field's default is "": the first non-empty counts.
             if not values[field_name]:
-                text = "".join(child.itertext()) if len(child) else child.text
-                if not text:
-                    text = ""
-                elif not text.isalnum():
-                    text = " ".join(text.split())
-                values[field_name] = text
+                values[field_name] = _line(child)
         elif name == "colorcombination":
             # ADF lists the combinations by preference: the first naming a colour counts.
             colors = colors or _colors(child)
@@ -417,12 +412,7 @@ def _address(address: etree._Element) -> Address:
         if name == "street":  # every line is kept
             streets.append(_line(child))
         elif name in _ADDRESS_FIELDS and not values[name]:  # the first non-empty counts
-            text = "".join(child.itertext()) if len(child) else child.text
-            if not text:
-                text = ""
-            elif not text.isalnum():
-                text = " ".join(text.split())
-            values[name] = text
+            values[name] = _line(child)
     values["street"] = ", ".join([s for s in streets if s])
     return _value(Address, values)  # type: ignore[no-any-return]
 
