@@ -216,7 +216,17 @@ class Score(models.Model):
 
     class Meta:
         ordering = ["-scored_at", "-id"]
-        indexes = [models.Index(fields=["scorer", "scored_at"])]
+        indexes = [
+            models.Index(fields=["scorer", "scored_at"]),
+            # The call browser's Call end and Alert choices read the names found on the
+            # scores in reach (scoring.selectors.score_list_names) from this index, not
+            # from the wide score rows, and a score without either is not in it.
+            models.Index(
+                fields=["call_end", "alert", "call"],
+                condition=~models.Q(call_end="", alert=""),
+                name="score_listed_names",
+            ),
+        ]
         # The roles of scoring.selectors; the permission templates (groups) hold them.
         permissions = [
             ("score_calls", "Can score the calls of the accounts in reach"),

@@ -68,14 +68,40 @@ CALLS_PER_PAGE = 50
 # Counting every call in reach costs a scan of all of them; past this many the browser
 # says "more than" and the filters narrow it down.
 COUNT_UP_TO = 10_000
+# What the table shows of a call, its agent and its score (scoring/partials/
+# call_table.html): a call has some 50 columns, among them its transcript and turns.
+TABLE_FIELDS = (
+    "received_at",
+    "account__name",
+    "first_name",
+    "last_name",
+    "phone",
+    "source",
+    "agent__first_name",
+    "agent__last_name",
+    "vendor_agent_id",
+    "agent_number",
+    "status",
+    "response_time",
+    "duration",
+    "score__category_points",
+    *(f"score__cat{slot}" for slot in range(1, CATEGORY_SLOTS + 1)),
+    "score__wow",
+    "score__coached_at",
+    "score__call_end",
+)
 
 
 class CappedPaginator(Paginator):
-    """Counts at most ``COUNT_UP_TO + 1`` rows: enough to say "more than 10,000"."""
+    """Counts at most ``COUNT_UP_TO + 1`` rows: enough to say "more than 10,000". The
+    count drops the page's order: any 10,001 rows say as much as the first 10,001, and
+    PostgreSQL then reads them in table order instead of walking the received index and
+    fetching each row it names (100,000 calls, 40 runs each interleaved, median:
+    20.9 -> 6.6 ms on a loaded machine)."""
 
     @cached_property
     def count(self) -> int:
-        return self.object_list[: COUNT_UP_TO + 1].count()  # type: ignore[attr-defined]
+        return self.object_list.order_by()[: COUNT_UP_TO + 1].count()  # type: ignore[attr-defined]
 
 
 def _user(request: HttpRequest) -> User:
@@ -127,7 +153,10 @@ def call_list(request: HttpRequest) -> HttpResponse:
         request.GET.get("page")
     )
     ids = list(page.object_list)
-    by_id = {call.pk: call for call in filtered.queryset.filter(pk__in=ids)}
+    by_id = {
+        call.pk: call
+        for call in filtered.queryset.filter(pk__in=ids).only(*TABLE_FIELDS)
+    }
     page.object_list = [by_id[pk] for pk in ids if pk in by_id]
     query = request.GET.copy()
     query.pop("page", None)

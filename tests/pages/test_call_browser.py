@@ -399,3 +399,44 @@ def test_the_source_choices_are_every_source_in_reach_and_the_agents_own(world):
     assert "Foreign Source" not in call_sources(user=world.global_manager)
     assert call_sources(user=world.agent) == ["Agent Elsewhere", "Cars.com"]
     assert "Foreign Source" in call_sources(user=world.staff)
+
+
+def test_call_end_and_alert_choices_keep_the_names_only_scores_in_reach_hold(
+    world, manager
+):
+    """A call end or an alert tag since removed from the scorecard stays offered while a
+    score in reach holds it: on a score with only a call end, and on one with only alert
+    tags (``score_list_names`` reads them through a partial index of such scores). A
+    foreign score's names are not offered, and a score with neither adds nothing."""
+    from scoring.models import ChoiceKind, ScorecardChoice
+    from tests.scoring.factories import answered_call
+
+    for last_name, values in (
+        ("EndOnly", {"call_end": "Not interested"}),
+        ("TagsOnly", {"alert": "Poor audio, Manager follow-up"}),
+        ("Neither", {"cat1": True}),
+    ):
+        call = answered_call(world.agent, account=world.north, last_name=last_name)
+        score_save(call=call, scorer=world.scorer, values=values)
+    foreign = answered_call(world.agent, account=world.foreign)
+    score_save(
+        call=foreign,
+        scorer=world.staff,
+        values={"call_end": "Wrong number", "alert": "Unhappy customer"},
+    )
+    ScorecardChoice.objects.filter(
+        name__in=["Not interested", "Wrong number", "Poor audio", "Unhappy customer"],
+        kind__in=[ChoiceKind.CALL_END, ChoiceKind.ALERT],
+    ).delete()
+    ScorecardChoice.objects.filter(
+        scorecard__account__in=[world.north, world.south], name="Manager follow-up"
+    ).delete()
+    call_ends = _choices(manager, "call_end")
+    alerts = _choices(manager, "alert")
+    assert "Not interested" in call_ends
+    assert {"Poor audio", "Manager follow-up"} <= set(alerts)
+    assert "Wrong number" not in call_ends
+    assert "Unhappy customer" not in alerts
+    assert "" not in call_ends + alerts
+    assert listed(manager, call_end="Not interested") == ["EndOnly"]
+    assert listed(manager, alert="Manager follow-up") == ["TagsOnly"]
