@@ -90,7 +90,27 @@ def recording_make(*, attempt_id: int) -> Recording | None:
     return recording
 
 
-# Compiled once (core/compiled.py): read as every answered call ends.
+def recording_make_ended(*, attempt: CallAttempt) -> None:
+    """``recording_make`` for the lead leg the pipeline has just ended and holds, locked,
+    in the caller's transaction: nothing is read again, and the pending recording is
+    inserted in one statement where ``get_or_create`` took four (a call that has one keeps
+    it; storing it, sent again, stores it once)."""
+    if not (
+        settings.SIMULATOR_SPEECH
+        and attempt.leg == Leg.LEAD
+        and attempt.provider == SIMULATOR
+        and attempt.outcome == AttemptOutcome.ANSWERED
+        and (attempt.duration or 0) > 0
+    ):
+        return
+    Recording.objects.bulk_create(
+        [Recording(call_id=attempt.call_id, attempt=attempt)], ignore_conflicts=True
+    )
+    transaction.on_commit(partial(_store_later, attempt.call_id), robust=True)
+
+
+# Compiled once (core/compiled.py): read for every answered call the sweep finds without
+# its recording.
 _ANSWERED_SIMULATED_LEAD_LEG = CompiledQuery(
     lambda attempt_id: CallAttempt.objects.filter(
         pk=attempt_id,

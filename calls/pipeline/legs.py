@@ -62,7 +62,7 @@ def _lead_event(
             _end_attempt(attempt, AttemptOutcome.ANSWERED, followups, duration=duration)
             call.duration = duration
             _finish(call, CallStatus.ANSWER, save_also=["duration"])
-            media.recording_make(attempt_id=attempt.pk)  # the simulator's, when spoken
+            media.recording_make_ended(attempt=attempt)  # the simulator's, when spoken
         else:
             _lead_missed(call, attempt, AttemptOutcome.NOANSWER, followups)
     elif event.kind in EVENT_OUTCOME:

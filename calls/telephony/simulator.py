@@ -17,14 +17,16 @@ delivers the status callbacks that many (real) seconds late, as a slow provider 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connections, router, transaction
-from django.db.models import Q, QuerySet
+from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from calls.recordings import recording_link
@@ -71,15 +73,16 @@ class SimulatorProvider(Provider):
     def time_scale(self) -> float:
         return time_scale()
 
-    @transaction.atomic  # the switch's record whole or not at all (``_at``)
     def dial_agent(self, dial: AgentDial) -> str:
-        _log_dial(dial.attempt_id)
-        self._ring(
-            dial.attempt_id,
-            dial.number,
-            no_answer_after=float(dial.ring_seconds),
-            agent=True,
-        )
+        # The switch's record of the leg is one statement (``_dialing``): whole or not at
+        # all without a transaction of its own.
+        with _dialing(dial.attempt_id):
+            self._ring(
+                dial.attempt_id,
+                dial.number,
+                no_answer_after=float(dial.ring_seconds),
+                agent=True,
+            )
         return f"SIM-{dial.attempt_id}"
 
     def hangup(self, *, provider_id: str, attempt_id: int) -> None:
@@ -103,18 +106,19 @@ class SimulatorProvider(Provider):
         return LegStatus(live=True, answered=answered)
 
     def follow(self, *, attempt_id: int, instruction: Instruction) -> None:
-        from calls.models import CallAttempt
-
         if not (instruction.connect or instruction.gather or instruction.hangup):
             return  # nothing to do on the leg (most callbacks): no need to look it up
-        if _ended(attempt_id):
+        if instruction.gather:
+            # The leg's number and the switch's record of it, in one read.
+            leg = _LEG_WITH_RECORD.get(attempt_id=attempt_id)
+            if _over(leg.switch_ends_at):
+                return  # the switch hung up this leg already (our answer came too late)
+            number = leg.number
+        elif _ended(attempt_id):
             return  # the switch hung up this leg already (our answer came too late)
         if instruction.connect and instruction.lead_attempt_id is not None:
             self._connect(attempt_id, instruction)
         elif instruction.gather:
-            number = CallAttempt.objects.values_list("number", flat=True).get(
-                pk=attempt_id
-            )
             listen = (
                 ANSWER_AFTER / 2 + len(instruction.say) * SECONDS_PER_WHISPER_CHARACTER
             )
@@ -157,11 +161,12 @@ class SimulatorProvider(Provider):
         """Dial the lead into the agent's leg; the agent's leg ends when the lead's does."""
         lead_id = instruction.lead_attempt_id
         assert lead_id is not None
-        _log_dial(lead_id)
-        self._ring(
-            lead_id, instruction.number, no_answer_after=LEAD_RING_SECONDS, agent=False
-        )
-        match instruction.number[-4:]:
+        with _dialing(lead_id):
+            self._connect_lead(agent_attempt_id, lead_id, instruction.number)
+
+    def _connect_lead(self, agent_attempt_id: int, lead_id: int, number: str) -> None:
+        self._ring(lead_id, number, no_answer_after=LEAD_RING_SECONDS, agent=False)
+        match number[-4:]:
             case "0000":
                 ends = LEAD_RING_SECONDS
             case "0001" | "0002":
@@ -203,28 +208,100 @@ def _leg_record(attempt_id: int) -> QuerySet[Any]:
 _LEG_RECORD = CompiledQuery(_leg_record, "attempt_id")
 
 
-def _log_dial(attempt_id: int) -> None:
+# What the switch's record of a leg keeps besides its dials (``_record``'s changes).
+RECORD_FIELDS = ("answered_at", "ends_at", "ended_by", "duration")
+
+
+def _log_dial(attempt_id: int, changes: dict[str, Any] | None = None) -> None:
     """The switch's record of a leg exists from the moment it is dialed, and counts its
-    dials (the fault tests' witness: a leg is never dialed twice). One statement, an
-    upsert (PostgreSQL and SQLite alike), where ``get_or_create`` took six (two savepoints
-    around a read and an insert) at every dial and every lead connected."""
+    dials (the fault tests' witness: a leg is never dialed twice), with what the switch
+    will do on the leg (``changes``, as ``_record`` makes them: on a leg dialed again,
+    only while its record is live). One statement, an upsert (PostgreSQL and SQLite
+    alike), where ``get_or_create`` and the record's updates took six and more."""
     from calls.models import SimulatedLeg
 
+    changes = changes or {}
     connection = connections[router.db_for_write(SimulatedLeg)]
     table = connection.ops.quote_name(SimulatedLeg._meta.db_table)
+    fields = {field.name: field for field in SimulatedLeg._meta.concrete_fields}
+    values = [
+        fields[name].get_db_prep_save(changes.get(name), connection)
+        if name in changes
+        else (None if name != "ended_by" else "")
+        for name in RECORD_FIELDS
+    ]
+    # On a leg dialed again, its record takes the changes only while it is live (as
+    # ``_record``'s conditional update does), judged on the record as it was.
+    live = f'({table}."ends_at" IS NULL OR {table}."ends_at" > %s)'
+    updates = "".join(
+        f', "{name}" = CASE WHEN {live} THEN excluded."{name}" ELSE {table}."{name}" END'
+        for name in RECORD_FIELDS
+        if name in changes
+    )
+    now = fields["ends_at"].get_db_prep_save(timezone.now(), connection)
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} "  # noqa: S608  (no value is spliced in)
             '("attempt_id", "dials", "answered_at", "ends_at", "ended_by", "duration") '
-            "VALUES (%s, 1, NULL, NULL, '', NULL) "
-            f'ON CONFLICT ("attempt_id") DO UPDATE SET "dials" = {table}."dials" + 1',
-            [attempt_id],
+            "VALUES (%s, 1, %s, %s, %s, %s) "
+            f'ON CONFLICT ("attempt_id") DO UPDATE SET "dials" = {table}."dials" + 1'
+            f"{updates}",
+            [attempt_id, *values, *([now] * updates.count("%s"))],
         )
+
+
+class _Dial:
+    """A leg being dialed: what ``_at`` would write to its record, and the callbacks it
+    would send, gathered until the record is written (``_dialing``)."""
+
+    def __init__(self, attempt_id: int) -> None:
+        self.attempt_id = attempt_id
+        self.changes: dict[str, Any] = {}
+        self.sends: list[Callable[[], object]] = []
+
+
+_dials = threading.local()
+
+
+@contextmanager
+def _dialing(attempt_id: int) -> Iterator[None]:
+    """Dial the leg ``attempt_id``: the record changes ``_at`` makes for it inside are
+    gathered and written with its dial in one upsert (``_log_dial``), and the callbacks
+    ``_at`` sends inside (on commit) are sent after it: none is handled before the
+    switch's record says what it is for."""
+    dial = _dials.current = _Dial(attempt_id)
+    try:
+        yield
+    finally:
+        _dials.current = None
+    _log_dial(attempt_id, dial.changes)
+    for send in dial.sends:
+        transaction.on_commit(send, robust=True)
 
 
 def _ended(attempt_id: int) -> bool:
     status = SimulatorProvider().leg_status(provider_id="", attempt_id=attempt_id)
     return status is not None and not status.live
+
+
+def _over(ends_at: datetime | None) -> bool:
+    """Whether a leg whose record ends at ``ends_at`` has ended (as ``leg_status`` says)."""
+    return ends_at is not None and ends_at <= timezone.now()
+
+
+def _leg_with_record(attempt_id: int) -> QuerySet[Any]:
+    from calls.models import CallAttempt, SimulatedLeg
+
+    record = SimulatedLeg.objects.filter(attempt_id=OuterRef("pk"))
+    return (
+        CallAttempt.objects.filter(pk=attempt_id)
+        .annotate(switch_ends_at=Subquery(record.values("ends_at")[:1]))
+        .only("pk", "number")
+    )
+
+
+# Compiled once (core/compiled.py): read when the switch gathers an agent's key.
+_LEG_WITH_RECORD = CompiledQuery(_leg_with_record, "attempt_id")
 
 
 def _record(event: Event, due: datetime, *, webhook: bool) -> None:
@@ -248,6 +325,10 @@ def _record(event: Event, due: datetime, *, webhook: bool) -> None:
             ended_by=EventKind.COMPLETED.value,
             duration=None,
         )
+    dial = getattr(_dials, "current", None)
+    if dial is not None and dial.attempt_id == event.attempt_id:
+        dial.changes.update(changes)  # written with the dial (``_dialing``)
+        return
     live = Q(ends_at__isnull=True) | Q(ends_at__gt=timezone.now())
     if SimulatedLeg.objects.filter(live, attempt_id=event.attempt_id).update(**changes):
         return
@@ -300,6 +381,10 @@ def _at(seconds: float, *events: Event, webhook: bool = False) -> None:
     )
     if not countdown and all(event.kind == EventKind.RINGING for event in events):
         send = partial(_ring_now, events, send)
+    dial = getattr(_dials, "current", None)
+    if dial is not None:
+        dial.sends.append(send)  # once the dial's record is written (``_dialing``)
+        return
     transaction.on_commit(send, robust=True)
 
 
