@@ -12,6 +12,10 @@ Ids (integers) and moments (aware datetimes, named in ``moments``) are parameter
 query whose other values change (a status, a list of ids) is built by the ORM as usual,
 or one ``CompiledQuery`` is kept per shape (``calls.routing``). ``exists`` and ``slice``
 run the ORM's own ``exists()`` and ``[start:stop]`` of the queryset.
+
+Writes too: ``CompiledInsert`` is ``Model.objects.create`` and ``CompiledUpdate`` a
+queryset's ``update()`` of one set of fields, each statement compiled once by the ORM
+and each value prepared by its own field, as the ORM prepares it (lead intake's).
 """
 
 from __future__ import annotations
@@ -205,13 +209,13 @@ class _Compiled:
 class CompiledInsert(Generic[M]):
     """``model.objects.create(**values)`` with its INSERT compiled once per database.
 
-    Django builds an InsertQuery and compiles it for every row it saves: for a lead (26
-    columns) that was most of the insert's CPU. Here the ORM's own compiler writes the
-    statement once (its columns, in order, ``RETURNING`` the id); each row only takes
-    each field's ``pre_save`` and ``get_db_prep_save``, as the compiler would, so
-    defaults, ``auto_now_add``, JSON, moments and related objects are written exactly
-    as ``create`` writes them. The instance is built by the model's own ``__init__``,
-    and ``pre_save``/``post_save`` are sent as ``save()`` sends them.
+    Django builds an InsertQuery and compiles it for every row it saves, through
+    save(), save_base() and _save_table() (a lead: 26 columns). Here the ORM's own
+    compiler writes the statement once (its columns, in order, ``RETURNING`` the id);
+    each row only takes each field's ``pre_save`` and ``get_db_prep_save``, as the
+    compiler would, so defaults, ``auto_now_add``, JSON, moments and related objects
+    are written exactly as ``create`` writes them. The instance is built by the model's
+    own ``__init__``, and ``pre_save``/``post_save`` are sent as ``save()`` sends them.
 
     A database that cannot return the id from an INSERT, a model with parents or
     generated columns, a field with its own placeholder, a row given its own id, or a
