@@ -22,6 +22,7 @@ from accounts.models import Account, ApiCredential
 from accounts.selectors import credential_narrowed, credential_reaches
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
+from core.compiled import CompiledInsert, CompiledUpdate
 from core.logging import log_event
 from core.phones import to_e164
 from core.versioned import VersionedCache
@@ -81,6 +82,15 @@ log = logging.getLogger(__name__)
 # rules (with their teams and conditions), read by every lead. Whatever saves or deletes
 # one of those rows makes every entry stale (leads.apps).
 routing = VersionedCache("lead-routing")
+# The lead's INSERT and its outcome's conditional UPDATE, compiled once per process
+# (core/compiled.py): building them through the ORM was about a tenth of a lead's CPU
+# (12.7 M -> 11.3 M instructions a lead, callgrind).
+_LEAD_INSERT = CompiledInsert(Lead)
+_OUTCOME_UPDATE = CompiledUpdate(
+    lambda lead_id: Lead.objects.filter(pk=lead_id, dedupe_key__isnull=True),
+    PROCESSED_FIELDS,
+    "lead_id",
+)
 # Outcomes logged under their own event; the others as lead.refused with the reason.
 OUTCOME_EVENTS = {
     Outcome.ACCEPTED: "lead.accepted",
@@ -107,7 +117,7 @@ def lead_receive(*, credential: ApiCredential, raw_xml: str | bytes) -> Answer:
     the id every prospect was answered with in ``leadIds``.
     """
     text = raw_xml if isinstance(raw_xml, str) else document_text(raw_xml)
-    lead = Lead.objects.create(
+    lead = _LEAD_INSERT.create(
         organization_id=credential.organization_id,
         credential=credential,
         # PostgreSQL text cannot hold NUL; the stored copy shows where one was.
@@ -374,7 +384,7 @@ def _document_leads(first: Lead, count: int) -> list[Lead]:
     }
     siblings = [
         existing.get(index)
-        or Lead.objects.create(
+        or _LEAD_INSERT.create(
             organization_id=first.organization_id,
             credential=first.credential,
             raw_xml=first.raw_xml,
@@ -458,8 +468,7 @@ def _record(
         if unless_processed:
             # One conditional UPDATE: no lock taken, no row read back.
             fields = {name: getattr(lead, name) for name in PROCESSED_FIELDS}
-            unprocessed = Lead.objects.filter(pk=lead.pk, dedupe_key__isnull=True)
-            if not unprocessed.update(**fields):
+            if not _OUTCOME_UPDATE.update(fields, lead_id=lead.pk):
                 return False
         else:
             lead.save(update_fields=PROCESSED_FIELDS)  # never rewrites the raw document
