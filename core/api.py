@@ -15,12 +15,13 @@ from collections.abc import Mapping
 from itertools import accumulate
 from typing import Any, ClassVar
 
+import orjson
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db.utils import InterfaceError, OperationalError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf
-from rest_framework import parsers, renderers
+from rest_framework import negotiation, parsers, renderers
 from rest_framework.response import Response
 from rest_framework.utils import json
 
@@ -35,6 +36,62 @@ INVALID_DATA = "The given data was invalid."
 
 class JSONRenderer(renderers.JSONRenderer):
     charset = "utf-8"
+
+
+# Types orjson would write otherwise than DRF's encoder (datetimes, dataclasses, str and
+# int subclasses): refused, so DRF's own rendering takes them.
+_ORJSON_REFUSES = (
+    orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
+
+
+class PlainJSONRenderer(JSONRenderer):
+    """``JSONRenderer``'s very bytes, written by orjson (a tenth of the time): for views
+    whose bodies hold strings, integers, booleans, nulls, lists and objects only. Floats
+    are the one plain value the two write differently (``1e+16`` against ``1e16``): such
+    a view keeps ``JSONRenderer``. Anything else orjson does not write as DRF does, and
+    an indented answer, goes to DRF's own rendering."""
+
+    def render(
+        self,
+        data: Any,
+        accepted_media_type: str | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
+    ) -> bytes:
+        if data is not None and accepted_media_type == self.media_type:
+            try:
+                rendered = orjson.dumps(data, option=_ORJSON_REFUSES)
+            except TypeError:
+                pass
+            else:
+                # As DRF's: the two line terminators JSON allows but JavaScript does not.
+                return rendered.replace(b"\xe2\x80\xa8", b"\\u2028").replace(
+                    b"\xe2\x80\xa9", b"\\u2029"
+                )
+        return super().render(data, accepted_media_type, renderer_context)  # type: ignore[no-any-return]
+
+
+class ContentNegotiation(negotiation.DefaultContentNegotiation):
+    """DRF's, with the usual ``Accept`` headers (none, ``*/*``, ``application/json``)
+    answered without parsing them, by the renderer and media type DRF's parsing picks
+    for them: the first renderer, when it writes ``application/json``."""
+
+    def select_renderer(
+        self, request: Any, renderers: Any, format_suffix: str | None = None
+    ) -> Any:
+        # META, as DRF reads it: ``request.headers`` would build every header's name.
+        meta = request.META
+        if (
+            format_suffix is None
+            and renderers
+            and renderers[0].media_type == "application/json"
+            and meta.get("HTTP_ACCEPT", "*/*") in ("*/*", "application/json")
+            and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
+        ):
+            return renderers[0], "application/json"
+        return super().select_renderer(request, renderers, format_suffix)
 
 
 # Deeper than any body an interface accepts (a User API schedule is 3 levels) and far below

@@ -155,8 +155,31 @@ def window(period: int) -> tuple[int, float]:
     return int(now // period), period - (now % period)
 
 
+def credential_rate_key(scope: str, credential: Any, number: int) -> str:
+    """The counter of ``credential``'s requests to the interface ``scope`` in window
+    ``number``."""
+    return f"rl:{scope}:{type(credential).__name__}:{credential.pk}:{number}"
+
+
+def rate_period(scope: str) -> int:
+    """The window, in seconds, of the interface ``scope``'s limit per credential."""
+    return parse_rate(settings.API_RATE_LIMITS[scope])[1]
+
+
+def unhit_or_log(key: str) -> None:
+    """``unhit``; an unreachable cache is logged as an outage."""
+    try:
+        unhit(key)
+    except CACHE_ERRORS as exc:
+        cache_outage.failed(exc)
+
+
 class CredentialRateThrottle(BaseThrottle):
-    """Limits requests per credential and interface; the view names its ``throttle_scope``."""
+    """Limits requests per credential and interface; the view names its ``throttle_scope``.
+
+    Authentication may have counted the request already, in the round trip that read the
+    cache's versions (``request.rate_counted``: the counter's key and its count, only
+    for the credential it authenticated): that count is used, when it is this window's."""
 
     def allow_request(self, request: Any, view: Any) -> bool:
         credential = request.auth
@@ -164,8 +187,14 @@ class CredentialRateThrottle(BaseThrottle):
             return True
         limit, period = parse_rate(settings.API_RATE_LIMITS[view.throttle_scope])
         number, self.retry_after = window(period)
-        key = f"rl:{view.throttle_scope}:{type(credential).__name__}:{credential.pk}:{number}"
-        count = hit_or_none(key, period)
+        key = credential_rate_key(view.throttle_scope, credential, number)
+        counted = getattr(request, "rate_counted", None)
+        if counted is not None and counted[0] == key:
+            count: int | None = counted[1]
+        else:
+            if counted is not None:  # a window ago: counted in this one instead
+                unhit_or_log(counted[0])
+            count = hit_or_none(key, period)
         return count is None or count <= limit
 
     def wait(self) -> float:

@@ -22,6 +22,7 @@ outage). A ``changed()`` that cannot reach the cache is logged as an error: entr
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import pickle
 import threading
@@ -30,7 +31,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from django.core.cache import cache
+from django.core.cache import cache, caches
+from django.core.cache.backends.redis import RedisCache
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
@@ -53,6 +55,7 @@ def scope_begin(**kwargs: Any) -> None:
     """A request or task begins: the versions are read afresh at its first read
     (connected to ``request_started`` and Celery's ``task_prerun``)."""
     _scope.versions, _scope.read_at = None, 0.0
+    _scope.peeked = None
     _scope.active = True
 
 
@@ -60,6 +63,56 @@ def scope_end(**kwargs: Any) -> None:
     """Outside a request or task every read asks for its family's version again."""
     _scope.active = False
     _scope.versions = None
+    _scope.peeked = None
+
+
+def scope_read_counting(key: str, period: int) -> int | None:
+    """The scope's first read of every family's version, with one hit counted on the
+    rate-limit counter ``key`` (as ``core.throttling.hit`` counts) in the same round trip
+    to Redis. Returns the count, or None when nothing was counted: outside a scope, once
+    its versions are read, on another cache backend, or when Redis fails (the versions
+    are then read as usual, at the next read). The caller counts only a request whose key
+    it has checked already, and takes the hit back (``throttling.unhit``) if the request
+    is refused after all."""
+    backend: Any = caches["default"]
+    if (
+        not getattr(_scope, "active", False)
+        or _scope.versions is not None
+        or not isinstance(backend, RedisCache)
+    ):
+        return None
+    full_key = backend.make_key(key)
+    version_keys = [backend.make_key(family.version_key) for family in _families]
+    redis_cache: Any = backend._cache  # Django's client of the servers
+    client = redis_cache.get_client(full_key, write=True)
+    pool = client.connection_pool
+    try:
+        connection = pool.get_connection()
+        try:
+            connection.send_packed_command(
+                connection.pack_commands([("MGET", *version_keys), ("INCR", full_key)])
+            )
+            found = connection.read_response()
+            count = int(connection.read_response())
+        except BaseException:
+            connection.disconnect()  # a reply may be left unread: never reuse it
+            raise
+        finally:
+            pool.release(connection)
+    except CACHE_ERRORS:
+        return None
+    if count == 1:
+        # As ``hit``: a counter left without its expiry still counts its own window only.
+        with contextlib.suppress(*CACHE_ERRORS):
+            client.expire(full_key, period + 1)
+    loads = redis_cache._serializer.loads
+    _scope.versions = {
+        family.version_key: loads(value)
+        for family, value in zip(_families, found, strict=True)
+        if value is not None
+    }
+    _scope.read_at = time.monotonic()
+    return count
 
 
 class VersionedCache:
@@ -88,9 +141,15 @@ class VersionedCache:
                 entry = found.get(entry_key)
             elif (mine := self.local.get(key)) is not None and mine[0] == version:
                 self.outage.answered()
+                peeked = getattr(_scope, "peeked", None)
+                if peeked is not None and peeked[0] is mine:
+                    _scope.peeked = None
+                    return peeked[1], version
                 # Bytes this process pickled itself (``_keep``), never read from outside.
                 return pickle.loads(mine[1]), version  # noqa: S301
             else:
+                if mine is not None:  # stale: no longer a copy to ``peek`` at either
+                    self.local.pop(key, None)
                 entry = cache.get(entry_key)
         except CACHE_ERRORS as error:
             self.outage.failed(error)
@@ -103,6 +162,20 @@ class VersionedCache:
         if value is not None:
             self.put(key, value, version)
         return value, version
+
+    def peek(self, key: str) -> Any:
+        """This process's copy of the entry ``key`` (None without one), whatever version
+        it was kept under: a guess, for work sent along with the scope's read of the
+        versions, never an answer (``get`` tells whether it is still current). The
+        caller must not change it: this scope's next ``get`` of the key hands out this
+        very copy if it is current, instead of unpickling another."""
+        mine = self.local.get(key)
+        if mine is None:
+            return None
+        value = pickle.loads(mine[1])  # noqa: S301 (bytes pickled by ``_keep``)
+        if getattr(_scope, "active", False):
+            _scope.peeked = (mine, value)
+        return value
 
     def put(self, key: str, value: Any, version: str | None) -> None:
         """Store ``value`` under the version it was read under (a version drawn since
