@@ -23,7 +23,7 @@ from __future__ import annotations
 import copy
 import itertools
 import threading
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Container, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Generic, TypeVar
@@ -43,6 +43,18 @@ M = TypeVar("M", bound=Model)
 _markers = itertools.count(-(2**62))
 _moments = itertools.count(1)
 _YEAR_ONE = datetime(1, 1, 1, tzinfo=UTC)
+
+
+def _id_markers(names: Iterable[str], moments: Container[str]) -> dict[str, Any]:
+    """A marker value for each of a query's named ids: a moment in year one for the names
+    in ``moments``, else an integer no real id takes; each unique, so the compiled
+    statement's parameters say which id goes where."""
+    return {
+        name: _YEAR_ONE + timedelta(microseconds=next(_moments))
+        if name in moments
+        else next(_markers)
+        for name in names
+    }
 
 
 class CompiledQuery(Generic[M]):
@@ -141,12 +153,7 @@ class CompiledQuery(Generic[M]):
         would, or as ``exists``, and compiled (as a locking read is compiled inside a
         transaction: the caller's)."""
         connection = connections[using]
-        markers: dict[str, Any] = {
-            name: _YEAR_ONE + timedelta(microseconds=next(_moments))
-            if name in self.moments
-            else next(_markers)
-            for name in self.names
-        }
+        markers = _id_markers(self.names, self.moments)
         queryset = self.build(**markers)
         if limit == "exists":
             query = queryset.query.exists()  # as has_results()
@@ -433,12 +440,7 @@ class CompiledUpdate(Generic[M]):
 
     def _compile(self, using: str) -> _Update | None:
         connection = connections[using]
-        id_markers: dict[str, Any] = {
-            name: _YEAR_ONE + timedelta(microseconds=next(_moments))
-            if name in self.moments
-            else next(_markers)
-            for name in self.names
-        }
+        id_markers = _id_markers(self.names, self.moments)
         queryset = self.build(**id_markers)
         meta: Any = queryset.model._meta
         fields = [meta.get_field(name) for name in self.fields]
