@@ -202,6 +202,20 @@ def database_cpu_seconds(database: str) -> dict[int, float]:
     return used
 
 
+def redis_cpu_seconds() -> float:
+    """CPU seconds (user and system) used so far by this machine's Redis servers."""
+    tick = os.sysconf("SC_CLK_TCK")
+    used = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # ended meanwhile
+        if "(redis-server)" in text:
+            used += sum(int(f) for f in text.rpartition(")")[2].split()[11:13]) / tick
+    return used
+
+
 class BackendsSampler(threading.Thread):
     """The CPU seconds the backends serving ``database`` use while the block runs, read
     twice a second: a backend that exits meanwhile (the service's connections are replaced
