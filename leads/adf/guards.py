@@ -31,8 +31,11 @@ _TOO_DEEP = f"The document is nested deeper than {MAX_DEPTH} levels."
 # first real markup. Senders put `<?adf version="1.0"?>` or blank lines before the
 # declaration, or write the declaration wrongly; none of it carries data.
 # A processing instruction runs to the first "?>" after its "<?"; spelt out rather than
-# as a lazy <\?.*?\?>, which took a regex step per character (a third of the guards' time).
-_PROLOG_JUNK = re.compile(rb"(?:\s+|<\?[^?]*\?+(?:[^?>][^?]*\?+)*>)*")
+# as a lazy <\?.*?\?>, which took a regex step per character (a third of the guards' time),
+# and possessive throughout: each step of the pattern has one way to go on, so nothing is
+# lost by keeping no state to back into, and an unclosed "<?" a megabyte long (or 200,000
+# instructions) is read in one pass instead of 45 ms of backtracking (6 ms).
+_PROLOG_JUNK = re.compile(rb"(?:\s++|<\?[^?]*+\?++(?:[^?>][^?]*+\?++)*+>)*+")
 # [^<>] rather than [^>]: each candidate declaration is scanned only up to the next
 # tag, or a prolog of many "<?xml " would take quadratic time.
 _DECLARED_ENCODING = re.compile(
@@ -40,7 +43,8 @@ _DECLARED_ENCODING = re.compile(
     re.IGNORECASE,
 )
 _UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-_BARE_DOCTYPE = re.compile(rb"<!DOCTYPE\s+[^\s\[\]>\"']+\s*>")
+# A DOCTYPE other than a bare <!DOCTYPE name>: one search in C, however many there are.
+_DOCTYPE_NOT_BARE = re.compile(rb"<!DOCTYPE(?!\s+[^\s\[\]>\"']+\s*>)")
 _DEEPER_THAN_LIMIT = etree.XPath(
     "boolean(" + "/*" * (MAX_DEPTH + 1) + ")", regexp=False, smart_strings=False
 )
@@ -161,11 +165,8 @@ def _refuse_doctypes(body: bytes) -> None:
     # Entities and external DTDs can only be declared in a DOCTYPE, so refusing every
     # DOCTYPE but `<!DOCTYPE name>` stops billion laughs, quadratic blowup and XXE
     # before libxml2 reads a byte.
-    position = body.find(b"<!DOCTYPE")
-    while position != -1:
-        if not _BARE_DOCTYPE.match(body, position):
-            raise AdfError(_DTD_REFUSED)
-        position = body.find(b"<!DOCTYPE", position + 1)
+    if _DOCTYPE_NOT_BARE.search(body):
+        raise AdfError(_DTD_REFUSED)
 
 
 def parse_root(data: bytes | str) -> etree._Element:

@@ -7,6 +7,8 @@ its reason, and how far the document got, through a spy on the one lxml parse of
 """
 
 import inspect
+import random
+import re
 import socket
 import sys
 import threading
@@ -306,6 +308,37 @@ def test_pathological_prologs_are_refused_reading_the_document_once(
 
     assert str(error) == reason
     assert lxml.parsed == handed_to_lxml
+
+
+def test_the_prolog_junk_pattern_strips_what_its_plain_spelling_strips():
+    # The guards' pattern is spelt out and possessive for speed; this is what it means:
+    # white space and processing instructions, each from "<?" to the first "?>" after it.
+    plain = re.compile(rb"(?:\s+|<\?.*?\?>)*", re.DOTALL)
+    pieces = [b"<?", b"?>", b"?", b">", b"<", b" ", b"\n", b"\t", b"x", b"<?xml ", b"a"]
+    chosen = random.Random(22)
+    for _ in range(20_000):
+        prolog = b"".join(chosen.choices(pieces, k=chosen.randint(0, 12)))
+        expected = plain.match(prolog).end()  # type: ignore[union-attr]
+        assert adf_guards._PROLOG_JUNK.match(prolog).end() == expected, prolog  # type: ignore[union-attr]
+
+
+def test_every_doctype_but_a_bare_one_is_refused_wherever_it_stands():
+    # The guards find a DOCTYPE that is not bare in one search; this is what it means:
+    # any "<!DOCTYPE" not followed by white space, a name and ">" is refused.
+    bare = re.compile(rb"<!DOCTYPE\s+[^\s\[\]>\"']+\s*>")
+    pieces = [b"<!DOCTYPE", b" ", b"\n", b"a", b">", b"[", b"]", b"'", b'"', b"<adf/>"]
+    chosen = random.Random(9)
+    for _ in range(20_000):
+        body = b"".join(chosen.choices(pieces, k=chosen.randint(0, 10)))
+        starts = [m.start() for m in re.finditer(b"<!DOCTYPE", body)]
+        refused = any(not bare.match(body, start) for start in starts)
+        try:
+            adf_guards._refuse_doctypes(body)
+        except AdfError as error:
+            assert refused, body
+            assert str(error) == DTD_REFUSED
+        else:
+            assert not refused, body
 
 
 class _AttribSpy:
