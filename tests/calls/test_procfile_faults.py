@@ -198,8 +198,12 @@ def test_intake_during_a_broker_outage_answers_at_once_and_dials_when_it_is_back
             what="the first dial after the broker came back",
             process=processes["calls"],
         )
+        # The pipeline's first dial once the broker is back: the oldest call waiting goes
+        # first, and calls queued before the outage may still be waiting for an agent.
         first_dial = (
-            CallAttempt.objects.filter(call_id__in=during)
+            CallAttempt.objects.filter(
+                call_id__in=before + during, dial_requested_at__gte=back
+            )
             .order_by("dial_requested_at")
             .values_list("dial_requested_at", flat=True)
             .first()
