@@ -36,6 +36,8 @@ from django.db.models.signals import post_save, pre_save
 from django.db.models.sql import InsertQuery, UpdateQuery
 from django.db.transaction import TransactionManagementError
 
+from core.db import prepared_cursor
+
 M = TypeVar("M", bound=Model)
 
 # Marker ids: far outside any id a table holds, each one once in a process; marker
@@ -264,7 +266,7 @@ class CompiledInsert(Generic[M]):
                 )
                 compiled_converters: list[Any] = []
             else:
-                with connection.cursor() as cursor:
+                with prepared_cursor(using) as cursor:
                     cursor.execute(compiled.sql, params)
                     returned = list(
                         connection.ops.fetch_returned_insert_columns(cursor, ())
@@ -402,7 +404,7 @@ class CompiledUpdate(Generic[M]):
             return queryset.update(**values)
         with (
             transaction.mark_for_rollback_on_error(using=using),
-            connection.cursor() as cursor,
+            prepared_cursor(using) as cursor,
         ):
             cursor.execute(compiled.sql, params)
             return int(cursor.rowcount)

@@ -7,8 +7,11 @@ about 1 ms to plan, 0.3 ms to run). ``prepared_cursor`` binds on the server and 
 the statement on its first use in a connection; later uses only run it. Queries through
 it are still logged and counted like any other (it is Django's cursor wrapper).
 
-Only for hand-written SQL that names its parameters' types where PostgreSQL cannot infer
-them (``%(ids)s::bigint[]``), and only behind a direct connection or a pooler in session
+Only for SQL whose parameters' types PostgreSQL can tell: hand-written SQL that names
+them where it cannot infer them (``%(ids)s::bigint[]``), and the compiled writes of
+``core.compiled`` (each value goes into a column of its own type). A lead's intake: its
+INSERT, its call's and its outcome's UPDATE planned once per connection, about 0.2 ms of
+PostgreSQL's CPU a lead less. Only behind a direct connection or a pooler in session
 mode: a pooler in transaction mode cannot keep a connection's prepared statements.
 """
 
@@ -17,15 +20,16 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from django.db import connection
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.db.backends.utils import CursorWrapper
 
 # psycopg prepares a statement run this many times in a connection: never, in practice.
 NEVER_BY_COUNT = 2**31 - 1
 
 
-def prepared_cursor() -> CursorWrapper:
+def prepared_cursor(using: str = DEFAULT_DB_ALIAS) -> CursorWrapper:
     """A cursor for ``with``; on databases other than PostgreSQL, the usual one."""
+    connection = connections[using]
     if connection.vendor != "postgresql":
         return connection.cursor()
     # As Django's own cursors do: a connection kept from an earlier request is checked

@@ -9,16 +9,35 @@ first, at the cost of one ``poll`` with no wait, and runs Django's ``SELECT 1`` 
 something is there to read (the end of the connection, or a notice that arrived while it
 was idle). A connection lost without a word (a cable pulled) is not seen by either check
 before the query that fails on it.
+
+Where queries are logged (``DEBUG``, the tests' query captures), a statement bound on the
+server (``core.db.prepared_cursor``) is logged as the text the client would have sent:
+psycopg keeps no text for it, and Django logged None.
 """
 
 from __future__ import annotations
 
 import select
+from typing import Any
 
-from django.db.backends.postgresql import base
+from django.db.backends.postgresql import base, operations
+from psycopg import errors
+
+
+class DatabaseOperations(operations.DatabaseOperations):  # type: ignore[misc]
+    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str | None:
+        text: str | None = super().last_executed_query(cursor, sql, params)
+        if text is None and isinstance(cursor, base.ServerBindingCursor):
+            try:
+                return str(self.compose_sql(sql, params))
+            except errors.DataError:
+                return None
+        return text
 
 
 class DatabaseWrapper(base.DatabaseWrapper):  # type: ignore[misc]
+    ops_class = DatabaseOperations
+
     def is_usable(self) -> bool:
         connection = self.connection
         if connection is None or connection.closed or connection.broken:
