@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import secrets
 import shutil
 import signal
@@ -20,6 +21,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 import psycopg  # noqa: E402
 import redis  # noqa: E402
+
+from bench.load import Request, Result, run  # noqa: E402
+from bench.report import HTTP_CPU  # noqa: E402
 
 # BENCH_DB_NAME: another database when two runs share one PostgreSQL.
 DB_NAME = os.environ.get("BENCH_DB_NAME", "leadcall_bench")
@@ -327,3 +331,25 @@ def wait_for_worker(
 
 def step(text: str) -> None:
     print(f"... {text}", flush=True)
+
+
+def run_with_cpu(
+    port: int, request: Request, gunicorn: int
+) -> tuple[Result, dict[str, float]]:
+    """One endpoint's run, with the CPU milliseconds per request that gunicorn (every
+    worker), the bench database's backends, Redis and the load generator (this process's
+    children, once they end) used meanwhile."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before = cpu_seconds({"gunicorn": gunicorn})["gunicorn"], redis_cpu_seconds()
+    with BackendsSampler(DB_NAME) as backends:
+        result = run(port, request, seconds=SECONDS)
+    after = cpu_seconds({"gunicorn": gunicorn})["gunicorn"], redis_cpu_seconds()
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    generator = (ended.ru_utime + ended.ru_stime) - (
+        children.ru_utime + children.ru_stime
+    )
+    seconds = (after[0] - before[0], backends.used(), after[1] - before[1], generator)
+    per = 1000 / max(result.requests, 1)
+    return result, {
+        name: used * per for name, used in zip(HTTP_CPU, seconds, strict=True)
+    }

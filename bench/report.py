@@ -192,3 +192,20 @@ def cpu_row(cpu: dict[str, float], leads: int) -> list[Row]:
             mine <= CPU_BEFORE_ISSUE_22 / 2,
         ),
     ]
+
+
+# The columns of ``harness.run_with_cpu``'s figures, in the order printed.
+HTTP_CPU = ("gunicorn", "PostgreSQL", "Redis", "load generator")
+
+
+def http_cpu_line(
+    label: str,
+    cpu: dict[str, float],
+    bare: dict[str, float] | None = None,
+    aim: float | None = None,
+) -> str:
+    figures = " / ".join(f"{cpu[name]:.2f}" for name in HTTP_CPU)
+    line = f"    {label}: {figures}; {sum(cpu.values()):.2f}"
+    if bare is not None and aim is not None:
+        line += f" (its aim of {aim} leaves {sum(bare.values()) / aim:.2f} in all)"
+    return line

@@ -67,7 +67,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import resource
 import signal
 import subprocess
 import sys
@@ -114,13 +113,13 @@ from bench.harness import (  # noqa: E402
     free_port,
     prepare_database,
     python,
-    redis_cpu_seconds,
+    run_with_cpu,
     step,
     wait_for_worker,
     wait_until_up,
 )
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
-from bench.load import Request, Result, run  # noqa: E402
+from bench.load import Request, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.report import (  # noqa: E402
     BENCH_DB_BACKENDS,
@@ -128,6 +127,7 @@ from bench.report import (  # noqa: E402
     Row,
     cpu_row,
     hostile_row,
+    http_cpu_line,
     insights_rows,
     ms,
     parse_row,
@@ -179,23 +179,23 @@ def measure_http(
     for request in (bare, get_user, intake):
         run(port, request, seconds=1)  # warm up every worker
     gunicorn = next(p.pid for name, p in processes.running if name == "gunicorn")
-    baseline, bare_cpu = _run_with_cpu(port, bare, gunicorn)
+    baseline, bare_cpu = run_with_cpu(port, bare, gunicorn)
     rows: list[Row] = []
     errors = [f"bare view {baseline.errors}"]
-    cpu = [_cpu_line("bare view", bare_cpu)]
+    cpu = [http_cpu_line("bare view", bare_cpu)]
     if "1" in PARTS:
-        users, users_cpu = _run_with_cpu(port, get_user, gunicorn)
+        users, users_cpu = run_with_cpu(port, get_user, gunicorn)
         rows += throughput_rows("1 GET /api/users/{id}", users, baseline, 0.5)
         errors.append(f"users {users.errors}")
-        cpu.append(_cpu_line("1 users", users_cpu, bare_cpu, 0.5))
+        cpu.append(http_cpu_line("1 users", users_cpu, bare_cpu, 0.5))
     if "2" in PARTS:
-        leads, leads_cpu = _run_with_cpu(port, intake, gunicorn)
+        leads, leads_cpu = run_with_cpu(port, intake, gunicorn)
         rows += throughput_rows("2 POST /api/nl (lead intake)", leads, baseline, 0.3)
         outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
         errors.append(
             f"intake {leads.errors}; intake lead outcomes (warm-up included): {outcomes}"
         )
-        cpu.append(_cpu_line("2 intake", leads_cpu, bare_cpu, 0.3))
+        cpu.append(http_cpu_line("2 intake", leads_cpu, bare_cpu, 0.3))
     return rows, [
         f"  HTTP errors: {', '.join(errors)}",
         "  HTTP CPU per request, ms, read from /proc (gunicorn's workers, the bench"
@@ -204,45 +204,6 @@ def measure_http(
         " view's CPU / r in all",
         *cpu,
     ]
-
-
-# The columns of ``_run_with_cpu``'s figures, in the order printed.
-HTTP_CPU = ("gunicorn", "PostgreSQL", "Redis", "load generator")
-
-
-def _run_with_cpu(
-    port: int, request: Request, gunicorn: int
-) -> tuple[Result, dict[str, float]]:
-    """One endpoint's run, with the CPU milliseconds per request that gunicorn (every
-    worker), the bench database's backends, Redis and the load generator (this process's
-    children, once they end) used meanwhile."""
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    before = cpu_seconds({"gunicorn": gunicorn})["gunicorn"], redis_cpu_seconds()
-    with BackendsSampler(DB_NAME) as backends:
-        result = run(port, request, seconds=SECONDS)
-    after = cpu_seconds({"gunicorn": gunicorn})["gunicorn"], redis_cpu_seconds()
-    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
-    generator = (ended.ru_utime + ended.ru_stime) - (
-        children.ru_utime + children.ru_stime
-    )
-    seconds = (after[0] - before[0], backends.used(), after[1] - before[1], generator)
-    per = 1000 / max(result.requests, 1)
-    return result, {
-        name: used * per for name, used in zip(HTTP_CPU, seconds, strict=True)
-    }
-
-
-def _cpu_line(
-    label: str,
-    cpu: dict[str, float],
-    bare: dict[str, float] | None = None,
-    aim: float | None = None,
-) -> str:
-    figures = " / ".join(f"{cpu[name]:.2f}" for name in HTTP_CPU)
-    line = f"    {label}: {figures}; {sum(cpu.values()):.2f}"
-    if bare is not None and aim is not None:
-        line += f" (its aim of {aim} leaves {sum(bare.values()) / aim:.2f} in all)"
-    return line
 
 
 def start_workers(env: dict[str, str], processes: Processes) -> dict[str, list[str]]:
