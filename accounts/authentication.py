@@ -2,6 +2,17 @@
 
 Every refusal goes through ``key_refused``: past ``AUTH_FAILURE_LIMIT`` failures from one
 client address it becomes a 429 with ``Retry-After``, whichever API was tried.
+
+The ``apiuser`` and ``apikey`` pair (the User API's headers, lead intake's form fields)
+counts the request against its credential's rate limit in the round trip that reads the
+cache's versions (``credential_counted``). Otherwise a request makes two round trips to
+Redis: the versions, at authentication's first read, and the rate-limit counter, in the
+throttle. When this process already holds the key's record (``api_keys.peek``) and the
+request's key and ``apiuser`` pass every check of it, the counter is sent along with the
+versions. Only a request bearing the credential's own key is counted so; should the
+versions then say the record has changed and the request be refused, or authenticate
+another credential, the hit is taken back. A refused request is never counted against a
+credential.
 """
 
 from __future__ import annotations
@@ -9,13 +20,26 @@ from __future__ import annotations
 from typing import Any, NoReturn, cast
 
 from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
+from accounts.keys import key_prefix, matches
 from accounts.models import Account, ApiCredential
-from accounts.selectors import account_for_scored_data_key, api_credential_for_key
+from accounts.selectors import (
+    account_for_scored_data_key,
+    api_credential_for_key,
+    api_keys,
+)
 from core.api import ApiError, Forbidden, InvalidApiKey, TooManyFailures
-from core.throttling import auth_failure
+from core.throttling import (
+    auth_failure,
+    credential_rate_key,
+    rate_period,
+    unhit_or_log,
+    window,
+)
+from core.versioned import scope_read_counting
 
 
 def key_refused(request: Request, error: ApiError) -> NoReturn:
@@ -36,16 +60,13 @@ class ApiUserKeyAuthentication(BaseAuthentication):
     """The User API's header pair ``apiuser`` and ``apikey``; ``request.auth`` is the credential."""
 
     def authenticate(self, request: Request) -> tuple[Any, ApiCredential]:
-        api_user = request.headers.get("apiuser", "").strip()
-        key = request.headers.get("apikey", "").strip()
-        credential = (
-            api_credential_for_key(key=key, api_user=api_user)
-            if api_user and key
-            else None
+        # The headers read from META: nothing on this path builds ``request.headers``.
+        meta = request.META
+        api_user = meta.get("HTTP_APIUSER", "").strip()
+        key = meta.get("HTTP_APIKEY", "").strip()
+        return AnonymousUser(), credential_counted(
+            request, api_user, key, InvalidApiKey()
         )
-        if credential is None:
-            key_refused(request, InvalidApiKey())
-        return AnonymousUser(), credential
 
     def authenticate_header(self, request: Request) -> str:
         return "apikey"
@@ -66,10 +87,9 @@ class LeadFormAuthentication(BaseAuthentication):
             key_refused(request, Forbidden(self.USER_BLANK))
         if not key:
             key_refused(request, Forbidden(self.KEY_BLANK))
-        credential = api_credential_for_key(key=key, api_user=api_user)
-        if credential is None:
-            key_refused(request, Forbidden(self.NO_ACCOUNT))
-        return AnonymousUser(), credential
+        return AnonymousUser(), credential_counted(
+            request, api_user, key, Forbidden(self.NO_ACCOUNT)
+        )
 
 
 class ScoredDataKeyAuthentication(BaseAuthentication):
@@ -86,6 +106,61 @@ class ScoredDataKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return "apikey"
+
+
+def credential_counted(
+    request: Request, api_user: str, key: str, refusal: ApiError
+) -> ApiCredential:
+    """The credential of the ``apiuser`` and ``apikey`` pair, else ``key_refused`` with
+    ``refusal``; the view's ``throttle_scope`` counted with the versions' read when this
+    process knows the key (``request.rate_counted``, which ``CredentialRateThrottle``
+    uses)."""
+    counted = _count_known_key(request, api_user, key)
+    try:
+        credential = (
+            api_credential_for_key(key=key, api_user=api_user)
+            if api_user and key
+            else None
+        )
+        if credential is None:
+            key_refused(request, refusal)
+    except BaseException:
+        if counted is not None:
+            unhit_or_log(counted[0])
+        raise
+    if counted is not None:
+        if credential.pk == counted[2]:
+            request.rate_counted = counted[:2]  # type: ignore[attr-defined]
+        else:
+            unhit_or_log(counted[0])
+    return credential
+
+
+def _count_known_key(
+    request: Request, api_user: str, key: str
+) -> tuple[str, int, int] | None:
+    """The counter's key, its count and the credential's id, when the request was
+    counted with the versions' read; None when it was not (nothing counted)."""
+    view = (request.parser_context or {}).get("view")
+    scope = getattr(view, "throttle_scope", None)
+    if scope is None:
+        return None
+    prefix = key_prefix(key) if api_user and key else None
+    record = api_keys.peek(prefix) if prefix is not None else None
+    if (
+        record is None
+        or record.credential.api_user != api_user
+        or not record.is_usable(timezone.now())
+        or not matches(key, record.key_hash)
+    ):
+        return None
+    period = rate_period(scope)
+    number, _ = window(period)
+    counter = credential_rate_key(scope, record.credential, number)
+    count = scope_read_counting(counter, period)
+    if count is None:
+        return None
+    return counter, count, record.credential.pk
 
 
 def _form_or_header(request: Request, name: str) -> str:

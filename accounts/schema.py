@@ -5,7 +5,6 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 class ApiUserKeyScheme(OpenApiAuthenticationExtension):
     target_class = "accounts.authentication.ApiUserKeyAuthentication"
-    match_subclasses = True  # the User API's own (users.authentication)
     name = ["apiUser", "apiKey"]
 
     def get_security_definition(self, auto_schema):  # type: ignore[no-untyped-def]

@@ -4,6 +4,7 @@ process changes reaches the next request; a long task reads the versions again."
 
 import pytest
 from django.core.cache import caches
+from redis.connection import Connection
 from rest_framework.test import APIClient
 
 from core import versioned
@@ -30,42 +31,32 @@ def routed(tenant):
     return tenant
 
 
-@pytest.fixture
-def cache_reads(monkeypatch):
-    """The keys of every read the versioned caches make of the shared cache, per call."""
-    reads: list[list[str]] = []
-    backend = caches["default"]
-    get, get_many = backend.get, backend.get_many
-
-    def counted_get(key, *args, **kwargs):
-        reads.append([key])
-        return get(key, *args, **kwargs)
-
-    def counted_get_many(keys, *args, **kwargs):
-        reads.append(list(keys))
-        return get_many(keys, *args, **kwargs)
-
-    monkeypatch.setattr(backend, "get", counted_get)
-    monkeypatch.setattr(backend, "get_many", counted_get_many)
-    return reads
-
-
-def family_reads(reads):
-    names = tuple(f"{family.name}:" for family in versioned._families)
-    return [keys for keys in reads if any(k.startswith(names) for k in keys)]
-
-
-def test_a_warm_lead_reads_every_version_at_once_and_no_entry(routed, cache_reads):
+def test_a_warm_lead_reads_every_version_at_once_and_no_entry(routed, monkeypatch):
     post_lead(routed)  # reads and keeps the key, routing, texting settings, endpoints
-    cache_reads.clear()
+    post_lead(routed)  # and the rate-limit counter's expiry set
+    sent: list[bytes] = []
+    send = Connection.send_packed_command
+
+    def counted(self, command, *args, **kwargs):
+        sent.append(b"".join(command) if isinstance(command, list) else command)
+        return send(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(Connection, "send_packed_command", counted)
 
     lead = post_lead(routed)
 
     assert lead.outcome == Outcome.ACCEPTED
-    # One round trip: every family's version; the entries are this process's copies.
-    assert family_reads(cache_reads) == [
-        [family.version_key for family in versioned._families]
-    ]
+    # One round trip: every family's version (with the lead's rate-limit count); the
+    # entries are this process's copies.
+    versions = [family.version_key.encode() for family in versioned._families]
+    reading = [batch for batch in sent if any(key in batch for key in versions)]
+    assert len(reading) == 1
+    assert b"MGET" in reading[0]
+    assert all(key in reading[0] for key in versions)
+    entries = [f"{family.name}:".encode() for family in versioned._families]
+    for batch in sent:
+        for key in entries:
+            assert batch.count(key) == batch.count(key + b"version"), batch
 
 
 def test_a_change_another_process_makes_reaches_the_next_request(routed):

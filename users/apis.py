@@ -18,14 +18,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.authentication import credential_of
+from accounts.authentication import ApiUserKeyAuthentication, credential_of
 from accounts.models import ApiCredential, Organization
 from accounts.schedules import WEEKDAYS, schedule_as_dict, timezone_names
 from core import validation as v
 from core.api import ContentNegotiation, PlainJSONRenderer, envelope, json_object
 from core.phones import to_e164
 from core.throttling import CredentialRateThrottle
-from users.authentication import UserApiKeyAuthentication
 from users.models import User
 from users.passwords import MESSAGE as PASSWORD_MESSAGE
 from users.passwords import password_is_complex
@@ -327,7 +326,7 @@ USER_ENVELOPE = _envelope_schema("UserEnvelope", user=USER_OUT)
 
 
 class UserApi(APIView):
-    authentication_classes = [UserApiKeyAuthentication]
+    authentication_classes = [ApiUserKeyAuthentication]
     # Bodies of plain JSON values only (no floats): DRF's bytes, written by orjson.
     renderer_classes = [PlainJSONRenderer]
     content_negotiation_class = ContentNegotiation

@@ -1,5 +1,5 @@
 """A User API request of a key this process knows is counted against its credential's rate
-limit in the round trip that reads the cache's versions (users/authentication.py): one
+limit in the round trip that reads the cache's versions (accounts/authentication.py): one
 round trip to Redis in all. Only a request that authenticates as the credential stays
 counted: a wrong secret is never counted, and a key the versions show changed (rotated
 out, revoked) has its hit taken back."""
