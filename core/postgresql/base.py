@@ -25,7 +25,9 @@ from psycopg import errors
 
 
 class DatabaseOperations(operations.DatabaseOperations):  # type: ignore[misc]
-    def last_executed_query(self, cursor: Any, sql: str, params: Any) -> str | None:
+    def last_executed_query(  # type: ignore[override]  # Django's returns None too
+        self, cursor: Any, sql: str, params: Any
+    ) -> str | None:
         text: str | None = super().last_executed_query(cursor, sql, params)
         if text is None and isinstance(cursor, base.ServerBindingCursor):
             try:

@@ -331,14 +331,11 @@ def test_every_doctype_but_a_bare_one_is_refused_wherever_it_stands():
     for _ in range(20_000):
         body = b"".join(chosen.choices(pieces, k=chosen.randint(0, 10)))
         starts = [m.start() for m in re.finditer(b"<!DOCTYPE", body)]
-        refused = any(not bare.match(body, start) for start in starts)
-        try:
-            adf_guards._refuse_doctypes(body)
-        except AdfError as error:
-            assert refused, body
-            assert str(error) == DTD_REFUSED
+        if any(not bare.match(body, start) for start in starts):
+            with pytest.raises(AdfError, match="declares a DTD"):
+                adf_guards._refuse_doctypes(body)
         else:
-            assert not refused, body
+            adf_guards._refuse_doctypes(body)  # passes
 
 
 class _AttribSpy:
