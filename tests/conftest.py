@@ -3,6 +3,7 @@ from collections.abc import Iterator
 import pytest
 from django.contrib.auth.models import Group
 from django.core.cache import cache
+from redis.connection import Connection
 from rest_framework.test import APIClient
 
 from tests.accounts.factories import (
@@ -76,6 +77,20 @@ def one_window(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
         throttling, "time", SimpleNamespace(time=lambda: 60.0 * 1000 + 40)
     )
+
+
+@pytest.fixture
+def round_trips(monkeypatch):
+    """Every batch of commands sent to Redis (one per round trip)."""
+    sent: list[bytes] = []
+    send = Connection.send_packed_command
+
+    def counted(self, command, *args, **kwargs):
+        sent.append(b"".join(command) if isinstance(command, list) else command)
+        return send(self, command, *args, **kwargs)
+
+    monkeypatch.setattr(Connection, "send_packed_command", counted)
+    return sent
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ process changes reaches the next request; a long task reads the versions again."
 
 import pytest
 from django.core.cache import caches
-from redis.connection import Connection
 from rest_framework.test import APIClient
 
 from core import versioned
@@ -31,17 +30,10 @@ def routed(tenant):
     return tenant
 
 
-def test_a_warm_lead_reads_every_version_at_once_and_no_entry(routed, monkeypatch):
+def test_a_warm_lead_reads_every_version_at_once_and_no_entry(routed, round_trips):
     post_lead(routed)  # reads and keeps the key, routing, texting settings, endpoints
     post_lead(routed)  # and the rate-limit counter's expiry set
-    sent: list[bytes] = []
-    send = Connection.send_packed_command
-
-    def counted(self, command, *args, **kwargs):
-        sent.append(b"".join(command) if isinstance(command, list) else command)
-        return send(self, command, *args, **kwargs)
-
-    monkeypatch.setattr(Connection, "send_packed_command", counted)
+    round_trips.clear()
 
     lead = post_lead(routed)
 
@@ -49,12 +41,12 @@ def test_a_warm_lead_reads_every_version_at_once_and_no_entry(routed, monkeypatc
     # One round trip: every family's version (with the lead's rate-limit count); the
     # entries are this process's copies.
     versions = [family.version_key.encode() for family in versioned._families]
-    reading = [batch for batch in sent if any(key in batch for key in versions)]
+    reading = [batch for batch in round_trips if any(key in batch for key in versions)]
     assert len(reading) == 1
     assert b"MGET" in reading[0]
     assert all(key in reading[0] for key in versions)
     entries = [f"{family.name}:".encode() for family in versioned._families]
-    for batch in sent:
+    for batch in round_trips:
         for key in entries:
             assert batch.count(key) == batch.count(key + b"version"), batch
 

@@ -7,7 +7,6 @@ import uuid
 
 import pytest
 from django.core.cache import cache
-from redis.connection import Connection
 from rest_framework.test import APIClient
 
 from core.throttling import credential_rate_key
@@ -29,20 +28,6 @@ def intake(tenant, settings, one_window):
     catch_all_rule(tenant.account, team=tenant.teams[0])
     settings.API_RATE_LIMITS = {**settings.API_RATE_LIMITS, "leads": "3/min"}
     return tenant
-
-
-@pytest.fixture
-def round_trips(monkeypatch):
-    """Every batch of commands sent to Redis (one per round trip)."""
-    sent: list[bytes] = []
-    send = Connection.send_packed_command
-
-    def counted(self, command, *args, **kwargs):
-        sent.append(b"".join(command) if isinstance(command, list) else command)
-        return send(self, command, *args, **kwargs)
-
-    monkeypatch.setattr(Connection, "send_packed_command", counted)
-    return sent
 
 
 def post(tenant, n, **fields):

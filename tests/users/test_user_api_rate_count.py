@@ -33,20 +33,6 @@ def limit(settings, one_window):
     return set_limit
 
 
-@pytest.fixture
-def round_trips(monkeypatch):
-    """Every batch of commands sent to Redis (one per round trip)."""
-    sent: list[bytes] = []
-    send = Connection.send_packed_command
-
-    def counted(self, command, *args, **kwargs):
-        sent.append(b"".join(command) if isinstance(command, list) else command)
-        return send(self, command, *args, **kwargs)
-
-    monkeypatch.setattr(Connection, "send_packed_command", counted)
-    return sent
-
-
 def url(tenant) -> str:
     return (
         f"/api/users/find/available-user-code?organizationId={tenant.organization.pk}"
