@@ -1,5 +1,6 @@
 """A small closed-loop HTTP load generator: N processes x M threads, each request on its own
-connection (gunicorn's sync workers close every connection anyway). Prints nothing itself.
+connection, as a lead sender's or CRM's one-off request makes it (gunicorn's threaded
+workers would keep it alive). Prints nothing itself.
 
 A request body may carry a placeholder (``Request.unique``): every request then replaces it
 with a token no other request of any run shares (``<run>p<process>t<thread>n<count>``,

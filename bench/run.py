@@ -174,7 +174,8 @@ def measure_http(
         unique=PROSPECT_PLACEHOLDER.encode(),
     )
     step(
-        f"HTTP: gunicorn {env['GUNICORN_WORKERS']} sync workers; {SECONDS:.0f} s per endpoint, 2x4 clients"
+        f"HTTP: gunicorn {env['GUNICORN_WORKERS']} workers x {env.get('GUNICORN_THREADS', '4')} threads;"
+        f" {SECONDS:.0f} s per endpoint, 2x4 clients, a connection per request"
     )
     for request in (bare, get_user, intake):
         run(port, request, seconds=1)  # warm up every worker
