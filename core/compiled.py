@@ -59,6 +59,49 @@ def _id_markers(names: Iterable[str], moments: Container[str]) -> dict[str, Any]
     }
 
 
+def _id_slots(
+    connection: Any,
+    markers: Mapping[str, Any],
+    moments: Container[str],
+    params: Sequence[Any],
+    sql: str,
+) -> dict[int, str]:
+    """Where each named id's marker stands among a compiled statement's parameters."""
+    by_value = {
+        connection.ops.adapt_datetimefield_value(value)
+        if name in moments
+        else value: name
+        for name, value in markers.items()
+    }
+    slots = {
+        position: by_value[value]
+        for position, value in enumerate(params)
+        if isinstance(value, int | str | datetime) and value in by_value
+    }
+    if set(slots.values()) != set(markers):
+        raise ValueError(f"not every id of {tuple(markers)} is a parameter: {sql}")
+    return slots
+
+
+def _with_ids(
+    connection: Any,
+    params: Sequence[Any],
+    slots: Mapping[int, str],
+    ids: Mapping[str, Any],
+    moments: Container[str],
+) -> list[Any]:
+    """The compiled statement's parameters with the given ids in their slots."""
+    values = list(params)
+    for position, name in slots.items():
+        value = ids[name]
+        values[position] = (
+            connection.ops.adapt_datetimefield_value(value)
+            if name in moments
+            else int(value)
+        )
+    return values
+
+
 class CompiledQuery(Generic[M]):
     """``build(**ids)`` (a queryset of model instances, its ids keyword arguments, and
     its ``moments``) compiled once per database; ``get``/``first``/``slice``/``exists``
@@ -111,21 +154,10 @@ class CompiledQuery(Generic[M]):
             using, "exists"
         )
         with connection.cursor() as cursor:
-            cursor.execute(sql, self._values(connection, params, slots, values))
-            return cursor.fetchone() is not None
-
-    def _values(
-        self, connection: Any, params: list[Any], slots: dict[int, str], given: Any
-    ) -> tuple[Any, ...]:
-        values = list(params)
-        for position, name in slots.items():
-            value = given[name]
-            values[position] = (
-                connection.ops.adapt_datetimefield_value(value)
-                if name in self.moments
-                else int(value)
+            cursor.execute(
+                sql, _with_ids(connection, params, slots, values, self.moments)
             )
-        return tuple(values)
+            return cursor.fetchone() is not None
 
     def _run(self, using: str, ids: dict[str, Any], *, limit: Hashable) -> list[M]:
         connection = connections[using]
@@ -139,7 +171,7 @@ class CompiledQuery(Generic[M]):
             raise TransactionManagementError(
                 "select_for_update cannot be used outside of a transaction."
             )
-        values = self._values(connection, params, slots, ids)
+        values = tuple(_with_ids(connection, params, slots, ids, self.moments))
         run = copy.copy(compiler)
         run.connection = connection  # this thread's
         run.as_sql = lambda *args, **kwargs: (sql, values)
@@ -175,19 +207,7 @@ class CompiledQuery(Generic[M]):
                 query.set_limits(high=limit)
         compiler = query.get_compiler(using=using)
         sql, params = compiler.as_sql()
-        by_value = {
-            connection.ops.adapt_datetimefield_value(value)
-            if name in self.moments
-            else value: name
-            for name, value in markers.items()
-        }
-        slots = {
-            position: by_value[value]
-            for position, value in enumerate(params)
-            if isinstance(value, int | str | datetime) and value in by_value
-        }
-        if set(slots.values()) != set(self.names):
-            raise ValueError(f"not every id of {self.names} is a parameter: {sql}")
+        slots = _id_slots(connection, markers, self.moments, params, sql)
         columns = [column[0] for column in compiler.select[: compiler.col_count]]
         converters = compiler.get_converters(columns)
         with self._lock:
@@ -417,14 +437,7 @@ class CompiledUpdate(Generic[M]):
         ids: Mapping[str, Any],
     ) -> list[Any] | None:
         """The statement's parameters, or None when a value needs the ORM's own path."""
-        params = list(compiled.params)
-        for position, name in compiled.ids:
-            value = ids[name]
-            params[position] = (
-                connection.ops.adapt_datetimefield_value(value)
-                if name in self.moments
-                else int(value)
-            )
+        params = _with_ids(connection, compiled.params, compiled.ids, ids, self.moments)
         for position, name, field in compiled.values:
             value = values[name]
             if type(value) not in _PLAIN:
@@ -457,27 +470,13 @@ class CompiledUpdate(Generic[M]):
             compiler: Any = query.get_compiler(using=using)
             sql, params = compiler.as_sql()
             if not query.related_updates:
-                by_id = {
-                    connection.ops.adapt_datetimefield_value(value)
-                    if name in self.moments
-                    else value: name
-                    for name, value in id_markers.items()
-                }
+                id_slots = _id_slots(connection, id_markers, self.moments, params, sql)
                 by_value = {marker: name for name, marker in value_markers.items()}
-                id_slots = [
-                    (position, by_id[value])
-                    for position, value in enumerate(params)
-                    if isinstance(value, int | str | datetime) and value in by_id
-                ]
                 value_slots = [
                     (position, by_value[value], meta.get_field(by_value[value]))
                     for position, value in enumerate(params)
                     if isinstance(value, int) and value in by_value
                 ]
-                if {name for _, name in id_slots} != set(self.names):
-                    raise ValueError(
-                        f"not every id of {self.names} is a parameter: {sql}"
-                    )
                 if len(value_slots) == len(fields):
                     compiled = _Update(sql, list(params), id_slots, value_slots)
         with self._lock:
@@ -489,5 +488,5 @@ class CompiledUpdate(Generic[M]):
 class _Update:
     sql: str
     params: list[Any]
-    ids: list[tuple[int, str]]
+    ids: dict[int, str]
     values: list[tuple[int, str, Any]]

@@ -191,7 +191,6 @@ class CredentialRateThrottle(BaseThrottle):
         counted = getattr(request, "rate_counted", None)
         if counted is not None and counted[0] == key:
             count: int | None = counted[1]
-            cache_outage.answered()  # the count came from the cache: it is back, if it was away
         else:
             if counted is not None:  # a window ago: counted in this one instead
                 unhit_or_log(counted[0])

@@ -36,7 +36,7 @@ from django.core.cache.backends.redis import RedisCache
 from django.db import transaction
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from core.throttling import CACHE_ERRORS, CacheOutage
+from core.throttling import CACHE_ERRORS, CacheOutage, cache_outage
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +101,7 @@ def scope_read_counting(key: str, period: int) -> int | None:
             pool.release(connection)
     except CACHE_ERRORS:
         return None
+    cache_outage.answered()  # as ``hit_or_none``: the rate limits count again
     if count == 1:
         # As ``hit``: a counter left without its expiry still counts its own window only.
         with contextlib.suppress(*CACHE_ERRORS):

@@ -80,6 +80,23 @@ def one_window(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
+def prepared_statements():
+    """The statements this test's connection has prepared on the server (core.db's
+    ``prepared_cursor``), each with how many times it has run."""
+    from django.db import connection
+
+    def prepared() -> dict[str, int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT statement, generic_plans + custom_plans"
+                " FROM pg_prepared_statements WHERE NOT from_sql"
+            )
+            return dict(cursor.fetchall())
+
+    return prepared
+
+
+@pytest.fixture
 def round_trips(monkeypatch):
     """Every batch of commands sent to Redis (one per round trip)."""
     sent: list[bytes] = []

@@ -44,16 +44,30 @@ def _lead(prospect_id: str = "P-1", **overrides: Any) -> str:
     return adf(prospect_id=prospect_id, vendor_id=VENDOR_ID, **overrides)
 
 
-def _renumbered(ids: list[int], value: Any) -> Any:
-    """A value with each id replaced by its place in ``ids`` (the two runs' rows have
-    their own ids)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value in ids:
-        return f"#{ids.index(value)}"
+# Where a lead's id stands: in a lead's row, in an answer and in a stored answer.
+LEAD_ID_KEYS = ("id", "document_id", "duplicate_of_id", "leadId", "leadIds")
+
+
+def _renumbered(
+    ids: list[int], value: Any, keys: tuple[str, ...] = LEAD_ID_KEYS
+) -> Any:
+    """``value`` with each id under one of ``keys`` (in objects at any depth) replaced
+    by its place in ``ids``: the two runs' rows have their own ids, and any other
+    number (an organization's id that equals a lead's in one run) stays as it is."""
     if isinstance(value, list):
-        return [_renumbered(ids, each) for each in value]
+        return [_renumbered(ids, each, keys) for each in value]
     if isinstance(value, dict):
-        return {key: _renumbered(ids, each) for key, each in value.items()}
+        return {
+            key: _placed(ids, each) if key in keys else _renumbered(ids, each, keys)
+            for key, each in value.items()
+        }
     return value
+
+
+def _placed(ids: list[int], value: Any) -> Any:
+    if isinstance(value, list):
+        return [_placed(ids, each) for each in value]
+    return f"#{ids.index(value)}" if value in ids else value
 
 
 def _posted(tenant, documents: list[str], *, compiled: bool) -> Any:
@@ -79,11 +93,11 @@ def _posted(tenant, documents: list[str], *, compiled: bool) -> Any:
     lead_ids = [lead["id"] for lead in leads]
     call_ids = [call["id"] for call in calls]
     for lead in leads:
-        lead["call_id"] = _renumbered(call_ids, lead["call_id"])
+        lead["call_id"] = _placed(call_ids, lead["call_id"])
     return (
         [(a.status_code, _renumbered(lead_ids, a.json())) for a in answers],
         _renumbered(lead_ids, leads),
-        _renumbered(call_ids, calls),
+        _renumbered(call_ids, calls, ("id",)),
     )
 
 
@@ -121,3 +135,41 @@ def test_a_do_not_process_lead_is_stored_as_the_orms_own_writes_store_it(intake)
 
     assert compiled == orm
     assert compiled[1][0]["outcome"] == Outcome.DO_NOT_PROCESS
+
+
+def test_a_leads_writes_are_prepared_once_per_connection_and_then_only_run(
+    intake, prepared_statements
+):
+    """The lead's INSERT, its call's and its outcome's UPDATE are bound and prepared on
+    the server (core.db ``prepared_cursor``): planned at their first lead in a
+    connection, then only run."""
+
+    def writes() -> dict[str, int]:
+        return {
+            statement: runs
+            for statement, runs in prepared_statements().items()
+            if statement.startswith(
+                (
+                    'INSERT INTO "leads_lead"',
+                    'INSERT INTO "calls_call"',
+                    'UPDATE "leads_lead"',
+                )
+            )
+        }
+
+    before = writes()
+    for n in range(3):
+        response = APIClient().post(
+            "/api/nl", {"xml": _lead(f"P-{n}"), **intake.headers}
+        )
+        assert response.status_code == 200, response.content
+
+    after = writes()
+    assert {statement.split(" (")[0].split(" SET")[0] for statement in after} == {
+        'INSERT INTO "leads_lead"',
+        'INSERT INTO "calls_call"',
+        'UPDATE "leads_lead"',
+    }
+    for statement, runs in after.items():
+        assert runs == before.get(statement, 0) + 3, statement
+    assert Lead.objects.filter(outcome=Outcome.ACCEPTED).count() == 3

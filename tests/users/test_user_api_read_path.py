@@ -179,22 +179,19 @@ def test_writes_to_users_leave_the_cached_keys_alone(world, django_assert_num_qu
         assert world.wide.get(f"/api/users/{created['id']}").status_code == 200
 
 
-def test_the_read_is_prepared_once_per_connection_and_then_only_run(world):
+def test_the_read_is_prepared_once_per_connection_and_then_only_run(
+    world, prepared_statements
+):
     """psycopg prepares nothing under Django's settings (a threshold of None), explicit
     requests included, unless core.db.prepared_cursor enables it: the read's statement
     is prepared at its first use and run as prepared after; nothing else is prepared."""
-    from django.db import connection
-
-    def prepared():
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT statement, generic_plans + custom_plans"
-                " FROM pg_prepared_statements WHERE NOT from_sql"
-            )
-            return cursor.fetchall()
 
     def by_id():
-        return {s: runs for s, runs in prepared() if "WHERE u.id = $" in s}
+        return {
+            s: runs
+            for s, runs in prepared_statements().items()
+            if "WHERE u.id = $" in s
+        }
 
     before = by_id()  # the fixture's writes may have read the user back already
     for _ in range(3):
@@ -205,4 +202,4 @@ def test_the_read_is_prepared_once_per_connection_and_then_only_run(world):
     ((statement, runs),) = after.items()
     assert runs == before.get(statement, 0) + 3
     # Only the User API's reads are prepared: the ORM's statements never are.
-    assert {s.lstrip()[:16] for s, _ in prepared()} == {'SELECT u."id", u'}
+    assert {s.lstrip()[:16] for s in prepared_statements()} == {'SELECT u."id", u'}
