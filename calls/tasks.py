@@ -9,6 +9,7 @@ from django.db import InterfaceError, OperationalError
 
 from calls.media import RecordingNotYetStored
 from calls.telephony.base import TelephonyUnavailable
+from core.locks import one_at_a_time
 from core.logging import log_event
 
 log = logging.getLogger(__name__)
@@ -120,6 +121,7 @@ def _simulator_deliver(
 
 
 @shared_task(acks_late=True)
+@one_at_a_time(skipped=dict[str, int]())
 def calls_sweep_task() -> dict[str, int]:
     """Re-drive stuck calls: the outbox guarantee behind every queued call."""
     from calls.services import calls_sweep

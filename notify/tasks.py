@@ -7,6 +7,7 @@ import logging
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from core.locks import one_at_a_time
 from core.logging import log_event
 
 log = logging.getLogger(__name__)
@@ -27,6 +28,7 @@ def message_send_task(*, message_id: int) -> str:
 
 
 @shared_task(acks_late=True)
+@one_at_a_time(skipped=0)
 def messages_sweep_task() -> int:
     """Hand over due messages the broker never got, and retries that waited too long for it."""
     from notify.services import messages_sweep

@@ -9,6 +9,7 @@ import logging
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from core.locks import one_at_a_time
 from core.logging import log_event
 from texting.providers import TextingUnavailable
 
@@ -33,6 +34,7 @@ def text_send_task(*, text_id: int) -> str:
 
 
 @shared_task(acks_late=True)
+@one_at_a_time(skipped=0)
 def texts_sweep_task() -> int:
     """Hand over due texts the broker never got, and those that waited for the morning."""
     from texting.services import texts_sweep

@@ -5,6 +5,7 @@ import logging
 
 from celery import shared_task
 
+from core.locks import one_at_a_time
 from core.logging import log_event
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,7 @@ def webhook_deliver_task(*, delivery_id: int) -> str:
 
 
 @shared_task(acks_late=True, queue=QUEUE)
+@one_at_a_time(skipped=0)
 def webhooks_sweep_task() -> int:
     """Hand over due deliveries the broker never got: the outbox guarantee of webhooks."""
     from webhooks.services import webhook_deliveries_sweep
