@@ -4,22 +4,14 @@ dropped if that one holds on too long, and a worker killed mid-sweep leaves no l
 
 import logging
 import threading
-from datetime import timedelta
+import time
 
 import psycopg
 import pytest
 from django.conf import settings
 from django.db import connection
-from django.utils import timezone
 
-from calls.models import (
-    AttemptOutcome,
-    Call,
-    CallAttempt,
-    CallStatus,
-    Leg,
-    SimulatedLeg,
-)
+from calls.models import CallStatus
 from calls.pipeline import broker
 from calls.tasks import calls_sweep_task
 from calls.telephony import simulator
@@ -27,8 +19,7 @@ from core import locks
 from core.locks import lock_key
 from leads.tasks import leads_sweep_task
 from notify.tasks import messages_sweep_task
-from tests.accounts.factories import AccountFactory
-from tests.users.factories import agent
+from tests.calls.legs import connected_call, switch_says
 from texting.tasks import texts_sweep_task
 from webhooks.tasks import webhooks_sweep_task
 
@@ -40,6 +31,12 @@ SWEEPS = [
     (texts_sweep_task, "texting.services.texts_sweep", 0),
     (messages_sweep_task, "notify.services.messages_sweep", 0),
 ]
+
+each_sweep = pytest.mark.parametrize(
+    ("task", "service", "skipped"),
+    SWEEPS,
+    ids=[task.name.rsplit(".", 1)[1] for task, _, _ in SWEEPS],
+)
 
 
 def test_every_sweep_sent_on_reconnecting_is_one_at_a_time():
@@ -80,11 +77,7 @@ def looks(monkeypatch):
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("task", "service", "skipped"),
-    SWEEPS,
-    ids=[task.name.rsplit(".", 1)[1] for task, _, _ in SWEEPS],
-)
+@each_sweep
 def test_a_sweep_waits_for_the_run_under_way_then_runs(
     task, service, skipped, monkeypatch, looks
 ):
@@ -114,11 +107,7 @@ def test_a_sweep_waits_for_the_run_under_way_then_runs(
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(
-    ("task", "service", "skipped"),
-    SWEEPS,
-    ids=[task.name.rsplit(".", 1)[1] for task, _, _ in SWEEPS],
-)
+@each_sweep
 def test_a_sweep_is_dropped_when_the_run_under_way_holds_on(
     task, service, skipped, monkeypatch, caplog
 ):
@@ -150,41 +139,10 @@ def silent_call(monkeypatch):
     callbacks never arrive); the switch's record says both are still up."""
     monkeypatch.setattr(simulator, "_at", lambda *args, **kwargs: None)
     monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None: None)
-    account = AccountFactory()
-    taker = agent(account, phone="+13035550140")
-    long_ago = timezone.now() - timedelta(hours=1)
-    call = Call.objects.create(
-        account=account,
-        phone="+13035550123",
-        received_at=long_ago,
-        status=CallStatus.DIALING,
-        agent=taker,
-        attempts=1,
-        rounds=1,
-    )
-    legs = [
-        CallAttempt.objects.create(
-            call=call,
-            leg=Leg.AGENT,
-            agent=taker,
-            number=taker.phone_number,
-            provider="simulator",
-            dial_requested_at=long_ago,
-            answered_at=long_ago,
-            outcome=AttemptOutcome.ACCEPTED,
-        ),
-        CallAttempt.objects.create(
-            call=call,
-            leg=Leg.LEAD,
-            number=call.phone,
-            provider="simulator",
-            dial_requested_at=long_ago,
-        ),
-    ]
-    CallAttempt.objects.filter(call=call).update(created_at=long_ago)
-    for leg in legs:
-        SimulatedLeg.objects.create(attempt_id=leg.pk, answered_at=long_ago)
-    return call, legs
+    call, agent_leg, lead_leg = connected_call()
+    for leg in (agent_leg, lead_leg):
+        switch_says(leg, answered_at=time.time() - 3000)
+    return call, [agent_leg, lead_leg]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -4,7 +4,7 @@ provider never placed is hung up first. A late answer for a lead leg already giv
 answers the call instead of dialing the lead again."""
 
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
@@ -16,19 +16,15 @@ from calls.models import (
     CallAttempt,
     CallStatus,
     Leg,
-    SimulatedLeg,
 )
 from calls.pipeline import broker
 from calls.telephony import simulator
 from calls.telephony.base import Event, EventKind, Instruction
-from tests.accounts.factories import AccountFactory
-from tests.users.factories import agent
+from tests.calls.legs import LEAD, connected_call, switch_says
 from webhooks.models import WebhookEvent
 from webhooks.services import webhook_endpoint_create
 
 pytestmark = pytest.mark.django_db
-
-LEAD = "+13035550123"
 
 
 @pytest.fixture(autouse=True)
@@ -43,55 +39,6 @@ def no_callbacks(monkeypatch):
     )
     monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None: None)
     return hangups
-
-
-def connected_call():
-    """A call whose agent pressed 1 a while ago and whose lead leg was dialed: DIALING."""
-    account = AccountFactory()
-    taker = agent(account, phone="+13035550140")
-    long_ago = timezone.now() - timedelta(hours=1)
-    call = Call.objects.create(
-        account=account,
-        phone=LEAD,
-        received_at=long_ago,
-        status=CallStatus.DIALING,
-        agent=taker,
-        attempts=1,
-        rounds=1,
-    )
-    agent_leg = CallAttempt.objects.create(
-        call=call,
-        leg=Leg.AGENT,
-        agent=taker,
-        number=taker.phone_number,
-        provider="simulator",
-        dial_requested_at=long_ago,
-        answered_at=long_ago,
-        outcome=AttemptOutcome.ACCEPTED,
-    )
-    lead_leg = CallAttempt.objects.create(
-        call=call,
-        leg=Leg.LEAD,
-        number=LEAD,
-        provider="simulator",
-        dial_requested_at=long_ago,
-    )
-    CallAttempt.objects.filter(pk__in=[agent_leg.pk, lead_leg.pk]).update(
-        created_at=long_ago
-    )
-    return call, agent_leg, lead_leg
-
-
-def switch_says(leg, **record):
-    """The simulated switch's record of ``leg``: moments in epoch seconds, as ``time.time()``."""
-    moments: dict[str, datetime] = {
-        name: datetime.fromtimestamp(record.pop(name), tz=UTC)
-        for name in ("answered_at", "ends_at")
-        if name in record
-    }
-    SimulatedLeg.objects.update_or_create(
-        attempt_id=leg.pk, defaults={**record, **moments}
-    )
 
 
 def test_a_silent_leg_the_switch_says_is_still_up_stays_up(no_callbacks):
