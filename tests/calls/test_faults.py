@@ -22,6 +22,7 @@ import urllib.parse
 import pytest
 from django.conf import settings
 from django.utils import timezone
+from kombu import Connection
 
 from calls.models import Call, CallAttempt, CallStatus, Leg, SimulatedLeg
 from calls.routing import agents_available
@@ -402,6 +403,19 @@ def test_the_worker_survives_redis_killed_while_it_holds_tasks_and_every_call_en
             what="a call talking",
             process=worker,
             every=0.01,
+        )
+
+        # The call's hang-up may have run by now on a busy machine; a countdown task the
+        # worker keeps until its time makes sure it holds one when Redis dies.
+        with Connection(f"redis://127.0.0.1:{broker_port}/0") as connection:
+            held = app.send_task(
+                "leads.tasks.leads_sweep_task", countdown=3600, connection=connection
+            )
+        wait_for(
+            lambda: held.id in worker.log.read_text(),
+            timeout=30,
+            what="the worker to receive the countdown task",
+            process=worker,
         )
 
         broker.kill()
