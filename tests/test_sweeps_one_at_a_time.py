@@ -133,6 +133,17 @@ def test_a_worker_killed_mid_sweep_leaves_no_lock_behind(monkeypatch):
     assert leads_sweep_task() == 1
 
 
+@pytest.mark.django_db
+def test_other_databases_run_every_sweep(monkeypatch):
+    """The embedded default (SQLite) has no advisory locks: every run goes ahead."""
+    monkeypatch.setattr(connection, "vendor", "sqlite")
+    monkeypatch.setattr(
+        connection, "cursor", lambda: pytest.fail("no statement for the lock")
+    )
+    monkeypatch.setattr("leads.services.leads_sweep", lambda: 1)
+    assert leads_sweep_task() == 1
+
+
 @pytest.fixture
 def silent_call(monkeypatch):
     """A connected call whose two legs the provider went silent on an hour ago (its
