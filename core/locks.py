@@ -8,8 +8,11 @@ asked of the provider twice (two ``call.leg_settled`` lines for one leg), a dial
 
 ``one_at_a_time`` runs a sweep after the run of it under way, never beside it: the later
 run then finds done what the first did, and still sees what was marked since (a worker's
-loss noted after the first run looked). A run still waiting after ``WAIT_AT_MOST`` (the
-calls sweep's period) is dropped: the scheduler's next tick sends another.
+loss noted after the first run looked). A run still waiting after ``WAIT_AT_MOST`` is
+dropped, with a warning: the scheduler's next tick sends another. The sweeps sent on
+reconnecting take well under a second; a run that holds on longer (a provider slow to
+answer about many legs) keeps at most one more of the ``default`` pool's processes
+waiting, and not for long.
 
 The lock belongs to the database session, not to a lease: a worker killed mid-sweep
 releases it with its connection, so no sweep waits for a lock to time out. On other
@@ -36,7 +39,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 # Seconds a run waits for the one under way, and between two looks at the lock.
-WAIT_AT_MOST = 10.0
+WAIT_AT_MOST = 3.0
 LOOK_EVERY = 0.05
 _pause = time.sleep
 
