@@ -170,7 +170,16 @@ def _page(client, user, first: date, last: date, account) -> tuple:
     return response.context["f"], CSRF.sub(b"", response.content), queries
 
 
-def test_every_figure_read_from_the_rollup_is_the_calls(world, client):
+@pytest.fixture
+def at_utc_noon(monkeypatch):
+    """The clock at noon UTC today, where CASES say what each range holds: at 00:30 UTC
+    the "manager, UTC, today alone" case's previous period (UTC yesterday) is still
+    Denver's today, so nothing of it is rolled up and the page rightly reads no rollup."""
+    noon = datetime.combine(utc_today(), time(12), tzinfo=ZoneInfo("UTC"))
+    monkeypatch.setattr(timezone, "now", lambda: noon)
+
+
+def test_every_figure_read_from_the_rollup_is_the_calls(world, client, at_utc_noon):
     """Each case's page from the rollup, then from the calls alone (the rollup dropped):
     the same figures and the same HTML, byte for byte."""
     calls_over_days(world, random.Random(22))
