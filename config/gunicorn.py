@@ -13,6 +13,8 @@ workers = int(os.environ.get("GUNICORN_WORKERS", multiprocessing.cpu_count() * 2
 # is not killed half-way as a hung worker, as a sync worker's would be.
 worker_class = "gthread"
 threads = int(os.environ.get("GUNICORN_THREADS", "4"))
+# A threaded worker reports to the arbiter once per turn of its loop, and a turn waits up
+# to 1 s for a connection: a timeout under about 3 s kills idle workers on a busy machine.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 graceful_timeout = 30
 keepalive = 5

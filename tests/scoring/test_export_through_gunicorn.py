@@ -19,8 +19,13 @@ from tests.scoring.factories import CallFactory, in_role
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
 CALLS = 3000
-# The worker timeout the server runs with: far shorter than the client takes to read.
-TIMEOUT_SECONDS = "1"
+# The worker timeout the server runs with: far shorter than the client takes to read
+# (PAUSES pauses of PAUSE_SECONDS, twice the timeout). Not 1 s: a threaded worker tells the
+# arbiter it is alive once per turn of its loop, which waits up to 1 s for a connection to
+# be ready, so with a 1 s timeout a busy machine had an idle worker killed as hung.
+TIMEOUT_SECONDS = "3"
+PAUSES = 4
+PAUSE_SECONDS = 1.5
 
 
 def test_an_export_read_slowly_outlives_the_worker_timeout(tenant, tmp_path):
@@ -58,12 +63,14 @@ def test_an_export_read_slowly_outlives_the_worker_timeout(tenant, tmp_path):
         while block := response.read(64 * 1024):
             body += block
             reads += 1
-            if reads <= 4:
-                time.sleep(1)  # a slow client: the server waits on a full socket
+            if reads <= PAUSES:
+                time.sleep(
+                    PAUSE_SECONDS
+                )  # a slow client: the server waits on a full socket
         connection.close()
     finally:
         server.stop()
-    assert reads > 4, "the answer fit in the socket buffers: make it longer"
+    assert reads > PAUSES, "the answer fit in the socket buffers: make it longer"
     assert body.startswith(b"[")
     assert body.endswith(b"]")
     assert body.count(b'"dealerName"') == CALLS
