@@ -21,6 +21,7 @@ databases (SQLite, the embedded default: one machine, one scheduler) every run g
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
@@ -29,8 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
-from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db import DatabaseError, connection
 
 from core.logging import log_event
 
@@ -51,19 +51,15 @@ def lock_key(name: str) -> int:
 
 
 @contextmanager
-def alone(
-    name: str, *, wait: float | None = None, using: str = DEFAULT_DB_ALIAS
-) -> Iterator[bool]:
+def alone(name: str) -> Iterator[bool]:
     """True inside once no other session holds ``name``'s lock (this one then holds it
-    until the block ends); False if another still holds it after ``wait`` seconds
-    (default ``WAIT_AT_MOST``)."""
-    connection = connections[using]
+    until the block ends); False if another still holds it after ``WAIT_AT_MOST``."""
     if connection.vendor != "postgresql":
         yield True
         return
     key = lock_key(name)
-    give_up_at = time.monotonic() + (WAIT_AT_MOST if wait is None else wait)
-    while not _taken(connection, key):
+    give_up_at = time.monotonic() + WAIT_AT_MOST
+    while not _taken(key):
         if time.monotonic() >= give_up_at:
             yield False
             return
@@ -71,14 +67,12 @@ def alone(
     try:
         yield True
     finally:
-        try:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
-        except DatabaseError:
-            pass  # the connection broke: the server released the lock with it
+        # A connection that broke meanwhile took the lock with it on the server.
+        with contextlib.suppress(DatabaseError), connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [key])
 
 
-def _taken(connection: BaseDatabaseWrapper, key: int) -> bool:
+def _taken(key: int) -> bool:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_lock(%s)", [key])
         return bool(cursor.fetchone()[0])
