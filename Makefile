@@ -17,7 +17,7 @@ SIMULATOR_TIME_SCALE ?= 0.1
 # exec: honcho takes the recipe shell's place, so a signal for make's child reaches honcho.
 SERVE := exec env PATH="$(CURDIR)/$(BIN):$$PATH" SIMULATOR_TIME_SCALE=$(SIMULATOR_TIME_SCALE) \
 	GUNICORN_BIND=127.0.0.1:$(PORT) GUNICORN_WORKERS=2 GUNICORN_THREADS=4 GUNICORN_RELOAD=1 \
-	CELERY_WORKER_CONCURRENCY=2 $(BIN)/honcho start
+	CELERY_WORKER_CONCURRENCY=2 $(BIN)/python -m config.serve start
 
 .DEFAULT_GOAL := help
 .PHONY: help install browser run serve worker test lint fmt bench migrate schema screenshots

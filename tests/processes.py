@@ -94,7 +94,7 @@ class Process:
         )
 
 
-# How long stop() waits after SIGTERM before it kills (systemd waits 90 s, honcho 5 s).
+# How long stop() waits after SIGTERM before it kills (systemd waits 90 s, `make serve`'s honcho 30 s).
 STOP_GRACE = 45.0
 
 
