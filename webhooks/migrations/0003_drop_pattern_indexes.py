@@ -1,0 +1,21 @@
+"""Drop the ``varchar_pattern_ops`` copies PostgreSQL's backend adds beside the index of
+an indexed or unique text column. They serve only ``LIKE 'prefix%'`` searches, which
+nothing runs on these columns (the admin's searches are ``icontains``, which no b-tree
+serves), yet every row written to these tables paid for them. The plain index stays.
+SQLite has no such indexes (``IF EXISTS``); going back leaves them dropped.
+``tests/test_pattern_indexes.py`` keeps them from coming back."""
+
+from django.db import migrations
+
+
+class Migration(migrations.Migration):
+    dependencies = [("webhooks", "0002_alter_webhookevent_type")]
+
+    operations = [
+        migrations.RunSQL(
+            [
+                "DROP INDEX IF EXISTS webhooks_webhookevent_public_id_5d79d3c3_like",
+            ],
+            reverse_sql=migrations.RunSQL.noop,
+        ),
+    ]
