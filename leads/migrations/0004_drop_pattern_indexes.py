@@ -1,9 +1,12 @@
-"""Drop the ``varchar_pattern_ops`` copies PostgreSQL's backend adds beside the index of
-an indexed or unique text column. They serve only ``LIKE 'prefix%'`` searches, which
-nothing runs on these columns (the admin's searches are ``icontains``, which no b-tree
-serves), yet every row written to these tables paid for them. The plain index stays.
-SQLite has no such indexes (``IF EXISTS``); going back leaves them dropped.
-``tests/test_pattern_indexes.py`` keeps them from coming back."""
+"""Drop the ``varchar_pattern_ops`` copies of the indexes of leads_lead.outcome and
+leads_lead.dedupe_key (the calls, notify, texting and webhooks apps'
+``*_drop_pattern_indexes`` migrations drop those of their tables). Django's PostgreSQL
+backend adds such a copy beside the index of every indexed or unique text column. They
+serve only ``LIKE 'prefix%'`` searches, which nothing runs on these columns (the admin's
+searches are ``icontains``, which no b-tree serves), yet every row written to these
+tables paid for them. The plain index stays. SQLite has no such indexes (``IF EXISTS``);
+going back leaves them dropped. ``tests/test_pattern_indexes.py`` keeps them from coming
+back."""
 
 from django.db import migrations
 

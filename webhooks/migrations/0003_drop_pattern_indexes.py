@@ -1,9 +1,5 @@
-"""Drop the ``varchar_pattern_ops`` copies PostgreSQL's backend adds beside the index of
-an indexed or unique text column. They serve only ``LIKE 'prefix%'`` searches, which
-nothing runs on these columns (the admin's searches are ``icontains``, which no b-tree
-serves), yet every row written to these tables paid for them. The plain index stays.
-SQLite has no such indexes (``IF EXISTS``); going back leaves them dropped.
-``tests/test_pattern_indexes.py`` keeps them from coming back."""
+"""Drop the ``varchar_pattern_ops`` copies of the indexes of
+webhooks_webhookevent.public_id (why: leads/migrations/0004_drop_pattern_indexes.py)."""
 
 from django.db import migrations
 
