@@ -98,9 +98,8 @@ def test_a_sweep_waits_for_the_run_under_way_then_runs(
 
         looks.append(the_other_run_ends)
         assert task() == {"swept": 1}
-        assert waited == [
-            True
-        ]  # it looked, did not run, then ran once the lock was free
+        # It looked, did not run, then ran once the lock was free.
+        assert waited == [True]
         assert ran == ["swept"]
         # This run let its lock go: the other worker can take it again.
         holds(worker, task)

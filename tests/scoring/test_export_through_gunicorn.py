@@ -63,10 +63,8 @@ def test_an_export_read_slowly_outlives_the_worker_timeout(tenant, tmp_path):
         while block := response.read(64 * 1024):
             body += block
             reads += 1
-            if reads <= PAUSES:
-                time.sleep(
-                    PAUSE_SECONDS
-                )  # a slow client: the server waits on a full socket
+            if reads <= PAUSES:  # a slow client: the server waits on a full socket
+                time.sleep(PAUSE_SECONDS)
         connection.close()
     finally:
         server.stop()
