@@ -22,8 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 
+from bench.dialing import run_part  # noqa: E402
 from bench.load import Request, Result, run  # noqa: E402
-from bench.report import HTTP_CPU  # noqa: E402
+from bench.report import BENCH_DB_BACKENDS, HTTP_CPU  # noqa: E402
 
 # BENCH_DB_NAME: another database when two runs share one PostgreSQL.
 DB_NAME = os.environ.get("BENCH_DB_NAME", "leadcall_bench")
@@ -85,10 +86,10 @@ def environment(port: int) -> dict[str, str]:
     }
 
 
-def python(env: dict[str, str], *args: str) -> str:
+def python(env: dict[str, str], *args: str, cwd: Path = ROOT) -> str:
     return subprocess.run(
         [sys.executable, *args],
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
         check=True,
         capture_output=True,
@@ -96,29 +97,32 @@ def python(env: dict[str, str], *args: str) -> str:
     ).stdout
 
 
-def drop_database() -> None:
+def drop_database(name: str = DB_NAME) -> None:
     with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
-def prepare_database(env: dict[str, str]) -> None:
-    drop_database()
+def prepare_database(
+    env: dict[str, str], name: str = DB_NAME, code: Path = ROOT
+) -> None:
+    """``name`` created afresh and migrated by the service's code at ``code``."""
+    drop_database(name)
     with psycopg.connect(ADMIN_DSN, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
-    python(env, "manage.py", "migrate", "--noinput", "-v0")
+        conn.execute(f"CREATE DATABASE {name}")
+    python(env, "manage.py", "migrate", "--noinput", "-v0", cwd=code)
 
 
-def analyze_database() -> None:
+def analyze_database(name: str = DB_NAME) -> None:
     """Fresh statistics, as a live database has (autovacuum): a table just filled is
     planned as if it were empty, and the agent queries of part 4 are then badly planned."""
     with psycopg.connect(
-        ADMIN_DSN.rsplit("/", 1)[0] + f"/{DB_NAME}", autocommit=True
+        ADMIN_DSN.rsplit("/", 1)[0] + f"/{name}", autocommit=True
     ) as conn:
         conn.execute("ANALYZE")
 
 
-def flush_redis() -> None:
-    redis.Redis.from_url(REDIS_URL).flushdb()
+def flush_redis(url: str = REDIS_URL) -> None:
+    redis.Redis.from_url(url).flushdb()
 
 
 SEED = """
@@ -249,6 +253,25 @@ class BackendsSampler(threading.Thread):
         return sum(s - self.first.get(pid, 0.0) for pid, s in self.last.items())
 
 
+def burst_with_cpu(
+    env: dict[str, str],
+    options: dict,
+    processes: Processes,
+    database: str = DB_NAME,
+) -> tuple[dict, dict[str, float]]:
+    """A burst of ``bench.dial`` (its ``options``), played out to the end of every call,
+    and the CPU seconds each of ``processes`` (gunicorn, the workers) and PostgreSQL used
+    meanwhile; with ``BENCH_DB_BACKENDS``, those of the backends serving ``database`` alone."""
+    sessions = {name: process.pid for name, process in processes.running}
+    before = cpu_seconds(sessions)
+    with BackendsSampler(database) as backends:
+        burst = run_part(env, {**options, "settle": True})
+    after = cpu_seconds(sessions)
+    cpu = {name: after[name] - before[name] for name in after}
+    cpu[BENCH_DB_BACKENDS] = backends.used()
+    return burst, cpu
+
+
 class Processes:
     """Servers started here, each in its own session so a stop reaches its whole group."""
 
@@ -257,12 +280,12 @@ class Processes:
         self.logs = Path(tempfile.mkdtemp(prefix="leadcall-bench-"))
 
     def start(
-        self, name: str, args: list[str], env: dict[str, str]
+        self, name: str, args: list[str], env: dict[str, str], cwd: Path = ROOT
     ) -> subprocess.Popen:
         log = (self.logs / f"{name}.log").open("wb")
         process = subprocess.Popen(
             args,
-            cwd=ROOT,
+            cwd=cwd,
             env=env,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -314,10 +337,14 @@ def wait_until_up(port: int, process: subprocess.Popen, processes: Processes) ->
 
 
 def wait_for_worker(
-    process: subprocess.Popen, processes: Processes, name: str, queue: str
+    process: subprocess.Popen,
+    processes: Processes,
+    name: str,
+    queue: str,
+    broker: str = REDIS_URL,
 ) -> None:
     """Until the worker has declared its queue on the broker (it is consuming then)."""
-    client = redis.Redis.from_url(REDIS_URL)
+    client = redis.Redis.from_url(broker)
     for _ in range(600):
         if process.poll() is not None:
             raise SystemExit(

@@ -11,8 +11,10 @@ every figure printed next to a baseline measured in the same run:
 4. The call pipeline through gunicorn and the Procfile's two Celery workers, against the
    round trip of a no-op task sent the same way through the same broker and worker
    (bench/dialing.py): (a) a burst of leads with more agents than leads, receipt -> first
-   agent dial; (b) leads faster than the agents take them, agent free -> next waiting call
-   offered, and how many waited how long; (c) both beside two CPU-bound processes.
+   agent dial, and the CPU per 1,000 leads against main before issue 22 played the same
+   way in the same run (bench/before.py); (b) leads faster than the agents take them,
+   agent free -> next waiting call offered, and how many waited how long; (c) both beside
+   two CPU-bound processes.
 5. Hostile ADF documents, in-process: the time ``parse_adf`` takes to refuse each one
    (billion laughs, XXE, pathological prologs, deep nesting, over 1 MiB) or to read an
    element with 80,000 attributes, against parsing the bench lead once.
@@ -59,7 +61,9 @@ BENCH_WEBHOOK_RATE (part 7's leads/s, 3), BENCH_OVERLOAD_RATE, BENCH_OVERLOAD_SE
 BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents), BENCH_TEXTS
 (part 11's calls, 200), BENCH_TEXT_RATE (its leads/s, 5), BENCH_TEXT_WAIT (s, 120),
 BENCH_WRITEBACKS, BENCH_WRITEBACK_RATE, BENCH_WRITEBACK_WAIT (part 12's: 200, 5, 120),
-BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench).
+BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench),
+BENCH_BEFORE (0 skips part 4a's run of main before issue 22, bench/before.py) and
+BENCH_BEFORE_REDIS_URL (that run's broker and cache, redis://127.0.0.1:6379/13).
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ sys.path.insert(0, str(ROOT))
 
 
 from bench import (  # noqa: E402
+    before,
     dialing,
     export,
     faults,
@@ -102,11 +107,10 @@ from bench.harness import (  # noqa: E402
     SECONDS,
     SEED,
     WEBHOOK_RATE,
-    BackendsSampler,
     Processes,
     _signal_group,
     analyze_database,
-    cpu_seconds,
+    burst_with_cpu,
     drop_database,
     environment,
     flush_redis,
@@ -122,7 +126,6 @@ from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.load import Request, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.report import (  # noqa: E402
-    BENCH_DB_BACKENDS,
     INSIGHTS,
     Row,
     cpu_row,
@@ -242,14 +245,24 @@ def measure_dialing(
                 processes.start(f"hog-{n}", [sys.executable, "-c", dialing.HOG], env)
                 for n in range(2)
             ]
-        step(f"{names[0]} burst of {dialing.BURST_LEADS} leads{suffix}")
         if suffix:
+            step(f"{names[0]} burst of {dialing.BURST_LEADS} leads{suffix}")
             burst = dialing.run_part(env, dialing.burst_options(base, seed))
         else:
-            burst, cpu = _burst_with_cpu(env, base, seed, processes)
+            old = before.measure(env, free_port())
+            step(f"4a burst of {dialing.BURST_LEADS} leads")
+            burst, cpu = burst_with_cpu(
+                env, dialing.burst_options(base, seed), processes
+            )
             bursts["idle"] = burst
-            rows += cpu_row(cpu, dialing.BURST_LEADS)
+            rows += cpu_row(cpu, dialing.BURST_LEADS, old)
             details.append(cpu_detail(cpu))
+            if not isinstance(old, str):
+                details.append(cpu_detail(old[1], "4a before issue 22"))
+                p50, p99 = dialing.first_dials_ms(old[0])
+                details.append(
+                    f"  4a before issue 22: receipt -> first dial p50 {ms(p50)}, p99 {ms(p99)}"
+                )
         step(
             f"{names[1]} {dialing.QUEUE_LEADS} leads at {dialing.QUEUE_RATE:g}/s to "
             f"{dialing.QUEUE_AGENTS} agents{suffix}"
@@ -301,31 +314,13 @@ def measure_dialing(
     return rows, details
 
 
-def _burst_with_cpu(
-    env: dict[str, str], base: dict[str, Any], seed: dict, processes: Processes
-) -> tuple[dict[str, Any], dict[str, float]]:
-    """Part 4a's burst, played out to the end of every call, and the CPU seconds each of
-    the service's processes (gunicorn, the workers) and PostgreSQL used meanwhile; with
-    ``BENCH_DB_BACKENDS``, those of the backends serving the bench database alone."""
-    sessions = {name: process.pid for name, process in processes.running}
-    before = cpu_seconds(sessions)
-    with BackendsSampler(DB_NAME) as backends:
-        burst = dialing.run_part(
-            env, {**dialing.burst_options(base, seed), "settle": True}
-        )
-    after = cpu_seconds(sessions)
-    cpu = {name: after[name] - before[name] for name in after}
-    cpu[BENCH_DB_BACKENDS] = backends.used()
-    return burst, cpu
-
-
-def cpu_detail(cpu: dict[str, float]) -> str:
+def cpu_detail(cpu: dict[str, float], label: str = "4a") -> str:
     """Where part 4a's CPU went, by process (the 5 warm-up leads and the no-op tasks of
     the run included)."""
     parts = ", ".join(
         f"{name} {seconds:.1f} s" for name, seconds in sorted(cpu.items())
     )
-    return f"  4a CPU by process: {parts}"
+    return f"  {label} CPU by process: {parts}"
 
 
 # Part 6's aims (issue 22): JSON within 2x of COPY's time, XML within 3x; peak memory
