@@ -257,7 +257,9 @@ def measure_dialing(
             bursts["idle"] = burst
             rows += cpu_row(cpu, dialing.BURST_LEADS, old)
             details.append(cpu_detail(cpu))
-            if not isinstance(old, str):
+            if isinstance(old, str):
+                details.append(f"  4a before issue 22: {old}")
+            else:
                 details.append(cpu_detail(old[1], "4a before issue 22"))
                 p50, p99 = dialing.first_dials_ms(old[0])
                 details.append(
