@@ -16,7 +16,6 @@ bench's own virtualenv. Where its history is missing (a shallow clone, an export
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import tempfile
@@ -29,16 +28,14 @@ from bench.harness import (
     GUNICORN,
     LEAD_PHONE,
     ROOT,
-    SEED,
     Processes,
-    analyze_database,
     burst_with_cpu,
     drop_database,
     flush_redis,
     prepare_database,
-    python,
+    seed_service,
+    start_workers,
     step,
-    wait_for_worker,
     wait_until_up,
 )
 
@@ -96,33 +93,12 @@ def _burst(
     }
     flush_redis(BEFORE_REDIS_URL)
     prepare_database(env, BEFORE_DB, code)
-    seed = json.loads(
-        python(
-            env,
-            "-c",
-            SEED
-            % {"agents": dialing.BURST_AGENTS, "queue_agents": dialing.QUEUE_AGENTS},
-            cwd=code,
-        )
-    )
-    analyze_database(BEFORE_DB)
+    seed = seed_service(env, BEFORE_DB, code)
     wait_until_up(port, processes.start("gunicorn", GUNICORN, env, code), processes)
-    commands = dialing.worker_commands(
-        "bench.celery_noop", str(ROOT / ".venv/bin"), str(processes.logs / "beat")
-    )
-    for name, args in commands.items():
-        worker = processes.start(name, args, env, code)
-        queue = name.removeprefix("worker-")
-        wait_for_worker(worker, processes, name, queue, BEFORE_REDIS_URL)
+    start_workers(env, processes, code, BEFORE_REDIS_URL)
     step(f"4a before issue 22: burst of {dialing.BURST_LEADS} leads")
     # Today's load generator (bench.dial) reads only columns both versions have.
-    base = {
-        "port": port,
-        "api_user": seed["api_user"],
-        "api_key": seed["key"],
-        "phone": LEAD_PHONE,
-    }
-    options = dialing.burst_options(base, seed)
+    options = dialing.burst_options(dialing.base_options(port, seed, LEAD_PHONE), seed)
     dial_env = {**env, "PYTHONPATH": str(ROOT)}
     return burst_with_cpu(dial_env, options, processes, BEFORE_DB)
 

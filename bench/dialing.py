@@ -81,6 +81,17 @@ def run_part(env: dict[str, str], options: dict[str, Any]) -> dict[str, Any]:
     return dict(json.loads(result.stdout))
 
 
+def base_options(port: int, seed: dict[str, Any], phone: str) -> dict[str, Any]:
+    """What every part posting leads through ``bench.dial`` shares: the server, the seeded
+    credential and the lead's phone."""
+    return {
+        "port": port,
+        "api_user": seed["api_user"],
+        "api_key": seed["key"],
+        "phone": phone,
+    }
+
+
 def burst_options(base: dict[str, Any], seed: dict[str, Any]) -> dict[str, Any]:
     return {
         **base,

@@ -4,6 +4,7 @@ workers) started and stopped as production runs them, and the seed data."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import resource
 import secrets
@@ -22,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 import psycopg  # noqa: E402
 import redis  # noqa: E402
 
-from bench.dialing import run_part  # noqa: E402
+from bench.dialing import BURST_AGENTS, QUEUE_AGENTS, run_part, worker_commands  # noqa: E402
 from bench.load import Request, Result, run  # noqa: E402
 from bench.report import BENCH_DB_BACKENDS, HTTP_CPU  # noqa: E402
 
@@ -155,6 +156,16 @@ print(json.dumps({"org": org.pk, "account": account.pk, "api_user": credential.a
     "vendor_id": "BENCH-1", "dialing": dialing.pk, "dialing_vendor_id": "BENCH-DIAL",
     "queue_vendor_id": "BENCH-QUEUE"}))
 """
+
+
+def seed_service(env: dict[str, str], name: str = DB_NAME, code: Path = ROOT) -> dict:
+    """``SEED`` run by the service's code at ``code`` into database ``name``, then fresh
+    statistics; what it printed (the keys, ids and vendor ids the parts post with)."""
+    agents = {"agents": BURST_AGENTS, "queue_agents": QUEUE_AGENTS}
+    seed = json.loads(python(env, "-c", SEED % agents, cwd=code))
+    analyze_database(name)
+    return dict(seed)
+
 
 OUTCOMES = """
 import django, json, sys; django.setup()
@@ -320,6 +331,24 @@ class Processes:
 def _signal_group(process: subprocess.Popen, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
+
+
+def start_workers(
+    env: dict[str, str],
+    processes: Processes,
+    code: Path = ROOT,
+    broker: str = REDIS_URL,
+) -> dict[str, list[str]]:
+    """The Procfile's two Celery workers of the service's code at ``code``, on a broker
+    flushed first: the dispatches of a run before (intake's) must not reach them."""
+    flush_redis(broker)
+    commands = worker_commands(
+        CELERY_APP, str(ROOT / ".venv/bin"), str(processes.logs / "beat")
+    )
+    for name, args in commands.items():
+        worker = processes.start(name, args, env, code)
+        wait_for_worker(worker, processes, name, name.removeprefix("worker-"), broker)
+    return commands
 
 
 def wait_until_up(port: int, process: subprocess.Popen, processes: Processes) -> None:

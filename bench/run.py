@@ -96,7 +96,6 @@ from bench import (  # noqa: E402
 )
 from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
 from bench.harness import (  # noqa: E402
-    CELERY_APP,
     DB_NAME,
     GUNICORN,
     LEAD_PHONE,
@@ -105,11 +104,9 @@ from bench.harness import (  # noqa: E402
     REDIS_URL,
     SAMPLES,
     SECONDS,
-    SEED,
     WEBHOOK_RATE,
     Processes,
     _signal_group,
-    analyze_database,
     burst_with_cpu,
     drop_database,
     environment,
@@ -118,8 +115,9 @@ from bench.harness import (  # noqa: E402
     prepare_database,
     python,
     run_with_cpu,
+    seed_service,
+    start_workers,
     step,
-    wait_for_worker,
     wait_until_up,
 )
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
@@ -210,31 +208,13 @@ def measure_http(
     ]
 
 
-def start_workers(env: dict[str, str], processes: Processes) -> dict[str, list[str]]:
-    """The Procfile's two Celery workers (parts 4 and 11), on a broker flushed first: the
-    intake run's dispatches must not reach them."""
-    flush_redis()
-    commands = dialing.worker_commands(
-        CELERY_APP, str(ROOT / ".venv/bin"), str(processes.logs / "beat")
-    )
-    for name, args in commands.items():
-        queue = name.removeprefix("worker-")
-        wait_for_worker(processes.start(name, args, env), processes, name, queue)
-    return commands
-
-
 def measure_dialing(
     port: int, env: dict[str, str], seed: dict, processes: Processes
 ) -> tuple[list[Row], list[str]]:
     step("4 call pipeline: starting the Procfile's two Celery workers")
     env = {**env, "SIMULATOR_TIME_SCALE": dialing.SCALE}
     commands = start_workers(env, processes)
-    base = {
-        "port": port,
-        "api_user": seed["api_user"],
-        "api_key": seed["key"],
-        "phone": LEAD_PHONE,
-    }
+    base = dialing.base_options(port, seed, LEAD_PHONE)
     rows: list[Row] = []
     details: list[str] = []
     bursts: dict[str, Any] = {}
@@ -440,18 +420,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             flush_redis()
             prepare_database(env)
         if PARTS & {"1", "2", "4", "7", "8", "11", "12"}:
-            seed = json.loads(
-                python(
-                    env,
-                    "-c",
-                    SEED
-                    % {
-                        "agents": dialing.BURST_AGENTS,
-                        "queue_agents": dialing.QUEUE_AGENTS,
-                    },
-                )
-            )
-            analyze_database()
+            seed = seed_service(env)
             server = processes.start(
                 "gunicorn",
                 GUNICORN,
