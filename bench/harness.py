@@ -390,14 +390,14 @@ def step(text: str) -> None:
 
 
 def run_with_cpu(
-    port: int, request: Request, gunicorn: int
+    port: int, request: Request, gunicorn: int, database: str = DB_NAME
 ) -> tuple[Result, dict[str, float]]:
     """One endpoint's run, with the CPU milliseconds per request that gunicorn (every
-    worker), the bench database's backends, Redis and the load generator (this process's
-    children, once they end) used meanwhile."""
+    worker), the backends serving ``database``, Redis and the load generator (this
+    process's children, once they end) used meanwhile."""
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     before = cpu_seconds({"gunicorn": gunicorn})["gunicorn"], redis_cpu_seconds()
-    with BackendsSampler(DB_NAME) as backends:
+    with BackendsSampler(database) as backends:
         result = run(port, request, seconds=SECONDS)
     after = cpu_seconds({"gunicorn": gunicorn})["gunicorn"], redis_cpu_seconds()
     ended = resource.getrusage(resource.RUSAGE_CHILDREN)

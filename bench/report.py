@@ -82,6 +82,43 @@ def throughput_rows(
     ]
 
 
+def before_rows(
+    label: str,
+    now: tuple[Result, dict[str, float]],
+    then: dict[str, tuple[Result, dict[str, float]]] | str,
+    name: str,
+) -> list[Row]:
+    """An endpoint's throughput and CPU per request (``harness.run_with_cpu``, all
+    processes) against main before issue 22's in the same run (``bench/before.py``; its
+    ``then[name]``, beside its own bare view), or why that was not measured. No aim: what
+    the issue's changes bought."""
+    if isinstance(then, str):
+        return [
+            Row(
+                f"{label} against main before issue 22",
+                "",
+                "not measured (details)",
+                "",
+            )
+        ]
+    (result, cpu), (old, old_cpu) = now, then[name]
+    mine, theirs = sum(cpu.values()), sum(old_cpu.values())
+    return [
+        Row(
+            f"{label} throughput against main before issue 22",
+            f"{result.rate:,.0f} req/s",
+            f"{old.rate:,.0f} req/s (bare view {then['bare'][0].rate:,.0f})",
+            f"{result.rate / old.rate:.1f}x" if old.rate else "",
+        ),
+        Row(
+            f"{label} CPU per request against main before issue 22",
+            f"{mine:.2f} ms",
+            f"{theirs:.2f} ms",
+            f"{mine / theirs:.2f}" if theirs else "",
+        ),
+    ]
+
+
 INSIGHTS = """
 import json, os
 os.environ["TRANSCRIPTION_BACKEND"] = "faster_whisper"

@@ -5,7 +5,8 @@ every figure printed next to a baseline measured in the same run:
    constant, through the same server, middleware and database settings.
 2. Lead intake (``POST /api/nl``, a realistic accepted lead, a new prospect id on every
    request) throughput and latency against the same bare view. Its calls are dispatched
-   to the real broker (Redis db 15) and left there unconsumed.
+   to the real broker (Redis db 15) and left there unconsumed. Parts 1 and 2 are also set
+   against main before issue 22, played the same way in the same run (bench/before.py).
 3. ADF parse time per document, in-process: ``parse_adf`` against ``lxml.etree.fromstring``
    of the same bytes, for the bench lead and the largest well-formed sample.
 4. The call pipeline through gunicorn and the Procfile's two Celery workers, against the
@@ -62,12 +63,14 @@ BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents), BENCH
 (part 11's calls, 200), BENCH_TEXT_RATE (its leads/s, 5), BENCH_TEXT_WAIT (s, 120),
 BENCH_WRITEBACKS, BENCH_WRITEBACK_RATE, BENCH_WRITEBACK_WAIT (part 12's: 200, 5, 120),
 BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench),
-BENCH_BEFORE (0 skips part 4a's run of main before issue 22, bench/before.py) and
+BENCH_BEFORE (0 skips the runs of main before issue 22 that parts 1, 2 and 4a are set
+against, bench/before.py) and
 BENCH_BEFORE_REDIS_URL (that run's broker and cache, redis://127.0.0.1:6379/13).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -121,11 +124,12 @@ from bench.harness import (  # noqa: E402
     wait_until_up,
 )
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
-from bench.load import Request, run  # noqa: E402
+from bench.load import Request, Result, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.report import (  # noqa: E402
     INSIGHTS,
     Row,
+    before_rows,
     cpu_row,
     hostile_row,
     http_cpu_line,
@@ -155,49 +159,92 @@ def measure_hostile() -> list[HostileTiming]:
     return time_hostile(lead_xml(prospect_id="P-12345").encode())
 
 
-def measure_http(
-    port: int, env: dict[str, str], seed: dict, processes: Processes
-) -> tuple[list[Row], list[str]]:
+def http_requests(seed: dict) -> dict[str, Request]:
+    """The bare view and parts 1 and 2's requests, for the service seeded with ``seed``."""
     auth = {"apiuser": seed["api_user"], "apikey": seed["key"]}
-    bare = Request("GET", "/healthz", {})
-    get_user = Request("GET", f"/api/users/{seed['user']}", auth)
-    intake = Request(
-        "POST",
-        "/api/nl",
-        {"Content-Type": "application/x-www-form-urlencoded"},
-        lead_form(
-            api_user=seed["api_user"],
-            api_key=seed["key"],
-            prospect_id=PROSPECT_PLACEHOLDER,
-            vendor_id=seed["vendor_id"],
-            phone=LEAD_PHONE,
+    return {
+        "bare": Request("GET", "/healthz", {}),
+        "users": Request("GET", f"/api/users/{seed['user']}", auth),
+        "intake": Request(
+            "POST",
+            "/api/nl",
+            {"Content-Type": "application/x-www-form-urlencoded"},
+            lead_form(
+                api_user=seed["api_user"],
+                api_key=seed["key"],
+                prospect_id=PROSPECT_PLACEHOLDER,
+                vendor_id=seed["vendor_id"],
+                phone=LEAD_PHONE,
+            ),
+            unique=PROSPECT_PLACEHOLDER.encode(),
         ),
-        unique=PROSPECT_PLACEHOLDER.encode(),
-    )
+    }
+
+
+HttpRuns = dict[str, tuple[Result, dict[str, float]]]
+
+
+def run_endpoints(
+    port: int, seed: dict, gunicorn: int, database: str = DB_NAME
+) -> HttpRuns:
+    """The bare view and the endpoints of the parts asked for, each with its CPU per
+    request (``run_with_cpu``), after a warm-up of every worker."""
+    requests = http_requests(seed)
+    names = ["bare"] + [
+        n for n, part in (("users", "1"), ("intake", "2")) if part in PARTS
+    ]
+    for name in names:
+        run(port, requests[name], seconds=1)  # warm up every worker
+    return {
+        name: run_with_cpu(port, requests[name], gunicorn, database) for name in names
+    }
+
+
+def measure_http(
+    port: int,
+    env: dict[str, str],
+    seed: dict,
+    processes: Processes,
+    old_code: before.Before,
+) -> tuple[list[Row], list[str]]:
     step(
         f"HTTP: gunicorn {env['GUNICORN_WORKERS']} workers x {env.get('GUNICORN_THREADS', '4')} threads;"
         f" {SECONDS:.0f} s per endpoint, 2x4 clients, a connection per request"
     )
-    for request in (bare, get_user, intake):
-        run(port, request, seconds=1)  # warm up every worker
+    then = old_code.http(run_endpoints)
+    if not isinstance(then, str):
+        step("HTTP: today's code")
     gunicorn = next(p.pid for name, p in processes.running if name == "gunicorn")
-    baseline, bare_cpu = run_with_cpu(port, bare, gunicorn)
+    now = run_endpoints(port, seed, gunicorn)
+    baseline, bare_cpu = now["bare"]
     rows: list[Row] = []
     errors = [f"bare view {baseline.errors}"]
     cpu = [http_cpu_line("bare view", bare_cpu)]
-    if "1" in PARTS:
-        users, users_cpu = run_with_cpu(port, get_user, gunicorn)
-        rows += throughput_rows("1 GET /api/users/{id}", users, baseline, 0.5)
-        errors.append(f"users {users.errors}")
-        cpu.append(http_cpu_line("1 users", users_cpu, bare_cpu, 0.5))
-    if "2" in PARTS:
-        leads, leads_cpu = run_with_cpu(port, intake, gunicorn)
-        rows += throughput_rows("2 POST /api/nl (lead intake)", leads, baseline, 0.3)
+    for name, part, label, aim in (
+        ("users", "1", "1 GET /api/users/{id}", 0.5),
+        ("intake", "2", "2 POST /api/nl (lead intake)", 0.3),
+    ):
+        if name not in now:
+            continue
+        result, used = now[name]
+        rows += throughput_rows(label, result, baseline, aim)
+        rows += before_rows(label, now[name], then, name)
+        errors.append(f"{name} {result.errors}")
+        cpu.append(http_cpu_line(f"{part} {name}", used, bare_cpu, aim))
+    if "intake" in now:
         outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
-        errors.append(
-            f"intake {leads.errors}; intake lead outcomes (warm-up included): {outcomes}"
-        )
-        cpu.append(http_cpu_line("2 intake", leads_cpu, bare_cpu, 0.3))
+        errors[-1] += f"; intake lead outcomes (warm-up included): {outcomes}"
+    if isinstance(then, str):
+        cpu.append(f"    before issue 22: {then}")
+    else:
+        cpu += [
+            http_cpu_line(f"{name} before issue 22", used)
+            for name, (_, used) in then.items()
+        ]
+        errors += [
+            f"{name} before issue 22 {result.errors}"
+            for name, (result, _) in then.items()
+        ]
     return rows, [
         f"  HTTP errors: {', '.join(errors)}",
         "  HTTP CPU per request, ms, read from /proc (gunicorn's workers, the bench"
@@ -209,7 +256,11 @@ def measure_http(
 
 
 def measure_dialing(
-    port: int, env: dict[str, str], seed: dict, processes: Processes
+    port: int,
+    env: dict[str, str],
+    seed: dict,
+    processes: Processes,
+    old_code: before.Before,
 ) -> tuple[list[Row], list[str]]:
     step("4 call pipeline: starting the Procfile's two Celery workers")
     env = {**env, "SIMULATOR_TIME_SCALE": dialing.SCALE}
@@ -229,7 +280,7 @@ def measure_dialing(
             step(f"{names[0]} burst of {dialing.BURST_LEADS} leads{suffix}")
             burst = dialing.run_part(env, dialing.burst_options(base, seed))
         else:
-            old = before.measure(env, free_port())
+            old = old_code.burst()
             step(f"4a burst of {dialing.BURST_LEADS} leads")
             burst, cpu = burst_with_cpu(
                 env, dialing.burst_options(base, seed), processes
@@ -408,6 +459,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
     processes = Processes()
     rows: list[Row] = []
     details: list[str] = []
+    stack = contextlib.ExitStack()
     try:
         if "3" in PARTS:
             timings, notes = measure_parsing()
@@ -427,12 +479,18 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
                 env,
             )
             wait_until_up(port, server, processes)
+        # Main before issue 22, for parts 1, 2 and 4a's same-run yardstick.
+        old_code = stack.enter_context(
+            before.Before(env, bool(PARTS & {"1", "2", "4"}))
+        )
         if PARTS & {"1", "2"}:
-            http_rows, http_details = measure_http(port, env, seed, processes)
+            http_rows, http_details = measure_http(port, env, seed, processes, old_code)
             rows[:0] = http_rows
             details[:0] = http_details
         if "4" in PARTS:
-            dial_rows_, dial_details_ = measure_dialing(port, env, seed, processes)
+            dial_rows_, dial_details_ = measure_dialing(
+                port, env, seed, processes, old_code
+            )
             rows += dial_rows_
             details += dial_details_
         if "7" in PARTS:  # before part 6, which stops gunicorn
@@ -513,6 +571,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
     finally:
         step(f"stopping gunicorn and the worker; flushing Redis {REDIS_URL}")
         processes.stop_all()
+        stack.close()
         flush_redis()
         if os.environ.get("BENCH_KEEP_DB") != "1":
             drop_database()
