@@ -6,7 +6,8 @@ every figure printed next to a baseline measured in the same run:
 2. Lead intake (``POST /api/nl``, a realistic accepted lead, a new prospect id on every
    request) throughput and latency against the same bare view. Its calls are dispatched
    to the real broker (Redis db 15) and left there unconsumed. Parts 1 and 2 are also set
-   against main before issue 22, played the same way in the same run (bench/before.py).
+   against main before issue 22, played the same way in the same run (bench/endpoints.py,
+   bench/before.py).
 3. ADF parse time per document, in-process: ``parse_adf`` against ``lxml.etree.fromstring``
    of the same bytes, for the bench lead and the largest well-formed sample.
 4. The call pipeline through gunicorn and the Procfile's two Celery workers, against the
@@ -89,6 +90,7 @@ sys.path.insert(0, str(ROOT))
 from bench import (  # noqa: E402
     before,
     dialing,
+    endpoints,
     export,
     faults,
     insights,
@@ -97,16 +99,14 @@ from bench import (  # noqa: E402
     texting,
     writeback,
 )
-from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form, lead_xml  # noqa: E402
+from bench.adfdoc import lead_xml  # noqa: E402
 from bench.harness import (  # noqa: E402
     DB_NAME,
     GUNICORN,
     LEAD_PHONE,
-    OUTCOMES,
     PARTS,
     REDIS_URL,
     SAMPLES,
-    SECONDS,
     WEBHOOK_RATE,
     Processes,
     _signal_group,
@@ -117,27 +117,22 @@ from bench.harness import (  # noqa: E402
     free_port,
     prepare_database,
     python,
-    run_with_cpu,
     seed_service,
     start_workers,
     step,
     wait_until_up,
 )
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
-from bench.load import Request, Result, run  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.report import (  # noqa: E402
     INSIGHTS,
     Row,
-    before_rows,
     cpu_row,
     hostile_row,
-    http_cpu_line,
     insights_rows,
     ms,
     parse_row,
     print_table,
-    throughput_rows,
 )
 from bench.webhooks import measure_webhooks  # noqa: E402
 
@@ -157,102 +152,6 @@ def measure_parsing() -> tuple[list[ParseTiming], list[str]]:
 def measure_hostile() -> list[HostileTiming]:
     step("5 hostile ADF documents: refusal time against the bench lead (in-process)")
     return time_hostile(lead_xml(prospect_id="P-12345").encode())
-
-
-def http_requests(seed: dict) -> dict[str, Request]:
-    """The bare view and parts 1 and 2's requests, for the service seeded with ``seed``."""
-    auth = {"apiuser": seed["api_user"], "apikey": seed["key"]}
-    return {
-        "bare": Request("GET", "/healthz", {}),
-        "users": Request("GET", f"/api/users/{seed['user']}", auth),
-        "intake": Request(
-            "POST",
-            "/api/nl",
-            {"Content-Type": "application/x-www-form-urlencoded"},
-            lead_form(
-                api_user=seed["api_user"],
-                api_key=seed["key"],
-                prospect_id=PROSPECT_PLACEHOLDER,
-                vendor_id=seed["vendor_id"],
-                phone=LEAD_PHONE,
-            ),
-            unique=PROSPECT_PLACEHOLDER.encode(),
-        ),
-    }
-
-
-HttpRuns = dict[str, tuple[Result, dict[str, float]]]
-
-
-def run_endpoints(
-    port: int, seed: dict, gunicorn: int, database: str = DB_NAME
-) -> HttpRuns:
-    """The bare view and the endpoints of the parts asked for, each with its CPU per
-    request (``run_with_cpu``), after a warm-up of every worker."""
-    requests = http_requests(seed)
-    names = ["bare"] + [
-        n for n, part in (("users", "1"), ("intake", "2")) if part in PARTS
-    ]
-    for name in names:
-        run(port, requests[name], seconds=1)  # warm up every worker
-    return {
-        name: run_with_cpu(port, requests[name], gunicorn, database) for name in names
-    }
-
-
-def measure_http(
-    port: int,
-    env: dict[str, str],
-    seed: dict,
-    processes: Processes,
-    old_code: before.Before,
-) -> tuple[list[Row], list[str]]:
-    step(
-        f"HTTP: gunicorn {env['GUNICORN_WORKERS']} workers x {env.get('GUNICORN_THREADS', '4')} threads;"
-        f" {SECONDS:.0f} s per endpoint, 2x4 clients, a connection per request"
-    )
-    then = old_code.http(run_endpoints)
-    if not isinstance(then, str):
-        step("HTTP: today's code")
-    gunicorn = next(p.pid for name, p in processes.running if name == "gunicorn")
-    now = run_endpoints(port, seed, gunicorn)
-    baseline, bare_cpu = now["bare"]
-    rows: list[Row] = []
-    errors = [f"bare view {baseline.errors}"]
-    cpu = [http_cpu_line("bare view", bare_cpu)]
-    for name, part, label, aim in (
-        ("users", "1", "1 GET /api/users/{id}", 0.5),
-        ("intake", "2", "2 POST /api/nl (lead intake)", 0.3),
-    ):
-        if name not in now:
-            continue
-        result, used = now[name]
-        rows += throughput_rows(label, result, baseline, aim)
-        rows += before_rows(label, now[name], then, name)
-        errors.append(f"{name} {result.errors}")
-        cpu.append(http_cpu_line(f"{part} {name}", used, bare_cpu, aim))
-    if "intake" in now:
-        outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
-        errors[-1] += f"; intake lead outcomes (warm-up included): {outcomes}"
-    if isinstance(then, str):
-        cpu.append(f"    before issue 22: {then}")
-    else:
-        cpu += [
-            http_cpu_line(f"{name} before issue 22", used)
-            for name, (_, used) in then.items()
-        ]
-        errors += [
-            f"{name} before issue 22 {result.errors}"
-            for name, (result, _) in then.items()
-        ]
-    return rows, [
-        f"  HTTP errors: {', '.join(errors)}",
-        "  HTTP CPU per request, ms, read from /proc (gunicorn's workers, the bench"
-        " database's backends, Redis, the load generator; all): the two cores are"
-        " saturated, so a ratio r against the bare view leaves an endpoint the bare"
-        " view's CPU / r in all",
-        *cpu,
-    ]
 
 
 def measure_dialing(
@@ -484,7 +383,9 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             before.Before(env, bool(PARTS & {"1", "2", "4"}))
         )
         if PARTS & {"1", "2"}:
-            http_rows, http_details = measure_http(port, env, seed, processes, old_code)
+            http_rows, http_details = endpoints.measure(
+                port, env, seed, processes, old_code
+            )
             rows[:0] = http_rows
             details[:0] = http_details
         if "4" in PARTS:
