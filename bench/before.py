@@ -97,6 +97,11 @@ class Before:
             self.seed = seed_service(self.env, BEFORE_DB, code)
         except subprocess.CalledProcessError as error:
             self.why = f"not measured ({(error.stderr or str(error)).strip()[-300:]})"
+        except BaseException:
+            # Anything else stops the bench (its own database or Redis would fail too);
+            # no worktree or database of the old code is left behind.
+            self.__exit__()
+            raise
         return self
 
     def __exit__(self, *exc: object) -> None:
