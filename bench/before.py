@@ -30,7 +30,6 @@ from typing import Any, TypeVar
 from bench import dialing
 from bench.harness import (
     DB_NAME,
-    GUNICORN,
     LEAD_PHONE,
     ROOT,
     Processes,
@@ -40,9 +39,9 @@ from bench.harness import (
     free_port,
     prepare_database,
     seed_service,
+    start_gunicorn,
     start_workers,
     step,
-    wait_until_up,
 )
 
 # main's last commit before issue 22's first change (c044fd8, the User API read).
@@ -66,8 +65,7 @@ class Before:
             self.why = "skipped (BENCH_BEFORE=0)"
         elif not wanted:
             self.why = "not measured in this run"
-        port = free_port()
-        self.port = port
+        self.port = port = free_port()
         self.env = {
             **env,
             "DATABASE_URL": env["DATABASE_URL"].rsplit("/", 1)[0] + f"/{BEFORE_DB}",
@@ -115,26 +113,22 @@ class Before:
 
     def http(self, measure: Callable[[int, dict[str, Any], int, str], T]) -> T | str:
         """``measure(port, seed, gunicorn's pid, database)`` run against the old code's
-        gunicorn (started for it and stopped after), or why it was not."""
-
-        def run(processes: Processes) -> T:
-            assert self.code is not None
-            gunicorn = processes.start("gunicorn", GUNICORN, self.env, self.code)
-            wait_until_up(self.port, gunicorn, processes)
-            return measure(self.port, self.seed, gunicorn.pid, BEFORE_DB)
-
-        return self._running(run)
+        gunicorn, or why it was not."""
+        return self._running(
+            lambda processes, gunicorn: measure(
+                self.port, self.seed, gunicorn.pid, BEFORE_DB
+            )
+        )
 
     def burst(self) -> tuple[dict[str, Any], dict[str, float]] | str:
         """The old code's part 4a burst and its CPU by process (as ``burst_with_cpu``), or
         why it was not measured."""
 
-        def run(processes: Processes) -> tuple[dict[str, Any], dict[str, float]]:
-            code = self.code
-            assert code is not None
-            gunicorn = processes.start("gunicorn", GUNICORN, self.env, code)
-            wait_until_up(self.port, gunicorn, processes)
-            start_workers(self.env, processes, code, BEFORE_REDIS_URL)
+        def run(
+            processes: Processes, gunicorn: subprocess.Popen
+        ) -> tuple[dict[str, Any], dict[str, float]]:
+            assert self.code is not None
+            start_workers(self.env, processes, self.code, BEFORE_REDIS_URL)
             step(f"4a before issue 22: burst of {dialing.BURST_LEADS} leads")
             # Today's load generator (bench.dial) reads only columns both versions have.
             base = dialing.base_options(self.port, self.seed, LEAD_PHONE)
@@ -144,12 +138,16 @@ class Before:
 
         return self._running(run)
 
-    def _running(self, run: Callable[[Processes], T]) -> T | str:
+    def _running(self, run: Callable[[Processes, subprocess.Popen], T]) -> T | str:
+        """``run(processes, gunicorn)`` with the old code's gunicorn started for it (and
+        every process it started stopped after), or why it was not measured."""
         if self.why is not None:
             return self.why
+        assert self.code is not None
         processes = Processes()
         try:
-            measured = run(processes)
+            gunicorn = start_gunicorn(processes, self.env, self.port, self.code)
+            measured = run(processes, gunicorn)
         except (subprocess.CalledProcessError, SystemExit) as error:
             # Today's figures still count; the logs stay for the reason.
             failure = getattr(error, "stderr", None) or str(error)

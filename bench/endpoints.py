@@ -95,10 +95,10 @@ def measure(
         rows += throughput_rows(label, result, baseline, aim)
         rows += before_rows(label, now[name], then, name)
         errors.append(f"{name} {result.errors}")
+        if name == "intake":
+            outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
+            errors[-1] += f"; intake lead outcomes (warm-up included): {outcomes}"
         cpu.append(http_cpu_line(f"{part} {name}", used, bare_cpu, aim))
-    if "intake" in now:
-        outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
-        errors[-1] += f"; intake lead outcomes (warm-up included): {outcomes}"
     if isinstance(then, str):
         cpu.append(f"    before issue 22: {then}")
     else:

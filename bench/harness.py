@@ -351,6 +351,16 @@ def start_workers(
     return commands
 
 
+def start_gunicorn(
+    processes: Processes, env: dict[str, str], port: int, code: Path = ROOT
+) -> subprocess.Popen:
+    """The service's gunicorn (of the code at ``code``), started with ``env`` (which binds
+    it to ``port``) and answering there."""
+    server = processes.start("gunicorn", GUNICORN, env, code)
+    wait_until_up(port, server, processes)
+    return server
+
+
 def wait_until_up(port: int, process: subprocess.Popen, processes: Processes) -> None:
     for _ in range(300):
         if process.poll() is not None:

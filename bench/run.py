@@ -102,7 +102,6 @@ from bench import (  # noqa: E402
 from bench.adfdoc import lead_xml  # noqa: E402
 from bench.harness import (  # noqa: E402
     DB_NAME,
-    GUNICORN,
     LEAD_PHONE,
     PARTS,
     REDIS_URL,
@@ -118,9 +117,9 @@ from bench.harness import (  # noqa: E402
     prepare_database,
     python,
     seed_service,
+    start_gunicorn,
     start_workers,
     step,
-    wait_until_up,
 )
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
@@ -271,17 +270,16 @@ def measure_export(
     for size in sizes:
         export.fill(dsn, ids[size]["call"], size)
     port = free_port()
-    server = processes.start(
-        "gunicorn",
-        GUNICORN,
+    server = start_gunicorn(
+        processes,
         {
             **env,
             "GUNICORN_BIND": f"127.0.0.1:{port}",
             "GUNICORN_WORKERS": "1",
             "GUNICORN_THREADS": "1",
         },
+        port,
     )
-    wait_until_up(port, server, processes)
     worker = export.worker_pid(server.pid)
     smallest = ids[sizes[0]]
     export.export_seconds(port, f"{smallest['key']}&callId={smallest['call']}", "json")
@@ -372,12 +370,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             prepare_database(env)
         if PARTS & {"1", "2", "4", "7", "8", "11", "12"}:
             seed = seed_service(env)
-            server = processes.start(
-                "gunicorn",
-                GUNICORN,
-                env,
-            )
-            wait_until_up(port, server, processes)
+            start_gunicorn(processes, env, port)
         # Main before issue 22, for parts 1, 2 and 4a's same-run yardstick.
         old_code = stack.enter_context(
             before.Before(env, bool(PARTS & {"1", "2", "4"}))
