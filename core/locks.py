@@ -22,6 +22,7 @@ databases (SQLite, the embedded default: one machine, one scheduler) every run g
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import hashlib
 import logging
@@ -79,8 +80,9 @@ def _taken(key: int) -> bool:
 
 
 def one_at_a_time(skipped: T) -> Callable[[Callable[[], T]], Callable[[], T]]:
-    """A sweep that runs after any run of it under way, never beside it; ``skipped`` is
-    what it returns when that run holds on past ``WAIT_AT_MOST``."""
+    """A sweep that runs after any run of it under way, never beside it; a copy of
+    ``skipped`` is what it returns when that run holds on past ``WAIT_AT_MOST`` (a copy,
+    so a caller that changes what it got changes no other skipped run's answer)."""
 
     def decorate(sweep: Callable[[], T]) -> Callable[[], T]:
         name = f"{sweep.__module__}.{sweep.__qualname__}"
@@ -98,7 +100,7 @@ def one_at_a_time(skipped: T) -> Callable[[Callable[[], T]], Callable[[], T]]:
                 waited=WAIT_AT_MOST,
                 then="the scheduler's next tick sends it again",
             )
-            return skipped
+            return copy.copy(skipped)
 
         return run
 
