@@ -17,9 +17,15 @@ def new_key(kind: str) -> tuple[str, str]:
 
 
 def key_prefix(key: str) -> str | None:
-    """The public prefix of a well-formed key, else None."""
+    """The public prefix of a well-formed key, else None. Keys are printable ASCII: one
+    with anything else (a NUL, which PostgreSQL cannot hold) is never looked up."""
     parts = key.split("_")
-    if len(parts) != 3 or not all(parts) or len(key) > 100:
+    if (
+        len(parts) != 3
+        or not all(parts)
+        or len(key) > 100
+        or not (key.isascii() and key.isprintable())
+    ):
         return None
     return f"{parts[0]}_{parts[1]}"
 

@@ -26,6 +26,7 @@ from accounts.models import (
     Organization,
     ScoredDataKey,
 )
+from core.validation import digits_only
 from core.versioned import VersionedCache
 
 # API keys with their credential, organization and reach, by prefix.
@@ -152,7 +153,9 @@ def organization_by_ref(ref: str) -> Organization | None:
     """The organization a command line names: by id when the reference is a number, else
     by its exact name."""
     ref = ref.strip()
-    found = Organization.objects.filter(pk=int(ref)).first() if ref.isdigit() else None
+    found = (
+        Organization.objects.filter(pk=int(ref)).first() if digits_only(ref) else None
+    )
     return found or Organization.objects.filter(name=ref).first()
 
 

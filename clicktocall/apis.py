@@ -30,7 +30,7 @@ from clicktocall.authentication import ClickToCallKeyAuthentication
 from clicktocall.selectors import account_reachable, agent_by_id_or_code, agent_by_phone
 from clicktocall.services import click_to_call_queue
 from core import validation as v
-from core.api import ENVELOPE, Forbidden, json_object
+from core.api import ENVELOPE, ContentNegotiation, Forbidden, json_object
 from core.phones import to_e164
 from core.throttling import CredentialRateThrottle
 from users.models import User
@@ -242,6 +242,7 @@ INITIATED = inline_serializer(
 @extend_schema(tags=["Click-to-call"])
 class ClickToCallApi(APIView):
     authentication_classes = [ClickToCallKeyAuthentication]
+    content_negotiation_class = ContentNegotiation
     throttle_classes = [CredentialRateThrottle]
     throttle_scope = "clicktocall"
     error_shape = ENVELOPE

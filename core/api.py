@@ -74,24 +74,16 @@ class PlainJSONRenderer(JSONRenderer):
 
 
 class ContentNegotiation(negotiation.DefaultContentNegotiation):
-    """DRF's, with the usual ``Accept`` headers (none, ``*/*``, ``application/json``)
-    answered without parsing them, by the renderer and media type DRF's parsing picks
-    for them: the first renderer, when it writes ``application/json``."""
+    """The interfaces answer in the one format the interface document gives each (JSON;
+    scored call data as ``returnType`` says), whatever the ``Accept`` header or a
+    ``format`` query parameter asks: the view's first renderer. The document names
+    neither; DRF's own negotiation answered ``Accept: application/xml`` with a 406 and
+    ``?format=xml`` with a 404, and lead intake then never stored the lead."""
 
     def select_renderer(
         self, request: Any, renderers: Any, format_suffix: str | None = None
     ) -> Any:
-        # META, as DRF reads it: ``request.headers`` would build every header's name.
-        meta = request.META
-        if (
-            format_suffix is None
-            and renderers
-            and renderers[0].media_type == "application/json"
-            and meta.get("HTTP_ACCEPT", "*/*") in ("*/*", "application/json")
-            and self.settings.URL_FORMAT_OVERRIDE not in request.query_params
-        ):
-            return renderers[0], "application/json"
-        return super().select_renderer(request, renderers, format_suffix)
+        return renderers[0], renderers[0].media_type
 
 
 # Deeper than any body an interface accepts (a User API schedule is 3 levels) and far below
@@ -262,12 +254,14 @@ def error_body(shape: str, error: ApiError) -> dict[str, Any]:
 
 
 def error_response(shape: str, error: ApiError) -> JsonResponse:
-    """A plain Django response for errors raised before DRF runs (middleware)."""
+    """A plain Django response for errors raised before DRF runs (middleware), written
+    compact as DRF's renderer writes every other answer."""
     return JsonResponse(
         error_body(shape, error),
         status=error.status,
         headers=error.headers(),
         content_type="application/json; charset=utf-8",
+        json_dumps_params={"separators": (",", ":")},
     )
 
 

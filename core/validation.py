@@ -22,6 +22,13 @@ REQUIRED = "The {{attribute}} field is required."
 _CAMEL = re.compile(r"(?<=[a-z0-9])([A-Z])")
 
 
+def digits_only(text: str) -> bool:
+    """Whether ``text`` is one or more of the digits 0-9. ``str.isdigit`` also takes "²",
+    "①" and other scripts' digits, which ``int`` then refuses (a 500) or reads as another
+    number."""
+    return text.isascii() and text.isdigit()
+
+
 def attribute_name(key: str) -> str:
     """``emailAddress`` -> ``email address``; dots kept: ``accountIds.0`` -> ``account ids.0``."""
     return _CAMEL.sub(r"_\1", key).lower().replace("_", " ")

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from accounts.authentication import LeadFormAuthentication, credential_of
 from accounts.keys import key_prefix
-from core.api import REASON, Forbidden, NotFound, PayloadTooLarge
+from core.api import REASON, ContentNegotiation, Forbidden, NotFound, PayloadTooLarge
 from core.logging import log_context, log_event
 from core.throttling import CredentialRateThrottle
 from leads.services import lead_receive
@@ -129,6 +129,7 @@ class LeadReceiveSchema(AutoSchema):
 @extend_schema(tags=["Lead intake"])
 class LeadReceiveApi(APIView):
     authentication_classes: list[type] = []
+    content_negotiation_class = ContentNegotiation
     throttle_classes = [CredentialRateThrottle]
     throttle_scope = "leads"
     parser_classes = [FormParser, MultiPartParser, XmlBodyParser, TextXmlBodyParser]

@@ -157,7 +157,7 @@ def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
     """
     started = time.perf_counter()
     if lead.dedupe_key:
-        return Answer(lead.response_status or 200, lead.response_body or {})
+        return _stored_answer(lead)
     if parsed is None:
         try:
             parsed = document_prospects(lead.raw_xml)[lead.prospect_index]
@@ -531,14 +531,15 @@ def _finish_once(
             ):
                 raise _ProcessedMeanwhile
     except _ProcessedMeanwhile:
-        current = Lead.objects.only("response_status", "response_body").get(pk=lead.pk)
-        return Answer(current.response_status or 200, current.response_body or {})
+        return _stored_answer(
+            Lead.objects.only("response_status", "response_body").get(pk=lead.pk)
+        )
     except IntegrityError:
         lead.call = None
         key, lead.dedupe_key = lead.dedupe_key, None
         first = Lead.objects.get(dedupe_key=key)
         lead.duplicate_of = first
-        answer = {**(first.response_body or {}), "duplicate": True}
+        answer = {**_stored_answer(first).body, "duplicate": True}
         return _finish(
             lead,
             Outcome.DUPLICATE,
@@ -547,6 +548,19 @@ def _finish_once(
             started=started,
         )
     return Answer(status, body)
+
+
+# The members of intake's answers in the order they are written: a stored answer comes
+# back from PostgreSQL's jsonb with its keys reordered (shortest first), and a repeated
+# answer must read as the first did, byte for byte.
+ANSWER_MEMBERS = ("result", "leadId", "message", "reason", "duplicate", "leadIds")
+
+
+def _stored_answer(lead: Lead) -> Answer:
+    """The answer stored on a processed lead, its members in the order first written."""
+    body = lead.response_body or {}
+    ordered = {name: body[name] for name in ANSWER_MEMBERS if name in body}
+    return Answer(lead.response_status or 200, {**ordered, **body})
 
 
 def _answered_id(answer: Answer, lead: Lead) -> int:

@@ -14,8 +14,9 @@ from rest_framework.views import APIView
 
 from accounts.authentication import ScoredDataKeyAuthentication
 from accounts.models import Account
-from core.api import ENVELOPE, ApiError, NotFound
+from core.api import ENVELOPE, ApiError, ContentNegotiation, NotFound
 from core.throttling import CredentialRateThrottle
+from core.validation import digits_only
 from scoring.dates import BETWEEN, day_accepted
 from scoring.exports import stream_records
 from scoring.records import (
@@ -60,7 +61,7 @@ def _date(request: Request, name: str) -> date:
 
 
 def _call_id(value: str) -> int:
-    if not value.isdigit() or len(value) > 18:
+    if not digits_only(value) or len(value) > 18:
         raise BadParameter("The callId parameter must be a call ID (a whole number).")
     return int(value)
 
@@ -76,6 +77,7 @@ class ScoredDataApi(APIView):
     """One call (``callId``) or every call of a date range, scored or not."""
 
     authentication_classes = [ScoredDataKeyAuthentication]
+    content_negotiation_class = ContentNegotiation
     throttle_classes = [CredentialRateThrottle]
     throttle_scope = "scoreddata"
     error_shape = ENVELOPE

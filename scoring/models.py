@@ -13,6 +13,7 @@ from django.db.models import Q
 
 from accounts.models import Account
 from calls.models import Call, LeadType
+from core.validation import digits_only
 
 CATEGORY_SLOTS = 10
 # Column widths of the scored call record (part 2.3): VARCHAR(45), TEXT, MEDIUMTEXT.
@@ -254,7 +255,7 @@ class Score(models.Model):
     def member_label(self, member: str) -> str:
         """How a person reads a scored member (in a revision): a category by the name it was
         scored under, any other by its field's verbose name (``coach_notes``: "coach notes")."""
-        if member.removeprefix("cat").isdigit():
+        if digits_only(member.removeprefix("cat")):
             slot = int(member.removeprefix("cat"))
             names = self.category_names or []
             name = names[slot - 1] if slot <= len(names) else None

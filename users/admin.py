@@ -21,6 +21,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from accounts.admin import ScheduleDayInline, ScheduleDaysMixin, TimezoneSelectMixin
 from accounts.models import Account, Organization, Team
 from core.api import ValidationFailed
+from core.validation import digits_only
 from users.forms import AgentAddForm, AgentChangeForm
 from users.models import Membership, User, UserScheduleDay
 from users.selectors import format_code
@@ -117,7 +118,7 @@ class MembershipForm(forms.ModelForm):
         if not code:
             return None
         code = code.strip()
-        if not code.isdigit():
+        if not digits_only(code):
             raise forms.ValidationError("A user code has digits only, e.g. 0042.")
         return format_code(int(code))
 
@@ -135,7 +136,7 @@ class MembershipFormSet(BaseInlineFormSet):
         }
         if not leaving or not hasattr(self.data, "getlist"):
             return
-        chosen = [pk for pk in self.data.getlist("accounts") if str(pk).isdigit()]
+        chosen = [pk for pk in self.data.getlist("accounts") if digits_only(str(pk))]
         kept = Account.objects.filter(
             pk__in=chosen, organization_id__in=leaving
         ).select_related("organization")

@@ -32,6 +32,7 @@ from core.admin import (
     render_keys,
     zoned,
 )
+from core.validation import digits_only
 from webhooks.models import (
     SUBSCRIBABLE,
     DeliveryStatus,
@@ -137,7 +138,7 @@ class WebhookEndpointForm(forms.ModelForm):
         if isinstance(chosen, Organization):
             return chosen.pk
         chosen = str(chosen or "").strip()
-        return int(chosen) if chosen.isdigit() else None
+        return int(chosen) if digits_only(chosen) else None
 
     def clean_url(self) -> str:
         url = str(self.cleaned_data["url"])

@@ -24,6 +24,7 @@ from calls.recordings import attempt_for_token
 from calls.selectors import dialing_silent, queued_overdue, stuck
 from calls.services import call_cancel, call_recording_reissue
 from core.admin import ReadOnlyAdminMixin, WithinFilter, zoned, zoneinfo_or_current
+from core.validation import digits_only
 from users.models import User
 
 # --- calls
@@ -39,7 +40,7 @@ class AgentFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         account_id = request.GET.get(self.account_parameter, "")
-        if not account_id.isdigit():
+        if not digits_only(account_id):
             return []
         agents = User.objects.filter(accounts=int(account_id)).order_by(
             "first_name", "last_name", "id"
@@ -48,7 +49,7 @@ class AgentFilter(admin.SimpleListFilter):
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         value = self.value()
-        if value and value.isdigit():
+        if value and digits_only(value):
             return queryset.filter(agent_id=int(value))
         return queryset
 

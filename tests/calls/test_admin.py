@@ -146,6 +146,20 @@ def test_call_changelist_filtered_by_account_offers_its_agents(
     assert [call.agent for call in by_agent.context["cl"].result_list] == [first]
 
 
+@pytest.mark.parametrize("number", ["²", "\u0661"])
+def test_an_agent_or_account_in_other_digits_than_0_to_9_filters_nothing(
+    admin_client, number
+):
+    """``str.isdigit`` takes "²" (which ``int`` refuses: a 500) and Arabic-Indic digits."""
+    account = AccountFactory()
+    first = agent(account, phone="+13035553001", first_name="Avery", last_name="Lopez")
+    answered_call(account, first)
+
+    for query in ({"account__id__exact": number}, {"agent": number}):
+        response = admin_client.get(url("call", "changelist"), query)
+        assert response.status_code in (200, 302), query
+
+
 def test_calls_are_found_by_phone_name_email_and_altid(admin_client):
     account = AccountFactory()
     wanted = make_call(

@@ -1,7 +1,9 @@
 """The User API answers with DRF's very bytes and headers while orjson writes its bodies
-and the usual ``Accept`` headers skip DRF's parsing (core/api.py ``PlainJSONRenderer``,
-``ContentNegotiation``): every answer is compared with the one DRF's own negotiation and
-renderer give for the same request."""
+and no ``Accept`` header is parsed (core/api.py ``PlainJSONRenderer``,
+``ContentNegotiation``): every answer, whatever ``Accept`` asks, is compared with the one
+DRF's own negotiation and renderer give for the same request sent without one (the
+interface answers JSON only; DRF's own answered ``text/html`` with a 406 and indented
+for ``indent=2``)."""
 
 import pytest
 from rest_framework.negotiation import DefaultContentNegotiation
@@ -63,26 +65,26 @@ def test_answers_are_drfs_own_bytes_and_headers(tenant, drf_own, accept):
     )
     assert created.status_code == 201, created.content
     user_id = created.json()["user"]["id"]
-    headers = {} if accept is None else {"HTTP_ACCEPT": accept}
+    asked = {} if accept is None else {"HTTP_ACCEPT": accept}
     requests = [
-        lambda: client.get(f"/api/users/{user_id}", **headers),
-        lambda: client.get(f"/api/users/{user_id + 1000}", **headers),  # 404
-        lambda: client.get(
+        lambda **headers: client.get(f"/api/users/{user_id}", **headers),
+        lambda **headers: client.get(f"/api/users/{user_id + 1000}", **headers),  # 404
+        lambda **headers: client.get(
             f"/api/users/find/email?organizationId={tenant.organization.pk}"
             "&emailAddress=zoe@example.com",
             **headers,
         ),
-        lambda: client.get(f"/api/users/{user_id}?format=json", **headers),
-        lambda: client.put(
+        lambda **headers: client.get(f"/api/users/{user_id}?format=json", **headers),
+        lambda **headers: client.put(
             f"/api/users/{user_id}", {"bio": None}, format="json", **headers
         ),
     ]
 
     for send in requests:
-        ours = answer(send())
+        ours = answer(send(**asked))
         assert ours == answer(drf_own(send))
     if accept in (None, "*/*", "application/json"):
-        response = client.get(f"/api/users/{user_id}", **headers)
+        response = client.get(f"/api/users/{user_id}", **asked)
         assert response["Content-Type"] == "application/json; charset=utf-8"
         assert response.json()["user"]["bio"] is None
 
