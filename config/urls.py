@@ -30,4 +30,5 @@ urlpatterns = [
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
 
+handler404 = "core.middleware.not_found"
 handler500 = "core.middleware.server_error"

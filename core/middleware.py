@@ -19,6 +19,7 @@ from django.views import defaults
 from core.api import (
     ENVELOPE,
     InternalError,
+    NotFound,
     PayloadTooLarge,
     ServiceUnavailable,
     error_response,
@@ -95,6 +96,15 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """``handler404``: a path under ``/api/`` that names no endpoint (``/api/users/``, a
+    mistyped one) is answered in JSON, in the shape of the interface it is closest to; a
+    person gets the page."""
+    if request.path_info.startswith("/api/"):
+        return error_response(_error_shape(request.path_info), NotFound())
+    return defaults.page_not_found(request, exception)
+
+
 def _content_length(request: HttpRequest) -> int:
     # From META, not ``request.headers`` (which django-upgrade would write for a direct
     # ``request.META.get``): building every header's name costs more than the rest of
@@ -107,8 +117,12 @@ def _content_length(request: HttpRequest) -> int:
 
 
 def _error_shape(path: str) -> str:
-    try:
-        view_class = getattr(resolve(path).func, "view_class", None)
-    except Resolver404:
-        return ENVELOPE
-    return getattr(view_class, "error_shape", ENVELOPE)
+    """The error shape of the interface at ``path``, or at ``path`` without its trailing
+    slash (``/api/nl/`` is lead intake's); the envelope for any other."""
+    for candidate in dict.fromkeys((path, path.rstrip("/"))):
+        try:
+            view_class = getattr(resolve(candidate).func, "view_class", None)
+        except Resolver404:
+            continue
+        return getattr(view_class, "error_shape", ENVELOPE)
+    return ENVELOPE

@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.core.validators import EmailValidator
+from django.core.validators import EmailValidator, ProhibitNullCharactersValidator
 from rest_framework import serializers
 
 # DRF formats each template once (``str.format``), so the placeholder is escaped.
@@ -71,6 +71,7 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 
 
 _COMMON = {"required": REQUIRED, "null": REQUIRED}
+NULL_CHARACTERS = "The {attribute} may not contain null characters."
 
 
 class CharField(serializers.CharField):
@@ -83,8 +84,26 @@ class CharField(serializers.CharField):
         "encoding": "The {{attribute}} must be valid UTF-8 text.",
     }
 
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.validators = _in_our_words(self.validators)
+
     def to_internal_value(self, data: Any) -> str:
         return _storable(self, super().to_internal_value(data))
+
+
+def _in_our_words(validators: list[Any], email: str = "") -> list[Any]:
+    """DRF's text validators with the documented style's messages: its refusal of a NUL
+    read "Null characters are not allowed.". A validator's message is used as it is, not
+    through ``str.format``, so its placeholder has one brace."""
+    return [
+        ProhibitNullCharactersValidator(NULL_CHARACTERS)
+        if isinstance(validator, ProhibitNullCharactersValidator)
+        else EmailValidator(message=email)
+        if email and isinstance(validator, EmailValidator)
+        else validator
+        for validator in validators
+    ]
 
 
 def _storable(field: serializers.Field, text: str) -> str:
@@ -148,12 +167,9 @@ class EmailField(serializers.EmailField):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.validators = [
-            EmailValidator(message=self.error_messages["email"])
-            if isinstance(validator, EmailValidator)
-            else validator
-            for validator in self.validators
-        ]
+        self.validators = _in_our_words(
+            self.validators, str(self.error_messages["email"])
+        )
 
     def to_internal_value(self, data: Any) -> str:
         return _storable(self, super().to_internal_value(data))

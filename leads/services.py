@@ -157,7 +157,7 @@ def lead_process(*, lead: Lead, parsed: ParsedLead | None = None) -> Answer:
     """
     started = time.perf_counter()
     if lead.dedupe_key:
-        return _stored_answer(lead)
+        return stored_answer(lead)
     if parsed is None:
         try:
             parsed = document_prospects(lead.raw_xml)[lead.prospect_index]
@@ -234,22 +234,25 @@ def adf_refusal(error: AdfError) -> tuple[Outcome, int, str]:
 
 
 def vendor_account(*, credential: ApiCredential, parsed: ParsedLead) -> Account | None:
-    """The active account registered for the lead's vendor id (or name, when the id is
-    absent) within the credential's organization and accounts."""
+    """The active account registered for the lead's vendor id or name (``vendor_matches``)
+    within the credential's organization and accounts."""
     registration = vendor_registration(
         organization_id=credential.organization_id, credential=credential, parsed=parsed
     )
     return registration.account if registration else None
 
 
-def vendor_match(parsed: ParsedLead) -> Q | None:
-    """How a lead finds its vendor registration: by vendor id, else by vendor name (a lead
-    with an id is never matched on its name); None when it has neither."""
-    if parsed.vendor.id:
-        return Q(vendor_id=parsed.vendor.id)
-    if parsed.vendor.name:
-        return Q(vendor_name__iexact=parsed.vendor.name)
-    return None
+def vendor_matches(parsed: ParsedLead) -> list[Q]:
+    """How a lead finds its vendor registration, in order: by its vendor id, then by its
+    vendor name (support registers "the vendor name or vendor ID"). A lead with an id is
+    matched on its name only by a registration made by name alone: one registered with
+    another id is another vendor of the same name. Empty when the lead has neither."""
+    vendor = parsed.vendor
+    matches = [Q(vendor_id=vendor.id)] if vendor.id else []
+    if vendor.name:
+        by_name = Q(vendor_name__iexact=vendor.name)
+        matches.append(by_name & Q(vendor_id="") if vendor.id else by_name)
+    return matches
 
 
 def vendor_registration(
@@ -260,23 +263,26 @@ def vendor_registration(
 ) -> VendorRegistration | None:
     """The active registration (of an active account) intake routes the lead by, within
     the organization and, when a credential is given, the accounts it reaches."""
-    match = vendor_match(parsed)
-    if match is None:
+    matches = vendor_matches(parsed)
+    if not matches:
         return None
 
     def read() -> VendorRegistration | None:
         registrations = VendorRegistration.objects.select_related("account").filter(
-            match,
             organization_id=organization_id,
             is_active=True,
             account__is_active=True,
         )
         if credential is not None:
             registrations = registrations.filter(credential_reaches(credential))
-        return registrations.first()
+        for match in matches:
+            found = registrations.filter(match).first()
+            if found is not None:
+                return found
+        return None
 
     reach = "support" if credential is None else credential_narrowed(credential)
-    vendor = parsed.vendor.id or f"name:{parsed.vendor.name.casefold()}"
+    vendor = (parsed.vendor.id, parsed.vendor.name.casefold())
     key = hashlib.sha256(repr((organization_id, reach, vendor)).encode()).hexdigest()
     found, _ = routing.get(f"registration:{key}", read)
     return found  # type: ignore[no-any-return]
@@ -531,7 +537,7 @@ def _finish_once(
             ):
                 raise _ProcessedMeanwhile
     except _ProcessedMeanwhile:
-        return _stored_answer(
+        return stored_answer(
             Lead.objects.only("response_status", "response_body").get(pk=lead.pk)
         )
     except IntegrityError:
@@ -539,7 +545,7 @@ def _finish_once(
         key, lead.dedupe_key = lead.dedupe_key, None
         first = Lead.objects.get(dedupe_key=key)
         lead.duplicate_of = first
-        answer = {**_stored_answer(first).body, "duplicate": True}
+        answer = {**stored_answer(first).body, "duplicate": True}
         return _finish(
             lead,
             Outcome.DUPLICATE,
@@ -556,7 +562,7 @@ def _finish_once(
 ANSWER_MEMBERS = ("result", "leadId", "message", "reason", "duplicate", "leadIds")
 
 
-def _stored_answer(lead: Lead) -> Answer:
+def stored_answer(lead: Lead) -> Answer:
     """The answer stored on a processed lead, its members in the order first written."""
     body = lead.response_body or {}
     ordered = {name: body[name] for name in ANSWER_MEMBERS if name in body}

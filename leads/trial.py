@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import reduce
+from operator import or_
 from typing import Any
 
 from django_countries import countries
@@ -33,7 +35,8 @@ from leads.services import (
     dedupe_key,
     document_prospects,
     lead_phone,
-    vendor_match,
+    stored_answer,
+    vendor_matches,
     vendor_registration,
 )
 
@@ -194,6 +197,10 @@ def _routed_account(
     vendor = parsed.vendor
     named = f"Vendor ID {vendor.id!r}" if vendor.id else f"Vendor name {vendor.name!r}"
     if registration is not None:
+        if vendor.id and registration.vendor_id != vendor.id:
+            named = (
+                f"Vendor name {vendor.name!r} (its ID {vendor.id!r} is not registered)"
+            )
         account = registration.account
         test = (
             " It is a test account: no real phone call is placed."
@@ -211,11 +218,13 @@ def _unrouted_why(
     credential: ApiCredential | None,
 ) -> str:
     """Why intake found no account for the lead (the decision is ``vendor_registration``'s)."""
-    match = vendor_match(parsed)
-    if match is None:
+    matches = vendor_matches(parsed)
+    if not matches:
         return "The lead has neither a vendor ID nor a vendor name."
     registrations = list(
-        VendorRegistration.objects.filter(match, organization=organization)
+        VendorRegistration.objects.filter(
+            reduce(or_, matches), organization=organization
+        )
         .select_related("account")
         .order_by("id")
     )
@@ -223,7 +232,8 @@ def _unrouted_why(
         why = f"{named} is not registered in {organization.name}."
         if parsed.vendor.id and parsed.vendor.name:
             why += (
-                " A lead with a vendor ID is matched on its ID only, never on its name."
+                f" Nor is its name {parsed.vendor.name!r} registered without an ID"
+                " (a name registered with another ID is another vendor's)."
             )
         return why
     usable = [r for r in registrations if r.is_active and r.account.is_active]
@@ -276,7 +286,7 @@ def _outcome(trial: ProspectTrial) -> None:
         outcome, status, body = Outcome.NO_RULE, 422, {"reason": NO_RULE}
     elif (first := trial.duplicate_of) is not None:
         outcome, status = Outcome.DUPLICATE, first.response_status or 200
-        body = {**(first.response_body or {}), "duplicate": True}
+        body = {**stored_answer(first).body, "duplicate": True}
     elif rule.action == RuleAction.DO_NOT_PROCESS:
         outcome, status, body = Outcome.DO_NOT_PROCESS, 200, {"reason": DO_NOT_PROCESS}
     elif not trial.phone:

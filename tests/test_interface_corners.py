@@ -192,3 +192,30 @@ def test_a_key_holding_a_nul_is_refused_as_any_unknown_key(intake):
     )
     assert user.status_code == 401
     assert not Call.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/users/", {"success": False, "message": "Not found."}),
+        ("/api/users/find/nickname", {"success": False, "message": "Not found."}),
+        ("/api/nl/", {"reason": "Not found."}),
+        ("/api/scoreddata/", {"success": False, "message": "Not found."}),
+        ("/api/nothing-here", {"success": False, "message": "Not found."}),
+    ],
+)
+def test_an_api_path_naming_no_endpoint_is_a_json_404_in_its_interface_s_shape(
+    client, path, body
+):
+    response = client.post(path) if path == "/api/nl/" else client.get(path)
+
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    assert response.json() == body
+
+
+def test_a_page_naming_nothing_is_still_the_page(client):
+    response = client.get("/no-such-page")
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")

@@ -28,6 +28,11 @@ from users.selectors import accounts_assignable, format_code, user_code_next
 DEFAULT_TEMPLATE = "Agent"
 PICTURE_DIR = "profile-pictures/"
 TAKEN_USERNAME = "The username has already been taken."
+# Part 8's limit; the API checks a username sent, ``_check`` the email address it defaults to.
+USERNAME_MAX_LENGTH = 75
+LONG_USERNAME = (
+    f"The username may not be greater than {USERNAME_MAX_LENGTH} characters."
+)
 TAKEN_CODE = "The code has already been taken."
 # A user's plain members, copied as given (the API's and the admin's, by model name).
 AGENT_FIELDS = (
@@ -237,7 +242,10 @@ def _check(
         for index, team_id in enumerate(data["team_ids"]):
             if team_id not in valid_teams:
                 errors[f"teams.{index}"] = [f"The selected teams.{index} is invalid."]
-    if "username" in data and _username_taken(data["username"], user):
+    if "username" in data and len(data["username"]) > USERNAME_MAX_LENGTH:
+        # A username defaults to the email address, which may be longer (255).
+        errors["username"] = [LONG_USERNAME]
+    elif "username" in data and _username_taken(data["username"], user):
         errors["username"] = [TAKEN_USERNAME]
     if (
         "permission_template" in data

@@ -548,7 +548,7 @@ def test_user_id_is_required_without_user_phone_number(api_client, tenant, membe
         (
             "customer_first_name",
             "Pat\x00",
-            "Null characters are not allowed.",
+            "The customer first name may not contain null characters.",
         ),
         ("user_id", ["1"], "The user id must be a string."),
         ("user_id", "1" * 21, "The user id may not be greater than 20 characters."),

@@ -668,10 +668,30 @@ def test_tester_explains_an_unregistered_vendor(admin_client, north):
     assert prospect.account is None
     assert prospect.account_why == (
         f"Vendor ID 'XYZ-9' is not registered in {north.organization.name}. "
-        "A lead with a vendor ID is matched on its ID only, never on its name."
+        "Nor is its name 'Demo Motors North' registered without an ID "
+        "(a name registered with another ID is another vendor's)."
     )
     assert (prospect.answer_status, NO_VENDOR in prospect.answer_body) == (422, True)
     assert prospect.rules == []
+
+
+def test_tester_says_when_a_lead_is_routed_by_a_name_registered_alone(
+    admin_client, north
+):
+    VendorRegistration.objects.update(vendor_id="")
+
+    response = run_tester(
+        admin_client,
+        adf(vendor_id="XYZ-9", vendor_name="demo motors north"),
+        organization=north.organization,
+    )
+
+    prospect = response.context["trial"].prospects[0]
+    assert prospect.account == north.account
+    assert prospect.account_why == (
+        "Vendor name 'demo motors north' (its ID 'XYZ-9' is not registered) is "
+        f"registered for {north.account.name}."
+    )
 
 
 def test_tester_explains_an_inactive_registration_and_a_credential_out_of_reach(

@@ -896,9 +896,24 @@ def test_vendor_is_found_by_id_whatever_the_name(intake):
     assert Call.objects.get().source == "Web Form"
 
 
-def test_unregistered_vendor_id_does_not_fall_back_to_the_name(tenant):
+def test_a_vendor_registered_by_name_alone_takes_its_leads_whatever_their_id(tenant):
+    """Support registers "the vendor name or vendor ID", and every ADF lead has an id."""
     VendorRegistrationFactory(
         account=tenant.account, vendor_id="", vendor_name=VENDOR_NAME
+    )
+    catch_all_rule(tenant.account)
+
+    response = post_lead(tenant, document(vendor_id="DLR-99"))
+
+    assert response.status_code == 200
+    lead = only_lead()
+    assert response.json() == accepted(lead.pk)
+    assert lead.account == tenant.account
+
+
+def test_a_vendor_registered_with_another_id_does_not_take_a_lead_by_its_name(tenant):
+    VendorRegistrationFactory(
+        account=tenant.account, vendor_id=VENDOR_ID, vendor_name=VENDOR_NAME
     )
     catch_all_rule(tenant.account)
 
@@ -907,6 +922,23 @@ def test_unregistered_vendor_id_does_not_fall_back_to_the_name(tenant):
     assert response.status_code == 422
     assert response.json() == reason(NO_VENDOR)
     assert only_lead().account is None
+
+
+def test_the_id_s_registration_wins_over_a_registration_by_name_alone(tenant):
+    by_name = AccountFactory(organization=tenant.organization)
+    VendorRegistrationFactory(account=by_name, vendor_id="", vendor_name=VENDOR_NAME)
+    VendorRegistrationFactory(
+        account=tenant.account, vendor_id=VENDOR_ID, vendor_name="Another Name"
+    )
+    catch_all_rule(tenant.account)
+    catch_all_rule(by_name)
+
+    by_id = post_lead(tenant, document())
+    by_its_name = post_lead(tenant, document(vendor_id="DLR-99", prospect_id="P-2"))
+
+    assert (by_id.status_code, by_its_name.status_code) == (200, 200)
+    first, second = Lead.objects.order_by("id")
+    assert (first.account, second.account) == (tenant.account, by_name)
 
 
 def test_inactive_registration_is_refused(intake):

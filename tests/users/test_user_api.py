@@ -361,6 +361,36 @@ def test_create_defaults_username_to_email_and_refuses_a_taken_one(tenant):
     }
 
 
+def test_a_username_defaulted_to_an_email_over_75_characters_is_refused(tenant):
+    """The username keeps part 8's limit when it defaults to the (255-character) email."""
+    long_email = "a" * 70 + "@example.com"  # 82 characters
+
+    defaulted = post_user(tenant, emailAddress=long_email)
+    chosen = post_user(tenant, emailAddress=long_email, username="jane.lee")
+
+    assert defaulted.status_code == 422
+    assert defaulted.json() == {
+        "message": "The given data was invalid.",
+        "errors": {"username": ["The username may not be greater than 75 characters."]},
+    }
+    assert chosen.status_code == 201
+    assert User.objects.get().username == "jane.lee"
+
+
+def test_a_null_character_is_refused_in_the_documented_style(tenant):
+    response = post_user(tenant, firstName="Ja\x00ne", emailAddress="ja\x00ne@x.com")
+
+    assert response.status_code == 422
+    assert response.json()["errors"] == {
+        "firstName": ["The first name may not contain null characters."],
+        "emailAddress": [
+            "The email address may not contain null characters.",
+            "The email address must be a valid email address.",
+        ],
+    }
+    assert not User.objects.exists()
+
+
 def test_create_rejects_a_code_taken_in_the_organization_but_not_elsewhere(
     tenant, other_tenant
 ):
