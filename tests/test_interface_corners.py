@@ -174,7 +174,7 @@ def test_a_key_holding_a_nul_is_refused_as_any_unknown_key(intake):
     user = APIClient().get(
         "/api/users/1",
         HTTP_APIUSER=intake.credential.api_user,
-        HTTP_APIKEY=with_nul(intake.key).replace("\x00", "\t"),
+        HTTP_APIKEY=with_nul(intake.key),
     )
 
     assert (scored.status_code, scored.json()) == (
@@ -219,3 +219,23 @@ def test_a_page_naming_nothing_is_still_the_page(client):
 
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/api/nl", b'{"reason":"The request body is larger than 1 MiB."}'),
+        (
+            "/api/users",
+            b'{"success":false,"message":"The request body is larger than 1 MiB."}',
+        ),
+    ],
+)
+def test_a_body_refused_before_the_view_is_written_compact_as_every_answer(
+    client, settings, path, body
+):
+    too_long = b"x" * (settings.API_MAX_BODY_BYTES + 1)
+
+    response = client.post(path, too_long, content_type="application/xml")
+
+    assert (response.status_code, response.content) == (413, body)

@@ -36,7 +36,12 @@ from users.selectors import (
     user_find_by_phone,
     user_get_visible,
 )
-from users.services import user_create, user_delete, user_update
+from users.services import (
+    USERNAME_MAX_LENGTH,
+    user_create,
+    user_delete,
+    user_update,
+)
 
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 _CODE = re.compile(r"^\d{1,10}$")
@@ -133,7 +138,7 @@ class UserCreateInput(v.Serializer):
     accountIds = v.ListField(
         source="account_ids", child=v.IntegerField(), allow_empty=False, max_length=1000
     )
-    username = v.CharField(max_length=75, required=False)
+    username = v.CharField(max_length=USERNAME_MAX_LENGTH, required=False)
     password = v.CharField(
         min_length=7, max_length=255, trim_whitespace=False, required=False
     )

@@ -28,7 +28,8 @@ from users.selectors import accounts_assignable, format_code, user_code_next
 DEFAULT_TEMPLATE = "Agent"
 PICTURE_DIR = "profile-pictures/"
 TAKEN_USERNAME = "The username has already been taken."
-# Part 8's limit; the API checks a username sent, ``_check`` the email address it defaults to.
+# Part 8's limit: the API's input checks a username sent, ``_check`` also the email
+# address it defaults to (the column itself holds 150).
 USERNAME_MAX_LENGTH = 75
 LONG_USERNAME = (
     f"The username may not be greater than {USERNAME_MAX_LENGTH} characters."
