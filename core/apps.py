@@ -1,6 +1,7 @@
-"""The shared toolkit: no models; imports only Django and libraries. An app so that its
-admin templates (``core/templates/admin/core/``) are found, and so that each request reads
-the shared cache's versions once (``core.versioned``)."""
+"""The shared toolkit: imports only Django and libraries, and has no models of a domain
+(only the outbox's effects and the sweeps' items set aside, ``core.models``). An app so
+that those tables exist, its admin templates (``core/templates/admin/core/``) are found,
+and each request reads the shared cache's versions once (``core.versioned``)."""
 
 from django.apps import AppConfig
 
