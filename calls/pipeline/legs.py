@@ -1,6 +1,6 @@
 """Lead legs: what a provider reports about the lead's leg once an agent took the call
-(answered, ended, not answered), answers that come late, and retries on the account's
-cadence.
+(answered, ended, not answered), answers that come late, legs that never reached the
+provider, and retries on the account's cadence.
 """
 
 from __future__ import annotations
@@ -116,6 +116,44 @@ def _late_answer(
         call.response_time = _seconds(call.received_at, attempt.answered_at)
     call.duration = attempt.duration
     _finish(call, CallStatus.ANSWER, save_also=["agent", "response_time", "duration"])
+
+
+def _lead_not_placed(call: Call, attempt: CallAttempt, followups: list[Any]) -> None:
+    """The lead's leg never reached the provider (the switch had hung up the agent's leg it
+    was to be dialed from): no dial of the lead, so neither "no answer" nor one of the
+    call's attempts (CONTRACT.md: ``callAttempts`` counts dials). The leg ends as hung up
+    by us and the call goes back to the queue at once, to be dialed within its limit; the
+    wait its cadence asks before this dial was already waited."""
+    _end_attempt(attempt, AttemptOutcome.CANCELED, followups)
+    for agent_leg in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True):
+        _end_attempt(agent_leg, AttemptOutcome.ACCEPTED, followups, hangup=True)
+    call.attempts = max(0, call.attempts - 1)  # counted when the agent took the call
+    _log_on_commit(
+        "call.lead_leg_not_placed",
+        call_id=call.pk,
+        attempt_id=attempt.pk,
+        lead_attempts=call.attempts,
+    )
+    if call.status in FINAL:
+        call.save(update_fields=["attempts"])
+        return
+    config = dialing_settings(call.account)
+    if call.attempts and call.attempts >= config.lead_attempt_limit:
+        # The limit was lowered since the last dial: the call ends as that dial did.
+        last = (
+            call.attempts_log.filter(
+                leg=Leg.LEAD, outcome__in=list(LEAD_OUTCOME_STATUS)
+            )
+            .exclude(pk=attempt.pk)
+            .order_by("-pk")
+            .values_list("outcome", flat=True)
+            .first()
+        )
+        outcome = AttemptOutcome(last or AttemptOutcome.NOANSWER)
+        _finish(call, LEAD_OUTCOME_STATUS[outcome], save_also=["attempts"])
+        return
+    call.agent = None
+    _requeue(call, timezone.now(), save_also=["agent", "attempts"])
 
 
 def _lead_missed(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -17,7 +18,8 @@ from calls import media
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from calls.pipeline import broker
 from calls.pipeline.broker import HELD_BY_BROKER
-from calls.pipeline.events import call_event
+from calls.pipeline.events import _locked_call, call_event
+from calls.pipeline.legs import _lead_not_placed
 from calls.pipeline.transitions import _finish, _seconds
 from calls.pipeline.waiting import calls_hand_over
 from calls.telephony import PROVIDERS, provider_named
@@ -188,6 +190,9 @@ def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
             # An answered lead is never settled as not answered: the call ended at the
             # last moment we know it was up.
             return _estimated_end(attempt)
+        if attempt.leg == Leg.LEAD and not (attempt.ringing_at or attempt.checked_at):
+            # Never heard of and no record: the provider never dialed it.
+            return _lead_leg_not_placed(attempt.pk)
         status = LegStatus(live=False, ended_by=EventKind.NO_ANSWER)
     assert status.ended_by is not None
     log_event(
@@ -200,6 +205,30 @@ def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
         provider_record=from_record,
     )
     call_event(Event(attempt.pk, status.ended_by, duration=status.duration))
+    return "ended"
+
+
+def _lead_leg_not_placed(attempt_id: int) -> str:
+    """End a lead leg the provider never placed: no dial, no attempt (``legs``)."""
+    followups: list[Any] = []
+    with transaction.atomic():
+        call = _locked_call(attempt_id)
+        attempt = (
+            CallAttempt.objects.select_for_update()
+            .filter(
+                pk=attempt_id,
+                ended_at__isnull=True,
+                ringing_at__isnull=True,
+                answered_at__isnull=True,
+            )
+            .first()
+        )
+        if call is None or attempt is None:
+            return "ended"  # an event came meanwhile: it is no longer ours to settle
+        attempt.call = call
+        _lead_not_placed(call, attempt, followups)
+    for followup in followups:
+        followup()
     return "ended"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +120,19 @@ class World:
         for _ in range(max_steps):
             if not self.queue and not self._sweep():
                 return
+            self.step()
+        raise AssertionError("the pipeline did not settle")
+
+    def run_until(
+        self, condition: Callable[[Pending], bool], max_steps: int = 500
+    ) -> Pending:
+        """Deliver what is queued, as ``run`` does, until the next item meets ``condition``;
+        returns that item, not delivered."""
+        for _ in range(max_steps):
+            if not self.queue and not self._sweep():
+                raise AssertionError("the pipeline settled first")
+            if condition(self.queue[0]):
+                return self.queue[0]
             self.step()
         raise AssertionError("the pipeline did not settle")
 

@@ -93,9 +93,14 @@ def test_a_lead_leg_the_switch_never_placed_is_hung_up_before_it_is_given_up(
 
     lead_leg.refresh_from_db()
     call.refresh_from_db()
-    assert lead_leg.outcome == AttemptOutcome.NOANSWER
+    # Never placed: no dial, so no "no answer" and no attempt (test_undialed_lead_legs).
+    assert lead_leg.outcome == AttemptOutcome.CANCELED
+    assert lead_leg.ended_at is not None
     assert lead_leg.pk in no_callbacks  # hung up (its agent's leg too) first
-    assert call.status == CallStatus.QUEUED  # a retry on the cadence: a new leg
+    assert call.attempts == 0
+    assert call.status == CallStatus.QUEUED  # dialed again: a new leg
+    assert call.next_attempt_at is not None
+    assert call.next_attempt_at <= timezone.now()
 
 
 def test_an_answered_lead_whose_record_is_gone_is_ended_at_the_last_moment_known(
