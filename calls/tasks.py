@@ -128,7 +128,9 @@ def calls_sweep_task() -> dict[str, int]:
 
     counts = calls_sweep()
     if any(counts.values()):
-        log_event(log, "calls.swept", **counts)
+        # Items and parts that failed are logged each where they failed; the run says how many.
+        level = logging.WARNING if counts.get("failed") else logging.INFO
+        log_event(log, "calls.swept", level=level, **counts)
     return counts
 
 

@@ -5,11 +5,13 @@ and settles legs the provider went silent on from the provider's own record.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from contextlib import nullcontext
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import DateTimeField, Exists, OuterRef, Q
 from django.db.models.functions import Coalesce, Greatest
 from django.utils import timezone
@@ -21,12 +23,14 @@ from calls.pipeline.broker import HELD_BY_BROKER
 from calls.pipeline.events import _locked_call, call_event
 from calls.pipeline.legs import _lead_not_placed
 from calls.pipeline.transitions import _finish, _seconds
-from calls.pipeline.waiting import calls_hand_over
+from calls.pipeline.waiting import calls_hand_over_counted
 from calls.telephony import PROVIDERS, provider_named
 from calls.telephony.base import Event, EventKind, LegStatus, TelephonyUnavailable
 from calls.workers import losses_take
 from core.logging import log_event
+from core.sweeps import Tally, each
 
+T = TypeVar("T")
 # The pipeline logs as the service layer it is (the name operators filter on).
 log = logging.getLogger("calls.services")
 
@@ -43,11 +47,11 @@ UNDIALED_AFTER = timedelta(seconds=10)
 def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Re-drive from the database whatever no task is driving: due queued calls with no
     setup pending, dials never requested, legs the provider went silent on (settled from
-    the provider's record), free agents while calls wait, and recordings not stored.
-    Returns how many of each."""
+    the provider's record), free agents while calls wait, answered calls left without an
+    end, and recordings not stored. Each item in its own guard (``core.sweeps.each``: one
+    that keeps failing is set aside for a person) and each part too, so nothing one call
+    does stops the others. Returns how many of each, and how many items and parts failed."""
     now = now or timezone.now()
-    # Pending setups and dials whose holder may have been lost are all sent again, once.
-    lost = losses_take(now=now)
     counts = {
         "queued": 0,
         "undialed": 0,
@@ -55,7 +59,54 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
         "handed_over": 0,
         "answered_finished": 0,
         "recordings": 0,
+        "failed": 0,
     }
+    # Pending setups and dials whose holder may have been lost are all sent again, once.
+    lost = bool(_part(counts, "losses", lambda: losses_take(now=now)))
+    _part(counts, "queued", lambda: _queued_sweep(now, lost))
+    _part(counts, "undialed", lambda: _undialed_sweep(now, lost))
+    _part(counts, "silent", lambda: _silent_sweep(now))
+    _part(counts, "handed_over", lambda: _done(*calls_hand_over_counted(now=now)))
+    _part(counts, "answered_finished", lambda: _done(*_answered_finish_counted()))
+    _part(counts, "recordings", lambda: media.recordings_sweep(now=now))
+    return counts
+
+
+def _part(counts: dict[str, int], name: str, run: Callable[[], T]) -> T | None:
+    """Run one part of the sweep in its own guard: its error is logged (its type, never
+    its data) and counted, and the sweep goes on with the next part. Its count (a number,
+    or a ``Tally`` whose failed items are counted too) is added to ``counts[name]``."""
+    guard = transaction.atomic() if connection.in_atomic_block else nullcontext()
+    try:
+        with guard:
+            result = run()
+    except Exception as error:
+        counts["failed"] += 1
+        log_event(
+            log,
+            "calls.sweep_part_failed",
+            level=logging.ERROR,
+            part=name,
+            error=type(error).__name__,
+            then="the other parts go on; the next sweep runs it again",
+        )
+        log.debug("calls sweep part %s failed", name, exc_info=True)
+        return None
+    if isinstance(result, Tally):
+        counts["failed"] += result.failed
+        counts[name] += result.handled
+    elif isinstance(result, int) and not isinstance(result, bool):
+        counts[name] += result
+    return result
+
+
+def _done(done: list[int], tally: Tally) -> Tally:
+    """A part's tally counting what it did (``done``) rather than the items it handled."""
+    return Tally(handled=len(done), failed=tally.failed, set_aside=tally.set_aside)
+
+
+def _queued_sweep(now: datetime, lost: bool) -> Tally:
+    """Dispatch due queued calls with no setup pending (or one whose holder was lost)."""
     # Due now, or soon enough for the broker to hold it until then (a retry, a schedule
     # opening): it is dialed on time, not at the first sweep after.
     # A call created moments ago with no setup pending is still being handed over by the
@@ -76,9 +127,11 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
             Q(setup_dispatched_at__isnull=True)
             | Q(setup_dispatched_at__lt=now - PENDING_AT_MOST)
         )
-    for call_id, due_at, pending in due.values_list(
-        "pk", "next_attempt_at", "setup_dispatched_at"
-    ).iterator():
+    dispatched = 0
+
+    def dispatch(row: tuple[int, datetime | None, datetime | None]) -> None:
+        nonlocal dispatched
+        call_id, due_at, pending = row
         at = due_at if due_at and due_at > now else None
         # Marked first, and only if no one else marked it since it was read: a hand-over or
         # a sweep running beside this one leaves it alone while this one is pending.
@@ -86,7 +139,21 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
             pk=call_id, status=CallStatus.QUEUED, setup_dispatched_at=pending
         ).update(setup_dispatched_at=at or now):
             broker.dispatch_setup(call_id, at=at)
-            counts["queued"] += 1
+            dispatched += 1
+
+    tally = each(
+        sweep="calls.queued",
+        items=due.values_list(
+            "pk", "next_attempt_at", "setup_dispatched_at"
+        ).iterator(),
+        handle=dispatch,
+        key=lambda row: row[0],
+    )
+    return Tally(handled=dispatched, failed=tally.failed, set_aside=tally.set_aside)
+
+
+def _undialed_sweep(now: datetime, lost: bool) -> Tally:
+    """Dial agent legs whose dial was never requested (or whose dial task was lost)."""
     undialed = CallAttempt.objects.filter(
         leg=Leg.AGENT, dial_requested_at__isnull=True, ended_at__isnull=True
     )
@@ -95,13 +162,21 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
             Q(dial_dispatched_at__isnull=True, created_at__lt=now - UNDIALED_AFTER)
             | Q(dial_dispatched_at__lt=now - PENDING_AT_MOST)
         )
-    for attempt_id in undialed.values_list("pk", flat=True):
-        broker.dispatch_dial(attempt_id)
-        counts["undialed"] += 1
-    for attempt_id in _silent_legs(now):
+    return each(
+        sweep="calls.undialed",
+        items=list(undialed.values_list("pk", flat=True)),
+        handle=broker.dispatch_dial,
+    )
+
+
+def _silent_sweep(now: datetime) -> Tally:
+    """Settle the legs the provider went silent on from its own record."""
+
+    def settle(attempt_id: int) -> None:
         try:
             attempt_settle(attempt_id=attempt_id, now=now)
         except TelephonyUnavailable as error:
+            # The provider, not this leg: no failure of the leg, asked again next time.
             log_event(
                 log,
                 "call.leg_check_failed",
@@ -110,11 +185,8 @@ def calls_sweep(*, now: datetime | None = None) -> dict[str, int]:
                 error=str(error),
                 then="the next sweep asks again",
             )
-        counts["silent"] += 1
-    counts["handed_over"] = len(calls_hand_over(now=now))
-    counts["answered_finished"] = len(calls_answered_finish())
-    counts["recordings"] = media.recordings_sweep(now=now)
-    return counts
+
+    return each(sweep="calls.silent", items=_silent_legs(now), handle=settle)
 
 
 def _silent_legs(now: datetime) -> list[int]:
@@ -256,6 +328,11 @@ def calls_answered_finish() -> list[int]:
     """Answered calls with no lead leg left up but no end (a leg ended behind the call's
     back): each is finished from its answered leg, so every answered call gets its end,
     duration and ``call_completed``. Returns the calls finished."""
+    return _answered_finish_counted()[0]
+
+
+def _answered_finish_counted() -> tuple[list[int], Tally]:
+    """``calls_answered_finish``, each call in its own guard; with the sweep's tally."""
     lead_leg_up = CallAttempt.objects.filter(
         call=OuterRef("pk"), leg=Leg.LEAD, ended_at__isnull=True
     )
@@ -264,41 +341,46 @@ def calls_answered_finish() -> list[int]:
         .exclude(Exists(lead_leg_up))
         .values_list("pk", flat=True)
     )
-    finished = []
-    for call_id in stuck:
-        with transaction.atomic():
-            call = (
-                Call.objects.select_for_update(of=("self",))
-                .select_related("account")
-                .filter(pk=call_id, status=CallStatus.ANSWER, ended_at__isnull=True)
-                .first()
+    finished: list[int] = []
+
+    def finish(call_id: int) -> None:
+        if _answered_finish(call_id):
+            finished.append(call_id)
+
+    tally = each(sweep="calls.answered_finished", items=list(stuck), handle=finish)
+    return finished, tally
+
+
+def _answered_finish(call_id: int) -> bool:
+    """Finish one answered call left without an end, from its answered lead leg."""
+    with transaction.atomic():
+        call = (
+            Call.objects.select_for_update(of=("self",))
+            .select_related("account")
+            .filter(pk=call_id, status=CallStatus.ANSWER, ended_at__isnull=True)
+            .first()
+        )
+        if call is None:
+            return False
+        leg = (
+            call.attempts_log.filter(leg=Leg.LEAD, answered_at__isnull=False)
+            .order_by("-answered_at")
+            .first()
+        )
+        if leg is None or leg.answered_at is None or leg.ended_at is None:
+            # Cannot be (ANSWER comes with a lead's answer): ended now, length unknown.
+            call.duration, call.end_estimated = call.duration or 0, True
+            _finish(call, CallStatus.ANSWER, save_also=["duration", "end_estimated"])
+        else:
+            measured = leg.duration is not None
+            call.duration = (
+                leg.duration if measured else _seconds(leg.answered_at, leg.ended_at)
             )
-            if call is None:
-                continue
-            leg = (
-                call.attempts_log.filter(leg=Leg.LEAD, answered_at__isnull=False)
-                .order_by("-answered_at")
-                .first()
+            call.end_estimated = call.end_estimated or not measured
+            _finish(
+                call,
+                CallStatus.ANSWER,
+                save_also=["duration", "end_estimated"],
+                at=leg.ended_at,
             )
-            if leg is None or leg.answered_at is None or leg.ended_at is None:
-                # Cannot be (ANSWER comes with a lead's answer): ended now, length unknown.
-                call.duration, call.end_estimated = call.duration or 0, True
-                _finish(
-                    call, CallStatus.ANSWER, save_also=["duration", "end_estimated"]
-                )
-            else:
-                measured = leg.duration is not None
-                call.duration = (
-                    leg.duration
-                    if measured
-                    else _seconds(leg.answered_at, leg.ended_at)
-                )
-                call.end_estimated = call.end_estimated or not measured
-                _finish(
-                    call,
-                    CallStatus.ANSWER,
-                    save_also=["duration", "end_estimated"],
-                    at=leg.ended_at,
-                )
-        finished.append(call_id)
-    return finished
+    return True

@@ -17,6 +17,7 @@ from calls.pipeline.transitions import _finish, _hand_over, _phone_time, _requeu
 from calls.routing import agents_on_duty, free_agents_with_calls_waiting, next_opening
 from calls.signals import call_waiting
 from core.logging import log_event
+from core.sweeps import Tally, each
 from users.models import User
 
 # The pipeline logs as the service layer it is (the name operators filter on).
@@ -57,7 +58,28 @@ def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
 def calls_hand_over(*, now: datetime | None = None) -> list[int]:
     """Every free agent of an account with a call waiting is handed the oldest call they may
     take (at each schedule opening, and by every sweep). Returns the calls dispatched."""
-    return _hand_over_each(free_agents_with_calls_waiting(at=now or timezone.now()))
+    return calls_hand_over_counted(now=now)[0]
+
+
+def calls_hand_over_counted(*, now: datetime | None = None) -> tuple[list[int], Tally]:
+    """``calls_hand_over``, each agent in its own guard (``core.sweeps.each``): one agent's
+    error keeps no other agent from the calls waiting. Returns the calls dispatched and
+    the tally."""
+    agents = free_agents_with_calls_waiting(at=now or timezone.now())
+    handed: list[int] = []
+
+    def hand_over(agent_id: int) -> None:
+        with transaction.atomic():
+            call_id = _hand_over(agent_id)
+        if call_id is not None:
+            handed.append(call_id)
+
+    tally = each(
+        sweep="calls.hand_over",
+        items=list(agents.values_list("pk", flat=True)),
+        handle=hand_over,
+    )
+    return handed, tally
 
 
 def agents_on_duty_hand_over(
