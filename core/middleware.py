@@ -1,7 +1,7 @@
 """Refuse oversized API bodies before anything reads them; answer API crashes in the
-interface's shape, and a database that cannot be reached with 503 and ``Retry-After``.
-The pages' own middleware (sessions, signed-in user, messages) lets the interfaces'
-requests go straight past it."""
+interface's shape, and a database that cannot be reached with 503 and ``Retry-After``;
+answer "not found" the same way whatever DEBUG says. The pages' own middleware
+(sessions, signed-in user, messages) lets the interfaces' requests go straight past it."""
 
 import sys
 from collections.abc import Callable
@@ -12,7 +12,7 @@ from django.contrib.auth import middleware as auth
 from django.contrib.messages import middleware as messages
 from django.contrib.sessions import middleware as sessions
 from django.db.utils import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 from django.views import defaults
 
@@ -73,6 +73,35 @@ class RequestSizeLimitMiddleware:
         ):
             return error_response(_error_shape(request.path_info), PayloadTooLarge())
         return self.get_response(request)
+
+
+class NotFoundMiddleware:
+    """A 404 answered by ``not_found`` (``handler404``) with DEBUG on as with it off.
+
+    With DEBUG on, Django answers an ``Http404`` (a path that names no view, or a page's
+    "no such call") with its technical page instead of ``handler404``: ``make run`` then
+    answered an interface's caller HTML where production answers the interface's JSON.
+    Last in ``MIDDLEWARE``, so ``CommonMiddleware`` still adds a missing slash."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if (
+            settings.DEBUG
+            and response.status_code == 404
+            and request.resolver_match is None  # no view: the path named none
+        ):
+            return not_found(request, Resolver404())
+        return response
+
+    def process_exception(
+        self, request: HttpRequest, exception: Exception
+    ) -> HttpResponse | None:
+        if settings.DEBUG and isinstance(exception, Http404):
+            return not_found(request, exception)
+        return None
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

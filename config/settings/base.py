@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "users.middleware.UserTimezoneMiddleware",
     "core.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "core.middleware.NotFoundMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
