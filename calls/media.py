@@ -6,12 +6,17 @@ pending in the transaction that learns of the recording, and the audio is stored
 ``recording_store_task``: synthesis and downloads take seconds and never hold up the
 call's pipeline. Storing goes through Django's storage API (``MEDIA_ROOT`` by default, any
 django-storages backend in production), once: a stored recording is never made again.
+
+Every hand-over of a media task is marked on its row (``dispatched_at``) and sent again only
+when it may have been lost (``hand_overs_lost_before``), never because it waits in a long
+queue; media tasks run under time limits sized to their audio (``media_time_limits``).
 """
 
 from __future__ import annotations
 
 import io
 import logging
+import math
 import tempfile
 import wave
 from dataclasses import dataclass, field
@@ -23,7 +28,7 @@ import requests
 from django.conf import settings
 from django.core.files import File
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from calls import signals
@@ -35,18 +40,31 @@ from calls.models import (
     Leg,
     Recording,
     RecordingStatus,
+    WorkerBeat,
 )
+from calls.workers import BROKER
 from config.celery import publish_or_leave_to_sweep
 from core.compiled import CompiledQuery
 from core.logging import log_event
+from core.sweeps import each
 
 log = logging.getLogger(__name__)
 
 SIMULATOR = "simulator"
 MAX_TRIES = 3
-# A pending recording older than this has lost its task (a worker died, the broker
-# restarted): the sweep sends it again.
-PENDING_AT_MOST = timedelta(minutes=2)
+SWEEP_BATCH = 500
+# Redis's own default: a task delivered and neither acknowledged nor put back in this long
+# is delivered again. The filesystem broker has none; the sweep waits as long there.
+VISIBILITY_TIMEOUT_DEFAULT = 3600
+# Media tasks (speaking or fetching a recording, transcribing it) run under Celery's time
+# limits sized to their audio: this many seconds of work per second of audio (transcribing
+# reads both channels), never less than the floor nor more than the cap. The cap stays
+# below the broker's visibility timeout, which would deliver a task still running again. At
+# the soft limit the run fails as a counted try; HARD_AFTER_SOFT later it is stopped.
+MEDIA_SECONDS_PER_AUDIO_SECOND = 3.0
+MEDIA_LIMIT_FLOOR_SECONDS = 120
+MEDIA_LIMIT_CAP_SECONDS = 1800
+HARD_AFTER_SOFT_SECONDS = 30
 # Turning speech on makes recordings for calls that end from then on, and for the
 # recently ended ones it missed; never for the whole history.
 MISSING_WITHIN = timedelta(days=1)
@@ -82,11 +100,15 @@ def recording_make(*, attempt_id: int) -> Recording | None:
     attempt = _ANSWERED_SIMULATED_LEAD_LEG.first(attempt_id=attempt_id)
     if attempt is None:
         return None
+    marked = timezone.now()
     recording, made = Recording.objects.get_or_create(
-        call_id=attempt.call_id, defaults={"attempt": attempt}
+        call_id=attempt.call_id, defaults={"attempt": attempt, "dispatched_at": marked}
     )
     if made:
-        transaction.on_commit(partial(_store_later, attempt.call_id), robust=True)
+        transaction.on_commit(
+            partial(_store_later, attempt.call_id, attempt.duration, marked),
+            robust=True,
+        )
     return recording
 
 
@@ -103,10 +125,14 @@ def recording_make_ended(*, attempt: CallAttempt) -> None:
         and (attempt.duration or 0) > 0
     ):
         return
+    marked = timezone.now()  # handed over once this commits
     Recording.objects.bulk_create(
-        [Recording(call_id=attempt.call_id, attempt=attempt)], ignore_conflicts=True
+        [Recording(call_id=attempt.call_id, attempt=attempt, dispatched_at=marked)],
+        ignore_conflicts=True,
     )
-    transaction.on_commit(partial(_store_later, attempt.call_id), robust=True)
+    transaction.on_commit(
+        partial(_store_later, attempt.call_id, attempt.duration, marked), robust=True
+    )
 
 
 # Compiled once (core/compiled.py): read for every answered call the sweep finds without
@@ -138,8 +164,11 @@ def recording_source_set(*, attempt_id: int, url: str) -> Recording | None:
     if recording.status != RecordingStatus.PENDING or recording.source_url:
         return recording
     recording.source_url = f"{url}.wav"
-    recording.save(update_fields=["source_url"])
-    transaction.on_commit(partial(_store_later, attempt.call_id), robust=True)
+    recording.dispatched_at = marked = timezone.now()
+    recording.save(update_fields=["source_url", "dispatched_at"])
+    transaction.on_commit(
+        partial(_store_later, attempt.call_id, attempt.duration, marked), robust=True
+    )
     return recording
 
 
@@ -176,20 +205,40 @@ def recording_store(*, call_id: int) -> str:
 
 
 def recordings_sweep(*, now: datetime) -> int:
-    """Re-drive recordings whose task was lost (pending past ``PENDING_AT_MOST`` with tries
-    left), and with ``SIMULATOR_SPEECH`` make the missing ones of answered simulated calls
+    """Each recording alone (``core.sweeps.each``: one that fails is counted, then set
+    aside, and never stops the rest): send again the pending ones, with tries left, whose
+    hand-over may have been lost (``hand_overs_lost_before``; never one merely waiting in a
+    queue), and with ``SIMULATOR_SPEECH`` make the missing ones of answered simulated calls
     that ended lately (their lead leg ended outside the usual path). Returns how many."""
-    pending = Recording.objects.filter(
-        status=RecordingStatus.PENDING,
-        created_at__lt=now - PENDING_AT_MOST,
-        tries__lt=MAX_TRIES,
-    ).values_list("call_id", flat=True)
-    count = 0
-    for call_id in pending:
-        _store_later(call_id)
-        count += 1
+    pending = list(
+        Recording.objects.filter(status=RecordingStatus.PENDING, tries__lt=MAX_TRIES)
+        .filter(
+            Q(dispatched_at__isnull=True)
+            | Q(dispatched_at__lt=hand_overs_lost_before(now))
+        )
+        .order_by("pk")
+        .values_list("call_id", "dispatched_at", "attempt__duration")[:SWEEP_BATCH]
+    )
+    done: list[int] = []
+
+    def send_again(row: tuple[int, datetime | None, int | None]) -> None:
+        call_id, dispatched, seconds = row
+        # Marked first, and only if no one marked it since it was read: a sweep running
+        # beside this one leaves it alone.
+        if not Recording.objects.filter(
+            call_id=call_id, status=RecordingStatus.PENDING, dispatched_at=dispatched
+        ).update(dispatched_at=now):
+            return
+        try:
+            _store_later(call_id, seconds, now)
+        except BaseException:
+            _unmark(call_id, now)  # not handed over: the next sweep tries again
+            raise
+        done.append(call_id)
+
+    each(sweep="recordings", items=pending, handle=send_again, key=_first)
     if settings.SIMULATOR_SPEECH:
-        missing = (
+        answered = (
             CallAttempt.objects.filter(
                 leg=Leg.LEAD,
                 provider=SIMULATOR,
@@ -199,15 +248,56 @@ def recordings_sweep(*, now: datetime) -> int:
                 call__ended_at__gte=now - MISSING_WITHIN,
             )
             .exclude(Exists(Recording.objects.filter(call=OuterRef("call"))))
-            .order_by("call_id", "-answered_at")
-            .distinct("call_id")
-            .values_list("pk", flat=True)
+            .order_by("call_id", F("answered_at").desc(nulls_last=True), "-pk")
+            .values_list("call_id", "pk")
         )
-        for attempt_id in missing:
+        # The last answered lead leg of each call, kept here: DISTINCT ON is PostgreSQL's
+        # alone, and the embedded default runs SQLite.
+        latest: dict[int, int] = {}
+        for call_id, attempt_id in answered:
+            latest.setdefault(call_id, attempt_id)
+
+        def make(item: tuple[int, int]) -> None:
             with transaction.atomic():
-                if recording_make(attempt_id=attempt_id) is not None:
-                    count += 1
-    return count
+                if recording_make(attempt_id=item[1]) is not None:
+                    done.append(item[0])
+
+        each(
+            sweep="recordings",
+            items=list(latest.items())[:SWEEP_BATCH],
+            handle=make,
+            key=_first,
+        )
+    return len(done)
+
+
+def hand_overs_lost_before(now: datetime) -> datetime:
+    """A media task handed to the broker before this may have been lost, and is sent again:
+    the broker's visibility timeout has passed since (a delivery neither acknowledged nor
+    put back in that time was lost), or the broker answering now is a new server, which
+    may have lost what the old one held (``calls.workers`` notes the server that answers
+    at each calls sweep; its row's time is when this one was first seen). A task merely
+    waiting in a long queue is never sent twice."""
+    options: dict[str, Any] = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    visibility = float(options.get("visibility_timeout", VISIBILITY_TIMEOUT_DEFAULT))
+    before = now - timedelta(seconds=visibility)
+    seen = (
+        WorkerBeat.objects.filter(name=BROKER).values_list("beat_at", flat=True).first()
+    )
+    return max(before, seen) if seen is not None else before
+
+
+def media_time_limits(seconds: float | None) -> dict[str, int]:
+    """Celery's soft and hard time limits (seconds) of a media task on ``seconds`` of
+    audio, given per publish: a short call's task stuck in the engine is stopped soon, a
+    long one's is given its time."""
+    wanted = math.ceil((seconds or 0) * MEDIA_SECONDS_PER_AUDIO_SECOND)
+    soft = min(max(MEDIA_LIMIT_FLOOR_SECONDS, wanted), MEDIA_LIMIT_CAP_SECONDS)
+    return {"soft_time_limit": soft, "time_limit": soft + HARD_AFTER_SOFT_SECONDS}
+
+
+def _first(row: tuple[Any, ...]) -> object:
+    return row[0]
 
 
 # --- making the audio -----------------------------------------------------------------------
@@ -346,13 +436,26 @@ def _tried(recording_id: int, reason: str, *, final: bool = False) -> str:
     return recording.status
 
 
-def _store_later(call_id: int) -> None:
-    """Hand the storing to a worker; with the broker down the sweep sends it later."""
+def _store_later(
+    call_id: int, seconds: float | None = None, marked: datetime | None = None
+) -> None:
+    """Hand the storing to a worker, under time limits sized to the call's ``seconds``;
+    with the broker down its hand-over mark (``marked``) is cleared, and the next sweep
+    sends it."""
     from calls.tasks import recording_store_task
 
-    publish_or_leave_to_sweep(
+    limits: dict[str, Any] = media_time_limits(seconds)
+    if not publish_or_leave_to_sweep(
         recording_store_task,
         kwargs={"call_id": call_id},
         event="call.recording_dispatch_failed",
         log=log,
-    )
+        **limits,
+    ):
+        _unmark(call_id, marked)
+
+
+def _unmark(call_id: int, marked: datetime | None) -> None:
+    Recording.objects.filter(
+        call_id=call_id, status=RecordingStatus.PENDING, dispatched_at=marked
+    ).update(dispatched_at=None)

@@ -47,7 +47,9 @@ def storage(settings, tmp_path):
 def sent(monkeypatch) -> list[int]:
     """The calls whose ``recording_store_task`` was published (recorded, not sent)."""
     published: list[int] = []
-    monkeypatch.setattr(media, "_store_later", published.append)
+    monkeypatch.setattr(
+        media, "_store_later", lambda call_id, *hand_over: published.append(call_id)
+    )
     return published
 
 
@@ -61,6 +63,14 @@ def stored_signals() -> Iterator[list[int]]:
     signals.recording_stored.connect(receive, dispatch_uid="test-recording-stored")
     yield heard
     signals.recording_stored.disconnect(dispatch_uid="test-recording-stored")
+
+
+@pytest.fixture
+def broker_noted() -> None:
+    """The broker's server noted, as a calls worker does when it starts."""
+    from calls import workers
+
+    workers.losses_take()
 
 
 @pytest.fixture
@@ -237,27 +247,32 @@ def test_without_simulator_speech_no_recording_is_made(
 # --- the sweep ----------------------------------------------------------------------------
 
 
-def test_the_sweep_re_drives_a_pending_recording_and_makes_a_missing_one(
-    answered, sent
+def test_the_sweep_re_drives_a_lost_pending_recording_and_makes_a_missing_one(
+    broker_noted, answered, sent, settings
 ):
     sent.clear()
     now = timezone.now()
     assert services.calls_sweep(now=now)["recordings"] == 0  # just made: its task runs
+    # Its task waits in a queue no worker consumes: it is not sent again.
+    assert services.calls_sweep(now=now + timedelta(minutes=3))["recordings"] == 0
+    assert sent == []
+
+    # No outcome a visibility timeout after it was handed over: it was lost.
+    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    lost = now + timedelta(seconds=visibility + 1)
+    assert services.calls_sweep(now=lost)["recordings"] == 1
+    assert sent == [answered.pk]
+    assert services.calls_sweep(now=lost + timedelta(minutes=1))["recordings"] == 0
 
     Recording.objects.filter(call=answered).update(
-        created_at=now - timedelta(minutes=3)
+        tries=media.MAX_TRIES, dispatched_at=None
     )
-    counts = services.calls_sweep(now=now)
-    assert counts["recordings"] == 1
-    assert sent == [answered.pk]
-
-    Recording.objects.filter(call=answered).update(tries=media.MAX_TRIES)
     sent.clear()
-    assert services.calls_sweep(now=now)["recordings"] == 0
+    assert services.calls_sweep(now=lost)["recordings"] == 0
     assert sent == []
 
     Recording.objects.filter(call=answered).delete()  # its end went another way
-    assert services.calls_sweep(now=now)["recordings"] == 1
+    assert services.calls_sweep(now=lost)["recordings"] == 1
     assert Recording.objects.get(call=answered).status == RecordingStatus.PENDING
 
 
