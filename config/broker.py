@@ -30,6 +30,8 @@ import celery.app.amqp
 import kombu
 from kombu.transport import redis, virtual
 
+from core.handover import fail_fast
+
 log = logging.getLogger(__name__)
 
 
@@ -126,18 +128,6 @@ class Connection(kombu.Connection):
 
 class AMQP(celery.app.amqp.AMQP):
     Connection = Connection
-
-
-def fail_fast(app: Any, *, timeout: float) -> dict[str, Any]:
-    """Transport options for a connection that gives up on the first refused or timed-out
-    connect (no retry with kombu's waits of 2 s and more) and on a broker silent for
-    ``timeout`` seconds."""
-    return {
-        **app.conf.broker_transport_options,
-        "max_retries": 0,
-        "socket_connect_timeout": timeout,
-        "socket_timeout": timeout,
-    }
 
 
 def broker_identity(app: Any) -> str | None:

@@ -1,16 +1,13 @@
 """The Celery app. Settings come from Django's settings (``CELERY_*``)."""
 
-import contextlib
 import logging
 import os
-import threading
-import time
 from typing import Any
 
 from celery import Celery, bootsteps, signals
 from django.dispatch import Signal
 
-from config.broker import fail_fast, use_resilient_redis_transport
+from config.broker import use_resilient_redis_transport
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 # Before the app connects anywhere: a worker that loses Redis with tasks in hand must not exit.
@@ -98,114 +95,8 @@ def versions_scope_end(**kwargs: Any) -> None:
     scope_end()
 
 
-class Breaker:
-    """A circuit breaker in front of the broker, one per process. After a publish fails,
-    publishing is not tried again for ``pause`` seconds: every publish meanwhile gives up at
-    once and leaves its work to the sweep that owns it. Then one publish (one thread) tries
-    again; the rest keep giving up until it has succeeded or failed."""
+# The hand-over to the broker lives in the toolkit (core.handover), where the outbox uses
+# it; these names stay here for the apps that import them from the Celery app.
+from core.handover import breaker, publish_or_leave_to_sweep  # noqa: E402
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._closed_after = 0.0  # monotonic time from which a publish may try
-        self._failing = False
-
-    @property
-    def pause(self) -> float:
-        from django.conf import settings
-
-        return float(settings.BROKER_BREAK_SECONDS)
-
-    def allow(self) -> bool:
-        with self._lock:
-            now = time.monotonic()
-            if now < self._closed_after:
-                return False
-            if self._failing:  # this one probes; the others wait for its outcome
-                self._closed_after = now + self.pause
-            return True
-
-    def succeeded(self) -> None:
-        with self._lock:
-            self._failing, self._closed_after = False, 0.0
-
-    def failed(self) -> bool:
-        """Open the breaker; True when it was closed (the first failure of an outage)."""
-        with self._lock:
-            first = not self._failing
-            self._failing, self._closed_after = True, time.monotonic() + self.pause
-            return first
-
-
-breaker = Breaker()
-_publishers = threading.local()
-
-
-def _publisher() -> Any:
-    """This thread's connection for publishing (``fail_fast``): a publish to a broker that
-    is down costs at most ``BROKER_PUBLISH_TIMEOUT_SECONDS``."""
-    connection = getattr(_publishers, "connection", None)
-    if connection is None:
-        from django.conf import settings
-
-        timeout = float(settings.BROKER_PUBLISH_TIMEOUT_SECONDS)
-        connection = app.connection_for_write(
-            transport_options=fail_fast(app, timeout=timeout)
-        )
-        _publishers.connection = connection
-    return connection
-
-
-def _drop_publisher() -> None:
-    connection = getattr(_publishers, "connection", None)
-    _publishers.connection = None
-    if connection is not None:
-        # A broken connection may fail to close; it is dropped all the same.
-        with contextlib.suppress(Exception):
-            connection.release()
-
-
-def publish_or_leave_to_sweep(
-    task: Any,
-    *,
-    kwargs: dict[str, Any],
-    event: str,
-    log: Any,
-    then: str = "the sweep dispatches it once the broker is back",
-    **options: Any,
-) -> bool:
-    """Hand ``task`` to the broker (``options``: ``eta``, ``countdown``). A broker that is
-    down is logged as ``event`` (with ``kwargs``), not raised: the work is stored, and the
-    sweep that owns it hands it over once the broker is back. A request never waits long
-    for it: one failed publish opens the process's ``breaker``, and until it closes every
-    publish gives up at once. Returns whether it was sent."""
-    from core.logging import log_event
-
-    error = "the broker failed moments ago (breaker open)"
-    if breaker.allow():
-        try:
-            # Our own repr of the (few, small) keyword arguments: Celery's saferepr of
-            # them was a quarter of a publish's CPU.
-            task.apply_async(
-                kwargs=kwargs,
-                retry=False,
-                connection=_publisher(),
-                argsrepr="()",
-                kwargsrepr=repr(kwargs),
-                **options,
-            )
-        except Exception as failure:
-            _drop_publisher()
-            error = f"{type(failure).__name__}: {failure}"
-            if breaker.failed():
-                log_event(
-                    log,
-                    "broker.unavailable",
-                    level=logging.WARNING,
-                    error=error,
-                    then=f"publishing pauses {breaker.pause:g} s at a time until it answers",
-                )
-        else:
-            breaker.succeeded()
-            return True
-    log_event(log, event, level=logging.WARNING, **kwargs, error=error, then=then)
-    return False
+__all__ = ["app", "breaker", "broker_reconnected", "publish_or_leave_to_sweep"]
