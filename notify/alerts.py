@@ -251,6 +251,8 @@ def alerts_for_offer(*, attempt: CallAttempt) -> int:
     last = list(
         CallAttempt.objects.filter(leg=Leg.AGENT, agent_id=attempt.agent_id)
         .exclude(ended_at__isnull=True)
+        # The run this offer ends, even when told later, after the agent's next offers.
+        .filter(created_at__lte=attempt.created_at)
         .order_by("-created_at", "-id")
         .only("pk", "outcome")[:50]
     )

@@ -7,12 +7,12 @@ class NotifyConfig(AppConfig):
 
     def ready(self) -> None:
         from calls.signals import call_finished, offer_ended
-        from notify import triggers, views
+        from notify import effects, triggers, views  # noqa: F401 (effects registers its handlers)
         from scoring.panels import CALL_PANELS
         from scoring.signals import score_saved
 
-        # Told in the transaction that finished the call or saved the score: the outbox
-        # row is written there too, and handed to a worker on commit.
+        # Told in the transaction that finished the call or saved the score: the effects
+        # are recorded there (core.outbox), then built and sent by their own tasks.
         call_finished.connect(triggers.on_call_finished, dispatch_uid="notify.final")
         score_saved.connect(triggers.on_score_saved, dispatch_uid="notify.scored")
         offer_ended.connect(triggers.on_offer_ended, dispatch_uid="notify.offer")

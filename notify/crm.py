@@ -14,6 +14,7 @@ from lxml import etree
 
 from calls.models import Call, CallStatus
 from core.compiled import CompiledQuery
+from core.text import one_line, xml_safe
 from leads.adf.values import ParsedLead, Vehicle
 from notify.models import CrmSendOn, MessageKind, NotifySettings, crm_addresses
 from notify.services import message_queue
@@ -103,7 +104,7 @@ def outcome_lines(call: Call, score: Score | None) -> list[tuple[str, str]]:
 
 def _text(parent: etree._Element, tag: str, value: str, **attributes: str) -> None:
     if value:
-        etree.SubElement(parent, tag, attributes).text = value
+        etree.SubElement(parent, tag, attributes).text = xml_safe(value)
 
 
 def _vehicle(prospect: etree._Element, vehicle: Vehicle) -> None:
@@ -136,8 +137,10 @@ def writeback_adf(call: Call, score: Score | None = None) -> str:
     prospect_id = lead.prospect_id if lead else call.altid
     source = lead.prospect_source if lead else ""
     etree.SubElement(
-        prospect, "id", {"sequence": "1", **({"source": source} if source else {})}
-    ).text = prospect_id or f"call-{call.pk}"
+        prospect,
+        "id",
+        {"sequence": "1", **({"source": xml_safe(source)} if source else {})},
+    ).text = xml_safe(prospect_id or f"call-{call.pk}")
     _text(prospect, "requestdate", call.received_at.replace(microsecond=0).isoformat())
     _text(prospect, "requesttype", lead.request_type if lead else "")
     if lead:
@@ -148,21 +151,21 @@ def writeback_adf(call: Call, score: Score | None = None) -> str:
     customer = etree.SubElement(prospect, "customer")
     contact = etree.SubElement(customer, "contact")
     name = f"{call.first_name} {call.last_name}".strip()
-    etree.SubElement(contact, "name", {"part": "full"}).text = name or (
-        lead.customer.full_name if lead else ""
+    etree.SubElement(contact, "name", {"part": "full"}).text = xml_safe(
+        name or (lead.customer.full_name if lead else "")
     )
     _text(contact, "email", call.email or (lead.customer.email if lead else ""))
-    etree.SubElement(contact, "phone", {"type": "voice"}).text = call.phone
+    etree.SubElement(contact, "phone", {"type": "voice"}).text = xml_safe(call.phone)
     comments = "\n".join(
         f"{label}: {value}" for label, value in outcome_lines(call, score)
     )
-    etree.SubElement(customer, "comments").text = comments
+    etree.SubElement(customer, "comments").text = xml_safe(comments)
     vendor = etree.SubElement(prospect, "vendor")
     vendor_id = (lead.vendor.id if lead else "") or str(call.account_id)
     etree.SubElement(
         vendor, "id", {"sequence": "1", "source": "dealerId"}
-    ).text = vendor_id
-    etree.SubElement(vendor, "vendorname").text = (
+    ).text = xml_safe(vendor_id)
+    etree.SubElement(vendor, "vendorname").text = xml_safe(
         lead.vendor.name if lead and lead.vendor.name else call.account.name
     )
     provider = etree.SubElement(prospect, "provider")
@@ -208,6 +211,14 @@ _NOTIFY_SETTINGS = CompiledQuery(
 )
 
 
+def writes_back(*, account_id: int, moment: str) -> bool:
+    """Whether the account writes back to a CRM at ``moment`` ("final" or "scored")."""
+    config = _NOTIFY_SETTINGS.first(account_id=account_id)
+    return bool(
+        config and config.crm_addresses.strip() and config.crm_send_on in SENDS[moment]
+    )
+
+
 def crm_writeback_queue(*, call: Call, moment: str, score: Score | None = None) -> int:
     """Write the call's outcome back to each of its account's CRM addresses, once per
     moment ("final" or "scored") and address, when the account sends at that moment.
@@ -223,7 +234,7 @@ def crm_writeback_queue(*, call: Call, moment: str, score: Score | None = None) 
         score = Score.objects.filter(call=call).first()
     adf, text = writeback_adf(call, score), writeback_text(call, score)
     name = f"{call.first_name} {call.last_name}".strip() or call.phone
-    subject = f"Lead call outcome: {name} - {call.status}"
+    subject = one_line(f"Lead call outcome: {name} - {call.status}")
     stored = 0
     for address in addresses:
         stored += (

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import uuid
 from typing import TYPE_CHECKING
 
 from django.apps import AppConfig
@@ -15,6 +16,7 @@ class ScoringConfig(AppConfig):
     def ready(self) -> None:
         from accounts.signals import account_created
         from calls.signals import call_finished, offer_ended, transcription_saved
+        from scoring import effects  # noqa: F401 (registers its handler)
 
         account_created.connect(
             _default_scorecard, dispatch_uid="scoring.default_scorecard"
@@ -35,11 +37,16 @@ def _default_scorecard(sender: type, account: Account, **kwargs: object) -> None
 
 
 def _suggest(sender: type, call_id: int, **kwargs: object) -> None:
-    # Pure Python over a few dozen turns: cheap enough to run in the saving transaction,
-    # so suggestions never lag behind the transcription they come from.
-    from scoring.services import call_suggestions_make
+    # Recorded in the transaction that saved the transcription, made by their own task
+    # (scoring.effects): suggestions that cannot be made never undo the transcription.
+    from core.outbox import effect_record
 
-    call_suggestions_make(call_id=call_id)
+    effect_record(
+        kind="scoring.suggestions",
+        key=f"scoring.suggestions:{call_id}:{uuid.uuid4().hex}",
+        about=f"call {call_id}",
+        call_id=call_id,
+    )
 
 
 def _rollup_call(sender: type, call: Call, **kwargs: object) -> None:

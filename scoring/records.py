@@ -20,6 +20,7 @@ from django.db.models import F, QuerySet
 
 from accounts.models import Account
 from calls.models import Call, agent_label
+from core.text import NOT_XML
 from scoring.models import CATEGORY_SLOTS, Scorecard
 from scoring.selectors import day_start
 from scoring.services import scorecard_snapshot
@@ -88,9 +89,8 @@ _COLUMNS: dict[str, Any] = {
     **{f"s_{member}": F(f"score__{member}") for member in SCORE_MEMBERS},
 }
 
-# Characters XML 1.0 cannot carry (control characters, lone surrogates, U+FFFE/U+FFFF):
-# dropped, so the document is well-formed whatever was typed.
-NOT_XML = "\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff"
+# Characters XML 1.0 cannot carry (core.text.NOT_XML): dropped, so the document is
+# well-formed whatever was typed.
 _DROP = re.compile(f"[{NOT_XML}]")
 # Most values need nothing done: one search tells, and only the rest are rewritten.
 _TEXT_WORK = re.compile(f"[&<>{NOT_XML}]")

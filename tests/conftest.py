@@ -27,6 +27,25 @@ def _clear_cache() -> None:
 
 
 @pytest.fixture(autouse=True)
+def _effects_run_when_handed_over(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A side effect recorded by a change (core.outbox) is handed over once the change
+    commits; here the hand-over runs it at once, through the service its task calls, as
+    an idle worker would. Tests of the hand-over itself (``@pytest.mark.outbox``) keep the
+    real one; processes a test starts always do."""
+    if request.node.get_closest_marker("outbox"):
+        return
+    from core import outbox
+
+    monkeypatch.setattr(
+        outbox,
+        "_dispatch",
+        lambda effect_id, kind, countdown=None: outbox.effect_run(effect_id=effect_id),
+    )
+
+
+@pytest.fixture(autouse=True)
 def _broker_breaker_closed() -> Iterator[None]:
     """A broker a test made fail opens this process's breaker (config/celery.py); the next
     test starts with it closed."""

@@ -78,6 +78,13 @@ def _template(config: TextingSettings, purpose: str) -> str:
     return templates[purpose]
 
 
+def texts_automatically(*, account: Account, purpose: str) -> bool:
+    """Whether the account sends its automatic text of ``purpose`` at all (texting on, the
+    template not empty): read from the shared cache, so asking costs no query."""
+    config = texting_settings_of(account)
+    return bool(config and config.enabled and _template(config, purpose))
+
+
 def text_automatic(
     *, call: Call, purpose: str, opening: datetime | None = None
 ) -> Text | None:

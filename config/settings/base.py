@@ -378,6 +378,12 @@ CELERY_BEAT_SCHEDULE = {
         "task": "notify.tasks.messages_sweep_task",
         "schedule": timedelta(seconds=env.float("MESSAGES_SWEEP_SECONDS", default=10)),
     },
+    # Side effects (write-backs, alerts, texts, suggestions: core.outbox) the broker never
+    # got, or whose hand-over was lost.
+    "effects-sweep": {
+        "task": "core.tasks.effects_sweep_task",
+        "schedule": timedelta(seconds=env.float("EFFECTS_SWEEP_SECONDS", default=10)),
+    },
     # Leads waiting for an agent too long, agents missing offers in a row; reports due.
     "alerts-sweep": {
         "task": "notify.tasks.alerts_sweep_task",
@@ -412,6 +418,7 @@ SWEEPS_ON_CONNECT = [
     "webhooks-sweep",
     "texts-sweep",
     "messages-sweep",
+    "effects-sweep",
 ]
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".

@@ -112,7 +112,9 @@ def test_a_narrowed_credential_is_routed_within_its_reach_only(tenant, routed):
     assert outcome(narrowed)[1] == Outcome.NO_VENDOR
 
 
-def test_texting_settings_changed_reach_the_next_leads_instant_text(tenant, routed):
+def test_texting_settings_changed_reach_the_next_leads_instant_text(
+    tenant, routed, django_capture_on_commit_callbacks
+):
     """The account's texting settings come from the shared cache (an account without any
     is cached as such): switching texting on, then off, reaches the very next lead."""
     from texting.models import Purpose, Text
@@ -124,14 +126,17 @@ def test_texting_settings_changed_reach_the_next_leads_instant_text(tenant, rout
             )
         )
 
-    _, before = post(tenant.headers)
+    with django_capture_on_commit_callbacks(execute=True):
+        _, before = post(tenant.headers)
     config = texting_on(
         tenant.account, instant_enabled=True, instant_template="Hi {first_name}!"
     )
-    _, on = post(tenant.headers)
+    with django_capture_on_commit_callbacks(execute=True):
+        _, on = post(tenant.headers)
     config.enabled = False
     config.save()
-    _, off = post(tenant.headers)
+    with django_capture_on_commit_callbacks(execute=True):
+        _, off = post(tenant.headers)
 
     assert (instant_texts(before), instant_texts(on), instant_texts(off)) == (
         [],

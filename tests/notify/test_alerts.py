@@ -275,10 +275,15 @@ def test_a_call_scored_with_alert_tags_alerts_once_per_tag(
     manager_of(account, "boss@frontrange.example")
     scorer = in_role("Scorer", accounts=[account])
     call = CallFactory(account=account)
-    score_save(call=call, scorer=scorer, values={"alert": "Hot lead"})
-    score_save(call=call, scorer=scorer, values={"alert": "Hot lead", "notes": "x"})
+    with django_capture_on_commit_callbacks(execute=True):
+        score_save(call=call, scorer=scorer, values={"alert": "Hot lead"})
+    with django_capture_on_commit_callbacks(execute=True):
+        score_save(call=call, scorer=scorer, values={"alert": "Hot lead", "notes": "x"})
     assert [m.subject for m in alerts()] == ["Hot lead: Sam Rivera"]
-    score_save(call=call, scorer=scorer, values={"alert": "Hot lead, Unhappy customer"})
+    with django_capture_on_commit_callbacks(execute=True):
+        score_save(
+            call=call, scorer=scorer, values={"alert": "Hot lead, Unhappy customer"}
+        )
     assert [m.subject for m in alerts()] == [
         "Hot lead: Sam Rivera",
         "Unhappy customer: Sam Rivera",

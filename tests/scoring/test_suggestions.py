@@ -222,10 +222,13 @@ CONVERSATION = [
 ]
 
 
-def test_saving_a_transcription_stores_the_default_scorecard_s_suggestions(call):
-    call_transcription_save(
-        call=call, turns=CONVERSATION, summary="Booked a test drive."
-    )
+def test_saving_a_transcription_stores_the_default_scorecard_s_suggestions(
+    call, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        call_transcription_save(
+            call=call, turns=CONVERSATION, summary="Booked a test drive."
+        )
     members = CallSuggestions.objects.get(call=call).members
     names = {
         f"cat{c.slot}": c.name
@@ -257,15 +260,19 @@ def test_saving_a_transcription_stores_the_default_scorecard_s_suggestions(call)
     )
 
 
-def test_an_account_s_own_phrases_and_a_new_transcription_replace_the_suggestions(call):
-    call_transcription_save(call=call, turns=CONVERSATION)
+def test_an_account_s_own_phrases_and_a_new_transcription_replace_the_suggestions(
+    call, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        call_transcription_save(call=call, turns=CONVERSATION)
     ScorecardChoice.objects.filter(
         scorecard__account=call.account, kind="alert", name="Hot lead"
     ).update(phrases="test drive", side="agent")
     ScorecardChoice.objects.filter(
         scorecard__account=call.account, name="Unhappy customer"
     ).update(phrases="")
-    call_transcription_save(call=call, turns=CONVERSATION[:1] + CONVERSATION[4:])
+    with django_capture_on_commit_callbacks(execute=True):
+        call_transcription_save(call=call, turns=CONVERSATION[:1] + CONVERSATION[4:])
     members = CallSuggestions.objects.get(call=call).members
     assert members["alert"]["value"] == "Hot lead"
     assert members["alert"]["line"] == 1

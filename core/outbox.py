@@ -1,0 +1,207 @@
+"""The one outbox for side effects: a change's state moves on whatever its effects do.
+
+A receiver of a change (a call's end, a score saved, an offer ended) only *records* what
+must follow, with ``effect_record``: a row of a kind and ids, written in the change's
+transaction, that nothing in the data can make fail. Once that commits, the row is handed
+to a worker (``core.tasks.effect_run_task``), which *builds and sends* it by calling the
+kind's handler (registered with ``@effect``) in a transaction of its own. A handler that
+raises fails that one effect, with its reason, never the change; the row is shown on the
+support overview, where support sends it again.
+
+Every retry is bounded and every hand-over marked:
+
+- a database out of reach is transient: tried again with a growing wait, at most
+  ``MAX_TRIES`` times; anything else (a bug, a value the builder cannot take) fails at
+  once, since trying again meets the same error;
+- ``dispatched_at`` marks a hand-over; the sweep sends an effect again only when it was
+  never handed over (the broker was down) or its hand-over is older than
+  ``EFFECT_LOST_AFTER`` (the broker's visibility timeout: a task held that long was lost),
+  so a stopped worker never makes the queue hold more than one task per effect.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
+
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from core.handover import publish_or_leave_to_sweep
+from core.logging import log_event, log_event_on_commit
+from core.models import Effect, EffectStatus
+
+log = logging.getLogger(__name__)
+
+MAX_TRIES = 6
+FIRST_WAIT = 10.0  # seconds; doubled after each transient failure
+# The sweep leaves a new effect this long to the task handed over on commit.
+SWEEP_GRACE = timedelta(seconds=30)
+TRANSIENT = (OperationalError, InterfaceError)
+
+
+@dataclass(frozen=True)
+class Handler:
+    run: Callable[..., object]
+    queue: str
+
+
+HANDLERS: dict[str, Handler] = {}
+
+
+def effect(kind: str, *, queue: str = "default") -> Callable[[Callable[..., Any]], Any]:
+    """Register the handler that builds and sends effects of ``kind``; it takes the
+    effect's params as keyword arguments and must be safe to run twice (its rows keyed)."""
+
+    def register(run: Callable[..., Any]) -> Callable[..., Any]:
+        HANDLERS[kind] = Handler(run=run, queue=queue)
+        return run
+
+    return register
+
+
+def effect_record(*, kind: str, key: str, about: str = "", **params: Any) -> bool:
+    """In the caller's transaction: record that ``kind`` must follow (once per ``key``),
+    handed to a worker once the transaction commits. Returns whether it was new."""
+    if (
+        kind not in HANDLERS
+    ):  # a programming error, caught by every test that records it
+        raise LookupError(f"no handler for the effect {kind!r}")
+    now = timezone.now()
+    # A savepoint: a key already recorded (the same change seen twice) is no error.
+    with transaction.atomic():
+        row, created = Effect.objects.get_or_create(
+            key=key[:200],
+            defaults={"kind": kind, "params": params, "about": about, "due_at": now},
+        )
+    if created:
+        transaction.on_commit(partial(_dispatch, row.pk, kind), robust=True)
+    return created
+
+
+def _dispatch(effect_id: int, kind: str, countdown: float | None = None) -> None:
+    from core.tasks import effect_run_task
+
+    if publish_or_leave_to_sweep(
+        effect_run_task,
+        kwargs={"effect_id": effect_id},
+        event="effect.dispatch_failed",
+        log=log,
+        queue=HANDLERS[kind].queue,
+        countdown=countdown,
+    ):
+        Effect.objects.filter(pk=effect_id, status=EffectStatus.PENDING).update(
+            dispatched_at=timezone.now()
+        )
+
+
+def effect_run(*, effect_id: int) -> str:
+    """Build and send one due effect, once: the row is locked, its handler runs in the
+    same transaction and the row is marked done with it, so a second delivery finds it
+    done. A failure rolls back the handler's writes alone and is recorded on the row."""
+    with transaction.atomic():
+        row = Effect.objects.select_for_update().filter(pk=effect_id).first()
+        if row is None or row.status != EffectStatus.PENDING:
+            return "done"
+        if row.due_at > timezone.now():
+            return "not due"
+        handler = HANDLERS.get(row.kind)
+        try:
+            with transaction.atomic():
+                if handler is None:
+                    raise LookupError(f"no handler for the effect {row.kind!r}")
+                handler.run(**row.params)
+        except Exception as error:
+            failure: Exception | None = error
+        else:
+            failure = None
+            row.status, row.done_at, row.error = EffectStatus.DONE, timezone.now(), ""
+            row.tries += 1
+            row.save(update_fields=["status", "done_at", "error", "tries"])
+            log_event_on_commit(log, "effect.done", effect_id=row.pk, kind=row.kind)
+    if failure is None:
+        return "done"
+    return _failed(row, failure)
+
+
+def _failed(row: Effect, error: Exception) -> str:
+    """Count the try; a transient error waits and is tried again, anything else (and the
+    last try) fails the effect with its reason."""
+    now = timezone.now()
+    tries = row.tries + 1
+    reason = f"{type(error).__name__}: {error}"[:2000]
+    transient = isinstance(error, TRANSIENT) and tries < MAX_TRIES
+    wait = FIRST_WAIT * 2 ** (tries - 1)
+    Effect.objects.filter(pk=row.pk, status=EffectStatus.PENDING).update(
+        tries=tries,
+        error=reason,
+        status=EffectStatus.PENDING if transient else EffectStatus.FAILED,
+        due_at=now + timedelta(seconds=wait) if transient else row.due_at,
+        dispatched_at=now if transient else row.dispatched_at,
+    )
+    # The reason may quote the data (a name): its type alone in the log.
+    log_event(
+        log,
+        "effect.retry" if transient else "effect.failed",
+        level=logging.WARNING if transient else logging.ERROR,
+        effect_id=row.pk,
+        kind=row.kind,
+        about=row.about,
+        tries=tries,
+        error=type(error).__name__,
+    )
+    if transient:
+        _dispatch(row.pk, row.kind, countdown=wait)
+        return "retry"
+    return "failed"
+
+
+def effect_send_again(*, effect: Effect) -> None:
+    """Support's "send again": a failed (or stuck) effect is tried anew, its count reset."""
+    Effect.objects.filter(pk=effect.pk).exclude(status=EffectStatus.DONE).update(
+        status=EffectStatus.PENDING, tries=0, due_at=timezone.now(), dispatched_at=None
+    )
+    transaction.on_commit(partial(_dispatch, effect.pk, effect.kind), robust=True)
+
+
+def lost_after() -> timedelta:
+    """A hand-over older than this was lost: the broker's visibility timeout (Redis puts a
+    task a worker took back after it), or ``EFFECT_LOST_AFTER_SECONDS``."""
+    seconds: Any = getattr(settings, "EFFECT_LOST_AFTER_SECONDS", None)
+    if not seconds:
+        options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+        seconds = options.get("visibility_timeout", 3600)
+    return timedelta(seconds=float(seconds))
+
+
+def effects_sweep(*, now: datetime | None = None) -> int:
+    """Hand over every due effect never handed over (the broker was down) or whose
+    hand-over was lost. Returns how many were handed over."""
+    now = now or timezone.now()
+    due = list(
+        Effect.objects.filter(status=EffectStatus.PENDING, due_at__lte=now)
+        .filter(
+            Q(dispatched_at__isnull=True, created_at__lt=now - SWEEP_GRACE)
+            | Q(dispatched_at__lt=now - lost_after())
+        )
+        .order_by("due_at")
+        .values_list("pk", "kind")[:1000]
+    )
+    for effect_id, kind in due:
+        _dispatch(effect_id, kind)
+    return len(due)
+
+
+def effects_run_pending() -> dict[str, str]:
+    """Run every due pending effect here and now, as a worker would (the command line,
+    tests, the embedded default's checks). Returns each effect's key and outcome."""
+    due = Effect.objects.filter(
+        status=EffectStatus.PENDING, due_at__lte=timezone.now()
+    ).values_list("pk", "key")
+    return {key: effect_run(effect_id=pk) for pk, key in list(due)}
