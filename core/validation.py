@@ -72,6 +72,23 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 
 _COMMON = {"required": REQUIRED, "null": REQUIRED}
 NULL_CHARACTERS = "The {attribute} may not contain null characters."
+CONTROL_CHARACTERS = "The {attribute} field must not contain control characters."
+# C0 controls and DEL (CONTRACT.md "Common"). NUL has its own message (NULL_CHARACTERS);
+# a multi-line member (a bio) may hold TAB, LF and CR.
+_CONTROL = re.compile("[\x01-\x1f\x7f]")
+_CONTROL_IN_TEXT = re.compile("[\x01-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class NoControlCharacters:
+    """Refuses C0 control characters and DEL (TAB, LF and CR too unless ``multiline``):
+    they break every XML document, e-mail header and CSV line a value is written to."""
+
+    def __init__(self, *, multiline: bool = False) -> None:
+        self.pattern = _CONTROL_IN_TEXT if multiline else _CONTROL
+
+    def __call__(self, value: Any) -> None:
+        if isinstance(value, str) and self.pattern.search(value):
+            raise serializers.ValidationError(CONTROL_CHARACTERS)
 
 
 class CharField(serializers.CharField):
@@ -84,9 +101,12 @@ class CharField(serializers.CharField):
         "encoding": "The {{attribute}} must be valid UTF-8 text.",
     }
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, multiline: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.validators = _in_our_words(self.validators)
+        self.validators = [
+            *_in_our_words(self.validators),
+            NoControlCharacters(multiline=multiline),
+        ]
 
     def to_internal_value(self, data: Any) -> str:
         return _storable(self, super().to_internal_value(data))

@@ -28,6 +28,7 @@ from accounts.models import Account
 from calls.models import Call
 from config.celery import publish_or_leave_to_sweep
 from core.logging import log_event, log_event_on_commit
+from core.text import one_line
 from notify.models import Channel, Message, MessageStatus
 from users.models import User
 
@@ -72,7 +73,8 @@ def message_queue(
         "kind": kind,
         "channel": channel,
         "to": "\n".join(to) if isinstance(to, list) else to,
-        "subject": subject[:255],
+        # One line: a CR/LF from a lead's name would start another header (core.text).
+        "subject": one_line(subject)[:255],
         "text": text,
         "html": html,
         "adf": adf,
@@ -134,7 +136,7 @@ def message_email(message: Message) -> EmailMultiAlternatives:
     """The e-mail of a message: the plain text, the HTML with its inline images, and a
     CRM write-back's ADF document as ``lead.xml``."""
     email = (_WithInlineImages if message.images else EmailMultiAlternatives)(
-        subject=message.subject,
+        subject=one_line(message.subject),  # a row stored before subjects were cleaned
         body=message.text,
         from_email=settings.NOTIFY_FROM_EMAIL,
         to=message.recipients,
@@ -184,6 +186,10 @@ def message_send(*, message_id: int) -> str:
         message_email(message).send(fail_silently=False)
     except (smtplib.SMTPException, OSError, AnymailError) as error:
         return _failed(message, error)
+    except (
+        Exception
+    ) as error:  # a message that cannot be built: the next try is the same
+        return _failed(message, error, for_good=True)
     Message.objects.filter(pk=message.pk).update(
         status=MessageStatus.SENT,
         sent_at=timezone.now(),
@@ -200,10 +206,10 @@ def message_send(*, message_id: int) -> str:
     return "sent"
 
 
-def _failed(message: Message, error: Exception) -> str:
+def _failed(message: Message, error: Exception, *, for_good: bool = False) -> str:
     now = timezone.now()
     reason = f"{type(error).__name__}: {error}"[:2000]
-    if _refused_for_good(error) or message.attempts >= MAX_TRIES:
+    if for_good or _refused_for_good(error) or message.attempts >= MAX_TRIES:
         Message.objects.filter(pk=message.pk).update(
             status=MessageStatus.FAILED, status_at=now, error=reason
         )
@@ -213,7 +219,7 @@ def _failed(message: Message, error: Exception) -> str:
             level=logging.WARNING,
             message_id=message.pk,
             tries=message.attempts,
-            error=reason,
+            error=type(error).__name__,  # the text may quote a name: on the row only
         )
         return "failed"
     wait = _wait(message.attempts)
@@ -232,7 +238,7 @@ def _failed(message: Message, error: Exception) -> str:
         message_id=message.pk,
         tries=message.attempts,
         wait=wait.total_seconds(),
-        error=reason,
+        error=type(error).__name__,
     )
     if soon:
         _dispatch(message.pk, countdown=wait.total_seconds())
@@ -262,9 +268,16 @@ def messages_sweep(*, now: datetime | None = None) -> int:
     """Hand over every due message the broker never got, and try again those whose
     worker was lost mid-send. Returns the messages handed over."""
     now = now or timezone.now()
-    Message.objects.filter(
+    lost = Message.objects.filter(
         status=MessageStatus.SENDING, status_at__lt=now - SENDING_LOST_AFTER
-    ).update(
+    )
+    # Each lost send was a try (counted when it was claimed): the last one fails the message.
+    lost.filter(attempts__gte=MAX_TRIES).update(
+        status=MessageStatus.FAILED,
+        status_at=now,
+        error=f"The worker was lost while sending, {MAX_TRIES} times.",
+    )
+    lost.update(
         status=MessageStatus.PENDING, status_at=now, due_at=now, dispatched_at=None
     )
     due = list(

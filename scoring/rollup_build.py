@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallAttempt, CallStatus, Leg
+from core.sweeps import each
 from scoring.models import (
     RollupCoverage,
     RollupDay,
@@ -102,15 +103,26 @@ def rollup_sweep(*, days: int = SWEEP_DAYS, marks: int = SWEEP_MARKS) -> dict[st
     yesterday, at most ``days`` account-days. Returns the days computed each way."""
     refreshed = _refresh_marked(marks)
     added = 0
-    for pk, zone, through, cut_in in Account.objects.order_by("pk").values_list(
-        "pk", "timezone", "rollup_coverage__through", "rollup_coverage__timezone"
-    ):
+
+    def extend(row: tuple[int, str, date | None, str | None]) -> None:
+        # Each account alone (core.sweeps): one that fails never holds back the rest.
+        nonlocal added
+        pk, zone, through, cut_in = row
         until = _yesterday(zone)
-        if cut_in == zone and through is not None and through >= until:
-            continue
-        if added >= days:
-            break
+        if added >= days or (
+            cut_in == zone and through is not None and through >= until
+        ):
+            return
         added += _extend(pk, until=until, days=days - added)
+
+    each(
+        sweep="rollup",
+        items=Account.objects.order_by("pk").values_list(
+            "pk", "timezone", "rollup_coverage__through", "rollup_coverage__timezone"
+        ),
+        handle=extend,
+        key=lambda row: row[0],
+    )
     return {"refreshed": refreshed, "added": added}
 
 

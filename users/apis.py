@@ -151,6 +151,7 @@ class UserCreateInput(v.Serializer):
     )
     companyRole = v.CharField(
         source="company_role",
+        multiline=True,
         max_length=255,
         allow_null=True,
         allow_blank=True,
@@ -168,7 +169,13 @@ class UserCreateInput(v.Serializer):
     )
     timezone = v.CharField(max_length=64, required=False)
     country = v.CharField(max_length=255, required=False)
-    bio = v.CharField(max_length=255, allow_null=True, allow_blank=True, required=False)
+    bio = v.CharField(
+        max_length=255,
+        multiline=True,
+        allow_null=True,
+        allow_blank=True,
+        required=False,
+    )
     code = v.CharField(max_length=10, allow_null=True, required=False)
     twelveHourTimeFormat = v.BooleanField(
         source="twelve_hour_time_format", required=False

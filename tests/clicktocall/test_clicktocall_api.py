@@ -550,6 +550,21 @@ def test_user_id_is_required_without_user_phone_number(api_client, tenant, membe
             "Pat\x00",
             "The customer first name may not contain null characters.",
         ),
+        (
+            "customer_first_name",
+            "Ctl\u0001\u000bchar",
+            "The customer first name field must not contain control characters.",
+        ),
+        (
+            "customer_last_name",
+            "Eve\r\nBcc: evil@example.com",
+            "The customer last name field must not contain control characters.",
+        ),
+        (
+            "user_phone_number",
+            "+1720555\u007f0199",
+            "The user phone number field must not contain control characters.",
+        ),
         ("user_id", ["1"], "The user id must be a string."),
         ("user_id", "1" * 21, "The user id may not be greater than 20 characters."),
     ],

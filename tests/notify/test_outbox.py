@@ -10,6 +10,7 @@ import pytest
 from anymail.backends.test import EmailBackend as AnymailTestBackend
 from anymail.exceptions import AnymailRecipientsRefused
 from django.core import mail
+from django.core.mail import BadHeaderError
 from django.utils import timezone
 
 from notify import services
@@ -225,3 +226,59 @@ def test_a_provider_through_django_anymail_sends_it_and_a_refusal_is_final(
     refused.refresh_from_db()
     assert refused.status == MessageStatus.FAILED
     assert "every recipient refused" in refused.error
+
+
+def test_a_message_that_cannot_be_built_fails_at_once_with_its_reason(
+    django_capture_on_commit_callbacks, dispatched, monkeypatch
+):
+    """A header Django refuses (a CR/LF stored in a row before subjects were cleaned, or
+    any error that is not the network's) is the same on every try: failed, not retried."""
+    message = store(django_capture_on_commit_callbacks)
+
+    def refused(message):
+        raise BadHeaderError("Header values can't contain newlines")
+
+    monkeypatch.setattr(services, "message_email", refused)
+
+    assert message_send(message_id=message.pk) == "failed"
+    message.refresh_from_db()
+    assert (message.status, message.attempts) == (MessageStatus.FAILED, 1)
+    assert message.error == "BadHeaderError: Header values can't contain newlines"
+    assert messages_sweep(now=timezone.now() + timedelta(hours=2)) == 0
+
+
+def test_a_subject_stored_with_a_line_break_goes_out_on_one_line(
+    django_capture_on_commit_callbacks, dispatched, settings
+):
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    message = store(django_capture_on_commit_callbacks)
+    Message.objects.filter(pk=message.pk).update(subject="Eve\r\nBcc: evil@x.example")
+
+    assert message_send(message_id=message.pk) == "sent"
+    (sent,) = mail.outbox
+    assert sent.subject == "Eve Bcc: evil@x.example"
+    assert sent.bcc == []
+
+
+def test_a_send_lost_again_and_again_is_given_up_not_retried_forever(
+    django_capture_on_commit_callbacks, dispatched
+):
+    """Each lost send counted as a try: the sweep that finds the last one lost fails it."""
+    message = store(django_capture_on_commit_callbacks)
+    dispatched.clear()
+    now = timezone.now()
+    for tries in range(1, services.MAX_TRIES + 1):
+        Message.objects.filter(pk=message.pk).update(
+            status=MessageStatus.SENDING,
+            status_at=now - services.SENDING_LOST_AFTER - timedelta(seconds=1),
+            attempts=tries,
+        )
+        messages_sweep(now=now)
+        message.refresh_from_db()
+        expected = MessageStatus.FAILED if tries == services.MAX_TRIES else "pending"
+        assert message.status == expected, tries
+
+    assert len(dispatched) == services.MAX_TRIES - 1
+    assert message.error == (
+        f"The worker was lost while sending, {services.MAX_TRIES} times."
+    )
