@@ -17,6 +17,7 @@ from accounts.models import ApiKey, ScoredDataKey
 from accounts.selectors import keys_recently_used
 from calls.selectors import DIALING_SILENT_AFTER, QUEUED_OVERDUE_AFTER, calls_summary
 from core.admin import zoned
+from core.outbox import effects_summary
 from insights.selectors import transcriptions_summary
 from leads.models import Outcome
 from leads.selectors import REFUSED, leads_intake_summary
@@ -149,6 +150,10 @@ def support_overview(request: HttpRequest) -> dict[str, Any]:
                 "transcriptions", "Transcriptions", _transcription_rows(now)
             )
         )
+    if user.has_perm("core.view_effect") and user.has_perm("core.view_setaside"):
+        sections.append(
+            OverviewSection("effects", "Side effects and sweeps", _effect_rows(now))
+        )
     if user.has_perm("accounts.view_apicredential") and user.has_perm(
         "accounts.view_account"
     ):
@@ -203,6 +208,27 @@ def _webhook_rows(now: datetime) -> list[OverviewRow]:
         ),
         OverviewRow(
             "Deliveries waiting", summary.waiting, f"{deliveries}?status__exact=pending"
+        ),
+    ]
+
+
+def _effect_rows(now: datetime) -> list[OverviewRow]:
+    """Effects failed (each with its reason, and "send again") or waiting, and sweep items
+    set aside after failing again and again."""
+    summary = effects_summary(since=now - timedelta(hours=24))
+    effects = reverse("admin:core_effect_changelist")
+    aside = reverse("admin:core_setaside_changelist")
+    return [
+        OverviewRow(
+            "Effects failed, last 24 hours",
+            summary.failed,
+            f"{effects}?status__exact=failed&created=24h",
+        ),
+        OverviewRow(
+            "Effects waiting", summary.pending, f"{effects}?status__exact=pending"
+        ),
+        OverviewRow(
+            "Sweep items set aside", summary.set_aside, f"{aside}?set_aside__exact=1"
         ),
     ]
 

@@ -30,12 +30,12 @@ from typing import Any
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
-from django.db.models import Q
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from core.handover import publish_or_leave_to_sweep
 from core.logging import log_event, log_event_on_commit
-from core.models import Effect, EffectStatus
+from core.models import Effect, EffectStatus, SetAside
 
 log = logging.getLogger(__name__)
 
@@ -205,3 +205,24 @@ def effects_run_pending() -> dict[str, str]:
         status=EffectStatus.PENDING, due_at__lte=timezone.now()
     ).values_list("pk", "key")
     return {key: effect_run(effect_id=pk) for pk, key in list(due)}
+
+
+@dataclass(frozen=True)
+class EffectsSummary:
+    failed: int
+    pending: int
+    set_aside: int
+
+
+def effects_summary(*, since: datetime) -> EffectsSummary:
+    """For support's overview: effects failed since ``since``, effects waiting, and sweep
+    items set aside (core.sweeps)."""
+    counts = Effect.objects.aggregate(
+        failed=Count("pk", filter=Q(status=EffectStatus.FAILED, created_at__gte=since)),
+        pending=Count("pk", filter=Q(status=EffectStatus.PENDING)),
+    )
+    return EffectsSummary(
+        failed=counts["failed"],
+        pending=counts["pending"],
+        set_aside=SetAside.objects.filter(set_aside=True).count(),
+    )

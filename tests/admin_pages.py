@@ -90,6 +90,7 @@ def support_user(*, tz: str = "America/Chicago") -> User:
                 "calls",
                 "webhooks",
                 "insights",
+                "core",  # the outbox's effects and the sweeps' items set aside
             ]
         )
     )
