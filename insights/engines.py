@@ -28,6 +28,12 @@ from calls.audio import resample, wav_bytes
 from core.priority import yield_cpu_to_calls
 
 RATE = 16_000  # what Whisper models read
+# No word fits in less than this: a shorter recording holds no conversation.
+SHORTEST_SPEECH_SECONDS = 1.0
+# A channel whose loudest 20 ms stays below this (dB below full scale) is silent: a phone
+# line's hiss sits far below -45 dBFS, speech far above it.
+SILENCE_DBFS = -45.0
+FRAME = RATE // 50  # 20 ms
 PAUSE = 1.0  # seconds of silence within a segment that end a turn
 REMOTE_TIMEOUT = (5, 300)  # connect, read: a long call takes a while to transcribe
 
@@ -88,6 +94,27 @@ def read_wav(data: bytes) -> Channels:
     if channels == 1:
         return Channels(agent=None, lead=split[0], seconds=seconds)
     return Channels(agent=split[0], lead=split[1], seconds=seconds)
+
+
+def no_speech_reason(channels: Channels) -> str:
+    """Why the recording cannot hold a conversation, or "" when it may: no audio at all
+    (a WAV header alone), too short for a word, or the lead's side silent."""
+    if channels.seconds <= 0 or not len(channels.lead):
+        return "the recording holds no audio"
+    if channels.seconds < SHORTEST_SPEECH_SECONDS:
+        return f"the recording is too short ({channels.seconds:.1f} s)"
+    if _loudest_dbfs(channels.lead) < SILENCE_DBFS:
+        return "the lead's side is silent"
+    return ""
+
+
+def _loudest_dbfs(samples: np.ndarray) -> float:
+    """The level of the loudest 20 ms of a channel, in dB below full scale."""
+    whole = len(samples) - len(samples) % FRAME
+    frames = samples[:whole].reshape(-1, FRAME) if whole else samples.reshape(1, -1)
+    # Summed frame by frame, without a squared copy of an hour-long channel.
+    power = np.einsum("ij,ij->i", frames, frames, dtype=np.float64) / frames.shape[1]
+    return float(10 * np.log10(max(float(power.max()), 1e-12)))
 
 
 def mono_wav(samples: np.ndarray) -> bytes:

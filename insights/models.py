@@ -12,12 +12,16 @@ class TranscriptionStatus(models.TextChoices):
     DONE = "done", "Transcribed"
     FAILED = "failed", "Could not be transcribed"
     SKIPPED = "skipped", "Not transcribed (no engine)"
+    # Nothing was said on the lead's side (silent, too short, no audio): the reason says
+    # which, and the summary says there was no conversation.
+    NO_CONVERSATION = "no_conversation", "No conversation"
 
 
 class Transcription(models.Model):
     """One call's speech-to-text: pending until the engine has read the recording, then
     done (the text is on the call: ``Call.transcription``, ``transcript_turns``, ``summary``)
-    or failed with the reason, never retried beyond ``TRANSCRIPTION_MAX_TRIES``."""
+    or failed with the reason, never retried beyond ``TRANSCRIPTION_MAX_TRIES``; a recording
+    with no speech on the lead's side is "no conversation", with the reason."""
 
     call = models.OneToOneField(
         Call, on_delete=models.CASCADE, related_name="transcription_job"
@@ -38,9 +42,13 @@ class Transcription(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     dispatched_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When a worker took it to run."
+    )
+    claimed_until = models.DateTimeField(
         null=True,
         blank=True,
-        help_text="When a worker took it to run (a lease: another may take it after LEASE).",
+        help_text="The claim's lease: shortly after the run's hard time limit. A claim "
+        "still held after this belongs to a run that ended with no outcome.",
     )
     finished_at = models.DateTimeField(null=True, blank=True)
 

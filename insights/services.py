@@ -1,7 +1,13 @@
 """Transcriptions: requested when a call's recording is stored, run by a worker on the
 ``transcription`` queue, re-driven by the sweep. The call pipeline never waits on them and
 is never touched by their failures: a transcription that cannot be made is marked failed,
-with the reason, for support."""
+with the reason, for support.
+
+Every retry is bounded: each run takes a claim that counts a try, and once
+``TRANSCRIPTION_MAX_TRIES`` runs took it (those that died in the engine included) the next
+is refused and the transcription fails. A run is stopped at its time limits (sized to the
+recording, ``calls.media.media_time_limits``) and its claim's lease ends shortly after. A
+hand-over is marked and sent again only when it may have been lost, as recordings are."""
 
 from __future__ import annotations
 
@@ -17,33 +23,36 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from calls import transcripts
+from calls.media import hand_overs_lost_before, media_time_limits
 from calls.models import Call, Recording, RecordingStatus
 from calls.services import call_transcription_save
 from config.celery import publish_or_leave_to_sweep
 from core.logging import log_event
+from core.sweeps import each
 from insights.engines import (
     PermanentError,
     TransientError,
     engine_for_settings,
+    no_speech_reason,
     read_wav,
     turns_from,
 )
 from insights.models import Transcription, TranscriptionStatus
-from insights.summaries import summary_write
+from insights.summaries import no_conversation_summary, summary_write
 
 log = logging.getLogger(__name__)
 
-# A pending transcription handed over this long ago with no outcome was lost (a worker
-# gone, the broker down): the sweep hands it over again.
-PENDING_AT_MOST = timedelta(minutes=2)
 # Recordings stored this recently with no transcription get one from the sweep; older ones
 # are the ``transcribe_calls`` command's (turning transcription on never floods the queue).
 SWEEP_LOOKS_BACK = timedelta(days=1)
 SWEEP_BATCH = 500
 RETRY_BASE_SECONDS = 30
-# A worker that claimed a transcription holds it this long; after that (it died mid-run)
-# another delivery may run it.
-LEASE = timedelta(minutes=30)
+# A run's claim lasts this much past its hard time limit: by then the worker has stopped it
+# (or died), and another delivery may run it.
+LEASE_AFTER_HARD_LIMIT = timedelta(seconds=30)
+# Why a run that took the claim left no outcome: it died in the engine (killed, out of
+# memory, a library aborting the process) or was stopped at its hard time limit.
+NO_OUTCOME = "its runs ended with no outcome (the worker stopped inside the engine)"
 
 
 def transcription_request(*, call_id: int) -> Transcription:
@@ -93,18 +102,15 @@ def transcription_again(*, call_id: int, dispatch: bool = True) -> Transcription
 
 def transcription_run(*, call_id: int) -> Transcription | None:
     """Transcribe a call's recording once: only a pending transcription is run, and only by
-    the worker that claimed it (a lease of ``LEASE``: another delivery meanwhile leaves it).
-    The engine runs outside any transaction (it takes seconds to minutes, and SQLite would
+    the worker that claimed it (``_claim``: another delivery meanwhile leaves it). The
+    engine runs outside any transaction (it takes seconds to minutes, and SQLite would
     hold its write lock all along); the text, the turns and the summary are then saved on
-    the call with the outcome in one transaction. A transient error is tried again later,
-    up to ``TRANSCRIPTION_MAX_TRIES``; a permanent one fails at once. Returns the
-    transcription run, or None when there was nothing to run."""
+    the call with the outcome in one transaction. A recording with no speech on the lead's
+    side is "no conversation", with the reason, and its summary says so. A transient error
+    is tried again later, up to ``TRANSCRIPTION_MAX_TRIES``; a permanent one fails at once.
+    Returns the transcription run, or None when there was nothing to run."""
     claimed = timezone.now()
-    if not Transcription.objects.filter(
-        Q(claimed_at__isnull=True) | Q(claimed_at__lt=claimed - LEASE),
-        call_id=call_id,
-        status=TranscriptionStatus.PENDING,
-    ).update(claimed_at=claimed, tries=F("tries") + 1):
+    if not _claim(call_id, claimed):
         return None
     job = Transcription.objects.select_related("call__account", "call__agent").get(
         call_id=call_id
@@ -117,11 +123,18 @@ def transcription_run(*, call_id: int) -> Transcription | None:
             )
         job.engine, job.model = engine.name, engine.model[:255]
         channels = read_wav(_audio(call_id))
-        started = time.monotonic()
-        agent = engine.transcribe(channels.agent) if channels.agent is not None else []
-        lead = engine.transcribe(channels.lead)
-        job.took_seconds = round(time.monotonic() - started, 3)
         job.audio_seconds = round(channels.seconds, 3)
+        # Nothing to hear on the lead's side (no audio, too short, silent): no engine run.
+        silence = no_speech_reason(channels)
+        agent, lead = [], []
+        started = time.monotonic()
+        if not silence:
+            if channels.agent is not None:
+                agent = engine.transcribe(channels.agent)
+            lead = engine.transcribe(channels.lead)
+            if not lead:
+                silence = "no words were heard on the lead's side"
+        job.took_seconds = round(time.monotonic() - started, 3)
     except PermanentError as error:
         reason = str(error)
         return _settle(job, claimed, lambda: _fail(job, reason))
@@ -134,25 +147,66 @@ def transcription_run(*, call_id: int) -> Transcription | None:
         return _settle(job, claimed, lambda: _retry_or_fail(job, reason))
     call = job.call
     turns = turns_from(agent, lead)
-    transcript = transcripts.render(turns, transcripts.speaker_names(call))
-    summary = summary_write(call=call, turns=turns, transcript=transcript)
+    if silence:
+        summary = no_conversation_summary(silence)
+    else:
+        transcript = transcripts.render(turns, transcripts.speaker_names(call))
+        summary = summary_write(call=call, turns=turns, transcript=transcript)
 
     def done() -> Transcription:
         call_transcription_save(call=call, turns=turns, summary=summary)
-        job.reason = ""
-        _finish(job, TranscriptionStatus.DONE)
+        job.reason = silence
+        _finish(
+            job,
+            TranscriptionStatus.NO_CONVERSATION
+            if silence
+            else TranscriptionStatus.DONE,
+        )
         log_event(
             log,
-            "transcription.done",
+            "transcription.no_conversation" if silence else "transcription.done",
             call_id=call_id,
             engine=job.engine,
             audio_seconds=job.audio_seconds,
             took_seconds=job.took_seconds,
             turns=len(turns),
+            reason=silence,
         )
         return job
 
     return _settle(job, claimed, done)
+
+
+def _claim(call_id: int, claimed: datetime) -> bool:
+    """Take a pending transcription to run, counting the try, under a lease that ends
+    shortly after the run's hard time limit (sized to the recording). Refused while another
+    run holds it; refused, and the transcription failed, once ``TRANSCRIPTION_MAX_TRIES``
+    runs have taken it: runs that died inside the engine count, so none is taken forever."""
+    seconds = (
+        Recording.objects.filter(call_id=call_id)
+        .values_list("seconds", flat=True)
+        .first()
+    )
+    hard_limit = timedelta(seconds=media_time_limits(seconds)["time_limit"])
+    free = Transcription.objects.filter(
+        Q(claimed_until__isnull=True) | Q(claimed_until__lt=claimed),
+        call_id=call_id,
+        status=TranscriptionStatus.PENDING,
+    )
+    max_tries = settings.TRANSCRIPTION_MAX_TRIES
+    if free.filter(tries__lt=max_tries).update(
+        claimed_at=claimed,
+        claimed_until=claimed + hard_limit + LEASE_AFTER_HARD_LIMIT,
+        tries=F("tries") + 1,
+    ):
+        return True
+    with transaction.atomic():
+        job = free.select_for_update().filter(tries__gte=max_tries).first()
+        if job is not None:
+            job.claimed_at = job.claimed_until = None
+            job.save(update_fields=["claimed_at", "claimed_until"])
+            _fail(job, f"gave up after {job.tries} tries: {NO_OUTCOME}")
+    return False
 
 
 def _settle(
@@ -167,8 +221,8 @@ def _settle(
             .exists()
         ):
             return None
-        job.claimed_at = None
-        job.save(update_fields=["claimed_at"])
+        job.claimed_at = job.claimed_until = None
+        job.save(update_fields=["claimed_at", "claimed_until"])
         return outcome()
 
 
@@ -243,11 +297,23 @@ def _retry_or_fail(job: Transcription, reason: str) -> Transcription:
     return job
 
 
-def _dispatch(call_id: int, countdown: float | None = None) -> None:
-    """Hand a transcription to a worker; with the broker down the sweep hands it later."""
+def _dispatch(
+    call_id: int, *, seconds: float | None = None, countdown: float | None = None
+) -> None:
+    """Hand a transcription to a worker, under time limits sized to its recording
+    (``seconds``, read when not given); with the broker down its hand-over mark is cleared
+    and the sweep hands it over later."""
     from insights.tasks import transcription_task
 
-    options: dict[str, Any] = {"countdown": countdown} if countdown else {}
+    if seconds is None:
+        seconds = (
+            Recording.objects.filter(call_id=call_id)
+            .values_list("seconds", flat=True)
+            .first()
+        )
+    options: dict[str, Any] = media_time_limits(seconds)
+    if countdown:
+        options["countdown"] = countdown
     if not publish_or_leave_to_sweep(
         transcription_task,
         kwargs={"call_id": call_id},
@@ -255,42 +321,92 @@ def _dispatch(call_id: int, countdown: float | None = None) -> None:
         log=log,
         **options,
     ):
-        Transcription.objects.filter(
-            call_id=call_id, status=TranscriptionStatus.PENDING
-        ).update(dispatched_at=None)
+        _unmark(call_id)
+
+
+def _unmark(call_id: int) -> None:
+    Transcription.objects.filter(
+        call_id=call_id, status=TranscriptionStatus.PENDING
+    ).update(dispatched_at=None)
 
 
 def insights_sweep(*, now: datetime | None = None) -> dict[str, int]:
-    """Re-drive what no worker is driving: pending transcriptions handed over more than
-    ``PENDING_AT_MOST`` ago (or never), and recordings stored lately with no transcription
-    (unless transcription is off). Returns how many of each."""
+    """Re-drive what no worker is driving, each transcription alone (``core.sweeps.each``):
+    pending ones whose hand-over may have been lost (never handed over, the broker's
+    visibility timeout passed or a new broker server since: ``hand_overs_lost_before``; or
+    a run took it and ended with no outcome, its lease over), never one merely waiting in a
+    queue; and recordings stored lately with no transcription (unless transcription is
+    off). Returns how many of each."""
     now = now or timezone.now()
     counts = {"pending": 0, "created": 0}
-    stale = Transcription.objects.filter(status=TranscriptionStatus.PENDING).filter(
-        Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=now - PENDING_AT_MOST)
+    stale = (
+        Transcription.objects.filter(status=TranscriptionStatus.PENDING)
+        .filter(
+            Q(dispatched_at__isnull=True)
+            | Q(dispatched_at__lt=hand_overs_lost_before(now))
+            | Q(claimed_until__lt=now, dispatched_at__lt=F("claimed_until"))
+        )
+        .order_by("pk")
+        .values_list("call_id", "dispatched_at", "call__recording__seconds")
     )
-    for pk, call_id, dispatched in stale.values_list("pk", "call_id", "dispatched_at")[
-        :SWEEP_BATCH
-    ]:
+
+    def send_again(row: tuple[int, datetime | None, float | None]) -> None:
+        call_id, dispatched, seconds = row
         # Marked first, and only if no one marked it since: one hand-over per sweep.
-        if Transcription.objects.filter(
-            pk=pk, status=TranscriptionStatus.PENDING, dispatched_at=dispatched
+        if not Transcription.objects.filter(
+            call_id=call_id,
+            status=TranscriptionStatus.PENDING,
+            dispatched_at=dispatched,
         ).update(dispatched_at=now):
-            _dispatch(call_id)
-            counts["pending"] += 1
+            return
+        try:
+            _dispatch(call_id, seconds=seconds)
+        except BaseException:
+            _unmark(call_id)  # not handed over: the next sweep tries again
+            raise
+        counts["pending"] += 1
+
+    each(
+        sweep="transcriptions",
+        items=list(stale[:SWEEP_BATCH]),
+        handle=send_again,
+        key=_first,
+    )
     if settings.TRANSCRIPTION_BACKEND == "none":
         return counts
-    missing = Call.objects.filter(
-        recording__status=RecordingStatus.STORED,
-        recording__stored_at__gte=now - SWEEP_LOOKS_BACK,
-        transcription_job__isnull=True,
-    ).values_list("pk", flat=True)[:SWEEP_BATCH]
-    for call_id in missing:
+    missing = (
+        Call.objects.filter(
+            recording__status=RecordingStatus.STORED,
+            recording__stored_at__gte=now - SWEEP_LOOKS_BACK,
+            transcription_job__isnull=True,
+        )
+        .order_by("pk")
+        .values_list("pk", "recording__seconds")
+    )
+
+    def create(row: tuple[int, float | None]) -> None:
+        call_id, seconds = row
         _, created = Transcription.objects.get_or_create(
             call_id=call_id,
             defaults={"engine": settings.TRANSCRIPTION_BACKEND, "dispatched_at": now},
         )
-        if created:
-            _dispatch(call_id)
-            counts["created"] += 1
+        if not created:
+            return
+        try:
+            _dispatch(call_id, seconds=seconds)
+        except BaseException:
+            _unmark(call_id)
+            raise
+        counts["created"] += 1
+
+    each(
+        sweep="transcriptions",
+        items=list(missing[:SWEEP_BATCH]),
+        handle=create,
+        key=_first,
+    )
     return counts
+
+
+def _first(row: tuple[Any, ...]) -> Any:
+    return row[0]

@@ -36,8 +36,20 @@ def _joined(*parts: str) -> str:
     return " ".join(part.strip() for part in parts if part and part.strip())
 
 
+def no_conversation_summary(reason: str) -> str:
+    """The summary of a call with no conversation in it: that, and why; nothing else."""
+    return f"No conversation: {reason}."
+
+
+def _lead_spoke(turns: Sequence[dict[str, Any]]) -> bool:
+    return any(t["side"] == "lead" and str(t["text"]).strip() for t in turns)
+
+
 def builtin_summary(*, call: Any, turns: Sequence[dict[str, Any]]) -> str:
-    """The summary written by rules over the call and its turns (2 to 4 sentences)."""
+    """The summary written by rules over the call and its turns (2 to 4 sentences); a call
+    in which the lead said nothing is "No conversation", never "spoke with"."""
+    if not _lead_spoke(turns):
+        return no_conversation_summary("nothing was heard from the lead")
     lead = _joined(call.first_name, call.last_name) or "The lead"
     vehicle = _joined(call.called_on_year, call.called_on_make, call.called_on_model)
     trade_in = _joined(call.current_year, call.current_make, call.current_model)
@@ -135,8 +147,13 @@ class OpenAISummariser:
 def summary_write(
     *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
 ) -> str:
-    """The call's summary by ``SUMMARY_BACKEND``; the builtin one when the other fails."""
-    if settings.SUMMARY_BACKEND == "openai" and settings.SUMMARY_URL:
+    """The call's summary by ``SUMMARY_BACKEND``; the builtin one when the other fails, or
+    when the lead said nothing (a model asked to summarise nothing may make a story up)."""
+    if (
+        settings.SUMMARY_BACKEND == "openai"
+        and settings.SUMMARY_URL
+        and _lead_spoke(turns)
+    ):
         summariser = OpenAISummariser(
             url=settings.SUMMARY_URL,
             model=settings.SUMMARY_MODEL,

@@ -28,19 +28,34 @@ def _keys(channel: Any, queue: str) -> list[str]:
     return [channel._q_for_pri(queue, pri) for pri in channel.priority_steps]
 
 
+def _message(raw: bytes) -> Message:
+    payload = json.loads(raw)
+    _, kwargs, _ = json.loads(base64.b64decode(payload["body"]))
+    headers = payload["headers"]
+    hard, soft = headers.get("timelimit") or (None, None)
+    return Message(headers["task"], kwargs, (hard, soft))
+
+
 def waiting(queue: str = TRANSCRIPTION) -> list[Message]:
     """Every message in ``queue``, in no particular order."""
-    messages = []
+    with app.connection_for_write() as connection:
+        channel = connection.default_channel
+        return [
+            _message(raw)
+            for key in _keys(channel, queue)
+            for raw in channel.client.lrange(key, 0, -1)
+        ]
+
+
+def taken(queue: str = TRANSCRIPTION) -> Message | None:
+    """The next message of ``queue``, taken off it as a worker takes one (None if empty)."""
     with app.connection_for_write() as connection:
         channel = connection.default_channel
         for key in _keys(channel, queue):
-            for raw in channel.client.lrange(key, 0, -1):
-                payload = json.loads(raw)
-                _, kwargs, _ = json.loads(base64.b64decode(payload["body"]))
-                headers = payload["headers"]
-                hard, soft = headers.get("timelimit") or (None, None)
-                messages.append(Message(headers["task"], kwargs, (hard, soft)))
-    return messages
+            raw = channel.client.rpop(key)
+            if raw is not None:
+                return _message(raw)
+    return None
 
 
 def emptied(queue: str = TRANSCRIPTION) -> None:

@@ -207,15 +207,16 @@ def test_the_missing_recording_is_made_for_the_last_answered_lead_leg(
 ):
     """The embedded default's SQLite has no DISTINCT ON: the sweep that makes missing
     recordings must run there too."""
-    first = answered_leg(30)
+    first = answered_leg(30, ended_ago=timedelta(seconds=60))
+    redialed = timezone.now() - timedelta(seconds=30)
     last = CallAttempt.objects.create(
         call=first.call,
         leg=Leg.LEAD,
         number=first.number,
         provider="simulator",
         outcome=AttemptOutcome.ANSWERED,
-        answered_at=first.answered_at + timedelta(seconds=40),
-        ended_at=first.ended_at + timedelta(seconds=70),
+        answered_at=redialed,
+        ended_at=redialed + timedelta(seconds=30),
         duration=30,
     )
     with django_capture_on_commit_callbacks(execute=True):

@@ -1,5 +1,8 @@
+import io
+import wave
 from functools import cache
 
+import numpy as np
 import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
@@ -51,6 +54,51 @@ def record(call, *, seed: int = 7, wav: bytes | None = None) -> Recording:
     recording.audio.save(
         f"call-{call.pk}.wav", ContentFile(wav or audio.wav), save=False
     )
+    recording.save()
+    return recording
+
+
+def wav_of(
+    seconds: float, *, agent: float = 0.0, lead: float = 0.0, rate: int = 16_000
+) -> bytes:
+    """A real two-channel 16-bit WAV: on each side a 300 Hz tone at that amplitude (0 is
+    digital silence). ``seconds`` 0 is a header with no audio."""
+    frames = int(seconds * rate)
+    tone = np.sin(2 * np.pi * 300 * np.arange(frames) / rate)
+    pcm = np.zeros((frames, 2), "<i2")
+    pcm[:, 0] = (32767 * agent * tone).astype("<i2")
+    pcm[:, 1] = (32767 * lead * tone).astype("<i2")
+    out = io.BytesIO()
+    with wave.open(out, "wb") as audio:
+        audio.setnchannels(2)
+        audio.setsampwidth(2)
+        audio.setframerate(rate)
+        audio.writeframes(pcm.tobytes())
+    return out.getvalue()
+
+
+def stored(call, *, seconds: float, wav: bytes = b"") -> Recording:
+    """The call's recording, stored (with ``wav`` as its file when given), as the media
+    worker leaves it."""
+    leg = CallAttempt.objects.create(
+        call=call,
+        leg=Leg.LEAD,
+        number=call.phone,
+        provider="simulator",
+        outcome=AttemptOutcome.ANSWERED,
+        duration=round(seconds),
+    )
+    recording = Recording(
+        call=call,
+        attempt=leg,
+        status=RecordingStatus.STORED,
+        seconds=seconds,
+        channels=2,
+        sample_rate=16_000,
+        stored_at=timezone.now(),
+    )
+    if wav:
+        recording.audio.save(f"call-{call.pk}.wav", ContentFile(wav), save=False)
     recording.save()
     return recording
 

@@ -192,13 +192,12 @@ def test_the_sweep_hands_over_a_lost_pending_transcription(
     from django.utils import timezone
 
     record(call)
-    job = Transcription.objects.create(
-        call=call, dispatched_at=timezone.now() - timedelta(minutes=1)
-    )
-    assert insights_sweep() == {"pending": 0, "created": 0}  # handed over lately
+    handed = timezone.now() - timedelta(minutes=30)
+    job = Transcription.objects.create(call=call, dispatched_at=handed)
+    assert insights_sweep() == {"pending": 0, "created": 0}  # waiting in a queue
     Transcription.objects.filter(pk=job.pk).update(
-        dispatched_at=timezone.now() - timedelta(minutes=3)
-    )
+        dispatched_at=timezone.now() - timedelta(hours=2)
+    )  # past the broker's visibility timeout: lost
     assert insights_sweep() == {"pending": 1, "created": 0}
     assert published == [call.pk]
     assert insights_sweep() == {"pending": 0, "created": 0}  # once
@@ -239,8 +238,6 @@ def test_the_engine_runs_outside_any_transaction_under_a_lease(
     from django.db import connection
     from django.utils import timezone
 
-    from insights import services
-
     record(call)
     Transcription.objects.create(call=call)
     seen = []
@@ -261,11 +258,12 @@ def test_the_engine_runs_outside_any_transaction_under_a_lease(
     assert seen
     assert not any(seen)
 
-    # A worker that died mid-run: its claim is old; another takes it over.
+    # A worker that died mid-run: its claim's lease is over; another takes it over.
     other = Call.objects.get(pk=call.pk)
     Transcription.objects.filter(call=other).update(
         status=TranscriptionStatus.PENDING,
-        claimed_at=timezone.now() - services.LEASE - timedelta(seconds=1),
+        claimed_at=timezone.now() - timedelta(minutes=5),
+        claimed_until=timezone.now() - timedelta(seconds=1),
     )
     again = transcription_run(call_id=call.pk)
     assert again is not None

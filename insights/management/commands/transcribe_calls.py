@@ -40,7 +40,12 @@ class Command(BaseCommand):
         if not options["again"]:
             calls = calls.filter(
                 Q(transcription_job__isnull=True)
-                | ~Q(transcription_job__status=TranscriptionStatus.DONE)
+                | ~Q(
+                    transcription_job__status__in=[
+                        TranscriptionStatus.DONE,
+                        TranscriptionStatus.NO_CONVERSATION,
+                    ]
+                )
             )
         call_ids = list(calls.order_by("pk").values_list("pk", flat=True))
         if options["limit"] is not None:
@@ -59,6 +64,7 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{len(call_ids)} calls: {outcomes[TranscriptionStatus.DONE]} transcribed, "
             f"{outcomes[TranscriptionStatus.FAILED]} failed, "
+            f"{outcomes[TranscriptionStatus.NO_CONVERSATION]} with no conversation, "
             f"{outcomes[TranscriptionStatus.PENDING]} to try again later, "
             f"in {took:.1f} s."
         )
