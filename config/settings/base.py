@@ -13,9 +13,11 @@ from celery.schedules import crontab
 from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = BASE_DIR / "var"
 
 env = environ.Env()
+# The embedded default's files (SQLite, the broker's folders, the cache, media): VAR_DIR
+# moves them all, e.g. for a second copy of `make run` beside the first.
+VAR_DIR = Path(env("VAR_DIR", default=str(BASE_DIR / "var")))
 
 SECRET_KEY = env(
     "DJANGO_SECRET_KEY", default="insecure-local-only-key-do-not-use-in-production"
@@ -358,7 +360,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "leads-sweep": {
         "task": "leads.tasks.leads_sweep_task",
-        "schedule": timedelta(seconds=30),
+        "schedule": timedelta(seconds=env.float("LEADS_SWEEP_SECONDS", default=30)),
     },
     "webhooks-sweep": {
         "task": "webhooks.tasks.webhooks_sweep_task",
@@ -396,7 +398,7 @@ CELERY_BEAT_SCHEDULE = {
     },
     "insights-sweep": {
         "task": "insights.tasks.insights_sweep_task",
-        "schedule": timedelta(seconds=60),
+        "schedule": timedelta(seconds=env.float("INSIGHTS_SWEEP_SECONDS", default=60)),
     },
     "api-keys-prune": {
         "task": "accounts.tasks.api_keys_prune_task",
@@ -406,7 +408,7 @@ CELERY_BEAT_SCHEDULE = {
     # has ended in its account's timezone (scoring/rollup_build.py).
     "rollup-sweep": {
         "task": "scoring.tasks.rollup_sweep_task",
-        "schedule": timedelta(seconds=60),
+        "schedule": timedelta(seconds=env.float("ROLLUP_SWEEP_SECONDS", default=60)),
     },
 }
 
