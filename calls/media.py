@@ -52,6 +52,10 @@ log = logging.getLogger(__name__)
 
 SIMULATOR = "simulator"
 MAX_TRIES = 3
+NO_OUTCOME = (
+    f"gave up after {MAX_TRIES} runs: those that did not fail ended with no outcome "
+    "(the worker stopped while making it)"
+)
 SWEEP_BATCH = 500
 # Redis's own default: a task delivered and neither acknowledged nor put back in this long
 # is delivered again. The filesystem broker has none; the sweep waits as long there.
@@ -177,7 +181,9 @@ def recording_store(*, call_id: int) -> str:
     ``recording_stored`` in the transaction that marks it stored. A recording that is
     stored, or failed, is left alone: delivered twice, it is stored once. A failure is
     counted; after ``MAX_TRIES`` the recording is failed, before that
-    ``RecordingNotYetStored`` is raised for the task to retry. Returns the status."""
+    ``RecordingNotYetStored`` is raised for the task to retry. Runs that ended with no
+    outcome count too: no recording is run more than ``MAX_TRIES`` times. Returns the
+    status."""
     recording = (
         Recording.objects.select_related("call__account", "call__agent", "attempt")
         .filter(call_id=call_id)
@@ -187,6 +193,12 @@ def recording_store(*, call_id: int) -> str:
         return ""
     if recording.status != RecordingStatus.PENDING:
         return recording.status
+    # Each run is counted as it starts: a run that kills its worker (a crash in the speech
+    # library, the OOM killer) is delivered again, and would be forever.
+    if not Recording.objects.filter(
+        pk=recording.pk, status=RecordingStatus.PENDING, runs__lt=MAX_TRIES
+    ).update(runs=F("runs") + 1):
+        return _tried(recording.pk, NO_OUTCOME, final=True)
     try:
         audio = _fetched(recording) if recording.source_url else _spoken(recording)
         try:

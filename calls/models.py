@@ -401,6 +401,11 @@ class Recording(models.Model):
         help_text="The simulator's conversation: what the audio carries, turn by turn.",
     )
     tries = models.PositiveSmallIntegerField(default=0)
+    runs = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="Runs started: with those that died (a worker killed while making it) "
+        "counted, none is run more than calls.media.MAX_TRIES times.",
+    )
     reason = models.TextField(blank=True, help_text="Why it could not be stored.")
     created_at = models.DateTimeField(auto_now_add=True)
     # The hand-over mark: the sweep sends the storing again only when this hand-over may

@@ -4,6 +4,7 @@ Twilio's fetched from (a local fake of) Twilio, played through the call's signed
 from __future__ import annotations
 
 import io
+import logging
 import wave
 from collections.abc import Iterator
 from datetime import timedelta
@@ -226,6 +227,53 @@ def test_a_failing_synthesis_is_tried_three_times_then_failed(
     # Failed is final: nothing is tried again.
     assert media.recording_store(call_id=answered.pk) == RecordingStatus.FAILED
     assert Recording.objects.get(call=answered).tries == 3
+
+
+class Killed(BaseException):
+    """The worker's process dies here (a crash in the speech library, the OOM killer):
+    nothing after this point runs in it, and the broker delivers the task again."""
+
+
+def test_a_worker_killed_while_making_a_recording_fails_it_after_the_max_tries(
+    answered, monkeypatch, stored_signals, caplog
+):
+    spoken = []
+
+    def dies(*args, **kwargs):
+        spoken.append(answered.pk)
+        raise Killed
+
+    monkeypatch.setattr(speech, "conversation_audio", dies)
+    for runs in (1, 2, 3):
+        with pytest.raises(Killed):
+            media.recording_store(call_id=answered.pk)
+        recording = Recording.objects.get(call=answered)
+        assert (recording.status, recording.tries, recording.runs) == (
+            RecordingStatus.PENDING,
+            0,
+            runs,
+        )
+
+    with caplog.at_level(logging.WARNING):
+        assert media.recording_store(call_id=answered.pk) == RecordingStatus.FAILED
+
+    recording = Recording.objects.get(call=answered)
+    assert (recording.status, recording.tries, recording.runs, recording.reason) == (
+        RecordingStatus.FAILED,
+        1,
+        3,
+        "gave up after 3 runs: those that did not fail ended with no outcome (the "
+        "worker stopped while making it)",
+    )
+    assert spoken == [answered.pk] * 3
+    assert stored_signals == []
+    failed = [
+        r for r in caplog.records if getattr(r, "event", "") == "call.recording_failed"
+    ]
+    assert [r.event_fields["then"] for r in failed] == ["given up"]
+    # Failed is final: delivered again, nothing runs.
+    assert media.recording_store(call_id=answered.pk) == RecordingStatus.FAILED
+    assert spoken == [answered.pk] * 3
 
 
 def test_without_simulator_speech_no_recording_is_made(
