@@ -64,10 +64,11 @@ VISIBILITY_TIMEOUT_DEFAULT = 3600
 # limits sized to their audio: this many seconds of work per second of audio (transcribing
 # reads both channels), never less than the floor nor more than the cap. The cap stays
 # below the broker's visibility timeout, which would deliver a task still running again. At
-# the soft limit the run fails as a counted try; HARD_AFTER_SOFT later it is stopped.
-MEDIA_SECONDS_PER_AUDIO_SECOND = 3.0
-MEDIA_LIMIT_FLOOR_SECONDS = 120
-MEDIA_LIMIT_CAP_SECONDS = 1800
+# the soft limit the run fails as a counted try; HARD_AFTER_SOFT later it is stopped. A
+# setting of the same name (a slower engine, a GPU) overrides each default.
+MEDIA_TIME_LIMIT_PER_AUDIO_SECOND = 3.0
+MEDIA_TIME_LIMIT_FLOOR_SECONDS = 120
+MEDIA_TIME_LIMIT_CAP_SECONDS = 1800
 HARD_AFTER_SOFT_SECONDS = 30
 # Turning speech on makes recordings for calls that end from then on, and for the
 # recently ended ones it missed; never for the whole history.
@@ -303,8 +304,15 @@ def media_time_limits(seconds: float | None) -> dict[str, int]:
     """Celery's soft and hard time limits (seconds) of a media task on ``seconds`` of
     audio, given per publish: a short call's task stuck in the engine is stopped soon, a
     long one's is given its time."""
-    wanted = math.ceil((seconds or 0) * MEDIA_SECONDS_PER_AUDIO_SECOND)
-    soft = min(max(MEDIA_LIMIT_FLOOR_SECONDS, wanted), MEDIA_LIMIT_CAP_SECONDS)
+    per_second, floor, cap = (
+        float(getattr(settings, name, default))
+        for name, default in (
+            ("MEDIA_TIME_LIMIT_PER_AUDIO_SECOND", MEDIA_TIME_LIMIT_PER_AUDIO_SECOND),
+            ("MEDIA_TIME_LIMIT_FLOOR_SECONDS", MEDIA_TIME_LIMIT_FLOOR_SECONDS),
+            ("MEDIA_TIME_LIMIT_CAP_SECONDS", MEDIA_TIME_LIMIT_CAP_SECONDS),
+        )
+    )
+    soft = math.ceil(min(max(floor, (seconds or 0) * per_second), cap))
     return {"soft_time_limit": soft, "time_limit": soft + HARD_AFTER_SOFT_SECONDS}
 
 

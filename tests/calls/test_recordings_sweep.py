@@ -243,3 +243,14 @@ def test_media_time_limits_are_sized_to_the_audio_with_a_floor_and_a_cap(
         "soft_time_limit": soft,
         "time_limit": hard,
     }
+
+
+def test_settings_of_the_same_names_size_the_media_time_limits(settings):
+    settings.MEDIA_TIME_LIMIT_PER_AUDIO_SECOND = 0.5  # a GPU
+    settings.MEDIA_TIME_LIMIT_FLOOR_SECONDS = 20
+    settings.MEDIA_TIME_LIMIT_CAP_SECONDS = 600
+    assert [media.media_time_limits(s)["soft_time_limit"] for s in (10, 101, 7200)] == [
+        20,
+        51,
+        600,
+    ]
