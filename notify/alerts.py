@@ -15,6 +15,7 @@ from django.utils import timezone
 from accounts.models import Account
 from accounts.schedules import is_open
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
+from core.sweeps import each
 from notify.crm import call_page_url
 from notify.models import (
     AlertKind,
@@ -216,18 +217,20 @@ def _waiting(now: datetime) -> int:
         .select_related("account")
         .prefetch_related("account__schedule_days")
     )
-    for call in calls:
+
+    def tell(call: Call) -> None:
+        nonlocal stored
         account = call.account
         minutes = waits.get(account.pk, 5)
         if call.received_at > now - timedelta(minutes=minutes):
-            continue
+            return
         if not is_open(
             active=account.schedule_active,
             days=account.schedule_days.all(),
             tz=account.timezone,
             at=now,
         ):
-            continue
+            return
         waited = int((now - call.received_at).total_seconds() // 60)
         stored += alert_send(
             account=account,
@@ -240,6 +243,9 @@ def _waiting(now: datetime) -> int:
             ),
             call=call,
         )
+
+    # Each call alone (core.sweeps): one that fails never holds back another's alert.
+    each(sweep="alerts.waiting", items=calls, handle=tell, key=lambda call: call.pk)
     return stored
 
 

@@ -282,6 +282,11 @@ def text_send(*, text_id: int) -> str:
     except (TextRefused, TextOutcomeUnknown) as error:
         _text_failed(text.pk, str(error))
         return "failed"
+    except Exception as error:
+        # Not the provider out of reach: the next try would meet the same error, and the
+        # text may have left already, so it is never sent twice. Failed now, with why.
+        _text_failed(text.pk, f"{type(error).__name__}: {error}")
+        return "failed"
     with transaction.atomic():
         text = Text.objects.select_for_update(of=("self",)).get(pk=text.pk)
         text.provider_id, text.handed_at = provider_id, timezone.now()

@@ -257,6 +257,46 @@ def test_a_lead_waiting_longer_than_the_accounts_wait_while_open_alerts_once(acc
     assert [m.call for m in alerts()] == [waiting, later]
 
 
+def test_one_poisoned_waiting_lead_never_holds_back_the_others_alerts(
+    account, monkeypatch
+):
+    """Each item of the sweep alone (core.sweeps): the ten healthy leads are told of,
+    the poisoned one is counted, then set aside with its reason after failing again."""
+    from core.models import SetAside
+    from core.sweeps import SET_ASIDE_AFTER
+    from notify import alerts as alerts_module
+
+    manager_of(account, "boss@frontrange.example")
+    calls = [
+        CallFactory(
+            account=account,
+            status=CallStatus.QUEUED,
+            received_at=OPEN - timedelta(minutes=6 + n),
+            ended_at=None,
+        )
+        for n in range(11)
+    ]
+    poisoned = calls[5]
+    real_send = alerts_module.alert_send
+
+    def alert_send(**kwargs):
+        if kwargs["call"] == poisoned:
+            raise ValueError("All strings must be XML compatible")
+        return real_send(**kwargs)
+
+    monkeypatch.setattr(alerts_module, "alert_send", alert_send)
+
+    assert alerts_sweep(now=OPEN) == {"waiting": 10}
+    assert sorted(m.call_id for m in alerts()) == sorted(
+        c.pk for c in calls if c != poisoned
+    )
+    for _ in range(SET_ASIDE_AFTER - 1):
+        alerts_sweep(now=OPEN)
+    aside = SetAside.objects.get(sweep="alerts.waiting")
+    assert (aside.item, aside.set_aside) == (str(poisoned.pk), True)
+    assert aside.error == "ValueError: All strings must be XML compatible"
+
+
 def test_a_lead_waiting_while_the_account_is_closed_alerts_nobody(account):
     manager_of(account, "boss@frontrange.example")
     saturday = datetime(2026, 11, 28, 17, 0, tzinfo=UTC)

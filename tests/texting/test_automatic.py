@@ -244,6 +244,29 @@ def test_an_automatic_text_in_quiet_hours_waits_for_the_morning_then_the_sweep_s
 # --- sending once
 
 
+def test_a_text_whose_send_raises_an_unknown_error_fails_at_once_with_its_reason(
+    world, account, simulated, monkeypatch
+):
+    """Not the provider out of reach: failed at once, never left "sending" for the sweep
+    nor tried again (it may have left already)."""
+    texting_on(account)
+    agent(account, phone=AGENT)
+    call = queue(world, account, "+13035550000")
+    world.run()
+    (text,) = texts_of(call)
+
+    def broken(provider, outgoing):
+        raise ValueError("a value the provider's client cannot take")
+
+    monkeypatch.setattr("texting.providers.SimulatorTexts.send", broken)
+
+    assert text_send(text_id=text.pk) == "failed"
+    assert text_send(text_id=text.pk) == "done"
+    text.refresh_from_db()
+    assert text.status == TextStatus.FAILED
+    assert text.error == "ValueError: a value the provider's client cannot take"
+
+
 def test_a_text_is_handed_to_the_provider_once(world, account, simulated):
     texting_on(account)
     agent(account, phone=AGENT)
