@@ -2036,3 +2036,29 @@ def test_the_schema_offers_the_document_as_an_xml_body(client):
         "text/xml",
     ]
     assert body["content"]["text/xml"]["schema"]["type"] == "string"
+
+
+def test_tab_lf_and_cr_in_a_one_line_member_become_a_space(intake):
+    """CONTRACT.md "Common": a name or a phone sent with line breaks (as characters or as
+    character references) is stored on one line; nothing of it reaches a header."""
+    xml = document().replace(
+        '<name part="first">Maria</name>',
+        '<name part="first">Eve&#13;&#10;Bcc: evil@example.com\tJr</name>',
+    )
+
+    response = post_lead(intake, xml)
+
+    assert response.status_code == 200, response.json()
+    call = Call.objects.get(pk=Lead.objects.get().call_id)
+    assert call.first_name == "Eve Bcc: evil@example.com Jr"
+
+
+def test_a_control_character_xml_cannot_carry_is_a_document_not_well_formed(intake):
+    xml = document().replace(
+        '<name part="first">Maria</name>', '<name part="first">Ctl&#1;char</name>'
+    )
+
+    response = post_lead(intake, xml)
+
+    assert (response.status_code, response.json()) == (400, {"reason": MALFORMED})
+    assert not Call.objects.exists()
