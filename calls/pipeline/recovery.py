@@ -94,8 +94,8 @@ def _part(counts: dict[str, int], name: str, run: Callable[[], T]) -> T | None:
         return None
     if isinstance(result, Tally):
         counts["failed"] += result.failed
-        counts[name] += result.handled
-    elif isinstance(result, int) and not isinstance(result, bool):
+        counts[name] = counts.get(name, 0) + result.handled
+    elif isinstance(result, int) and not isinstance(result, bool) and name in counts:
         counts[name] += result
     return result
 
