@@ -455,6 +455,14 @@ TRANSCRIPTION_REMOTE_URL = env("TRANSCRIPTION_REMOTE_URL", default="")
 TRANSCRIPTION_REMOTE_KEY = env("TRANSCRIPTION_REMOTE_KEY", default="")
 TRANSCRIPTION_REMOTE_MODEL = env("TRANSCRIPTION_REMOTE_MODEL", default="whisper-1")
 TRANSCRIPTION_MAX_TRIES = env.int("TRANSCRIPTION_MAX_TRIES", default=3)
+# A media task's (a recording stored, a transcription) Celery time limits, sized to the
+# recording: this many seconds of work per second of audio, at least the floor, at most
+# the cap; the hard limit 30 s past the soft one, and a claim's lease 30 s past that.
+MEDIA_TIME_LIMIT_PER_AUDIO_SECOND = env.float(
+    "MEDIA_TIME_LIMIT_PER_AUDIO_SECOND", default=3.0
+)
+MEDIA_TIME_LIMIT_FLOOR_SECONDS = env.int("MEDIA_TIME_LIMIT_FLOOR_SECONDS", default=120)
+MEDIA_TIME_LIMIT_CAP_SECONDS = env.int("MEDIA_TIME_LIMIT_CAP_SECONDS", default=1800)
 # The process synthesising speech or transcribing runs at this Unix nice level (0-19), so on
 # a busy machine it yields the CPU to dials and callbacks (core/priority.py).
 MEDIA_NICE = env.int("MEDIA_NICE", default=15)
