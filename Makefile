@@ -58,8 +58,19 @@ serve: ## Only start make run's processes (Procfile), on a database already migr
 worker: install ## Run a Celery worker with the scheduler (for `make run`-style setups)
 	$(BIN)/celery -A config worker -Q events,calls,default,webhooks,transcription -B --schedule var/celerybeat-schedule --loglevel=INFO
 
-test: install browser ## Run the whole suite against PostgreSQL and Redis (2 processes)
+# The sweeps' and the outbox's tests again on SQLite, as the embedded default (make run)
+# runs them: every sweep and query must work on both databases.
+SQLITE_TESTS := tests/test_outbox.py tests/test_admin_effects.py tests/notify/test_outbox.py \
+	tests/notify/test_alerts.py tests/notify/test_effects_isolated.py \
+	tests/texting/test_automatic.py tests/calls/test_lost_legs.py \
+	tests/calls/test_recordings_sweep.py tests/calls/test_speech_recordings.py tests/insights
+SQLITE_DIR := var/test-sqlite
+
+test: install browser ## Run the whole suite against PostgreSQL and Redis (2 processes), then the sweeps' tests on SQLite
 	$(BIN)/pytest -n 2 --dist worksteal $(PYTEST_ARGS)
+	@mkdir -p $(SQLITE_DIR)
+	DATABASE_URL=sqlite:///$(SQLITE_DIR)/db.sqlite3 TEST_DATABASE_NAME=$(SQLITE_DIR)/test.sqlite3 \
+		$(BIN)/pytest -p no:xdist --create-db -m "not slow" $(SQLITE_TESTS)
 
 lint: install ## The pre-commit hooks on every file (ruff, django-upgrade, djLint, whitespace), then mypy
 	@# Nothing may be changed by them: a fix they make is a check that failed.
