@@ -329,6 +329,7 @@ class Procfile:
             "GUNICORN_ACCESSLOG": "",
             "CELERY_BEAT_SCHEDULE_FILE": str(tmp_path / "celerybeat-schedule"),
         }
+        self.env, self.tmp_path = env, tmp_path
         self.processes = {
             name: Process(["sh", "-c", command], env, tmp_path / f"{name}.log")
             for name, command in procfile_commands().items()
@@ -354,6 +355,21 @@ class Procfile:
 
     def __getitem__(self, name: str) -> Process:
         return self.processes[name]
+
+    def restart(self, name: str) -> Process:
+        """Start the Procfile's ``name`` process again (stopped by the test), appending to
+        its log, and wait until its worker is ready."""
+        log = self.tmp_path / f"{name}.log"
+        readies = log.read_text().count(" ready.")
+        process = Process(["sh", "-c", procfile_commands()[name]], self.env, log)
+        self.processes[name] = process
+        wait_for(
+            lambda: log.read_text().count(" ready.") > readies,
+            normal=6,
+            what=f"the Procfile's {name} process, started again",
+            process=process,
+        )
+        return process
 
     def log(self) -> str:
         return "".join(p.log.read_text() for p in self.processes.values())
