@@ -169,12 +169,13 @@ def test_the_sweep_sends_again_only_what_was_never_handed_over_or_lost(
     never = recorded(django_capture_on_commit_callbacks, key="probe:never")
     assert never.dispatched_at is None
     monkeypatch.undo()
-    sent = []
-    monkeypatch.setattr(
-        outbox,
-        "publish_or_leave_to_sweep",
-        lambda task, *, kwargs, **options: sent.append(kwargs["effect_id"]) or True,
-    )
+    sent: list[int] = []
+
+    def publish(task, *, kwargs, **options):
+        sent.append(kwargs["effect_id"])
+        return True
+
+    monkeypatch.setattr(outbox, "publish_or_leave_to_sweep", publish)
 
     # Many sweeps while no worker runs: the one never handed over is sent once, the
     # other not at all, until a hand-over is older than the broker would hold it.

@@ -105,12 +105,13 @@ def test_three_poisoned_leads_and_a_stopped_transcription_worker_hold_back_nothi
             lead_document(28, ANSWERS, "Eve&#13;&#10;Bcc: evil@example.com")
         )
         documents.append(lead_document(29, ANSWERS))
-        call_ids = []
+        call_ids: list[int] = []
         for document in documents:
             status, body = post(processes.web_port, {"xml": document, **dealer.headers})
             assert status == 200, body
-            lead = Lead.objects.get(pk=json.loads(body)["leadId"])
-            call_ids.append(lead.call_id)
+            call_id = Lead.objects.get(pk=json.loads(body)["leadId"]).call_id
+            assert call_id is not None
+            call_ids.append(call_id)
         # A name stored before the interfaces refused control characters.
         poisoned = call_ids[-1]
         Call.objects.filter(pk=poisoned).update(first_name="Ctl\u0001\u000bchar")

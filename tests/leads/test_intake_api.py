@@ -2049,7 +2049,7 @@ def test_tab_lf_and_cr_in_a_one_line_member_become_a_space(intake):
     response = post_lead(intake, xml)
 
     assert response.status_code == 200, response.json()
-    call = Call.objects.get(pk=Lead.objects.get().call_id)
+    call = Call.objects.get(lead=Lead.objects.get())
     assert call.first_name == "Eve Bcc: evil@example.com Jr"
 
 

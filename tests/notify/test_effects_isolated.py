@@ -122,7 +122,8 @@ def test_an_answered_call_ends_with_its_duration_when_its_write_back_raises(
 
     assert call.status == CallStatus.ANSWER
     assert call.ended_at is not None
-    assert call.duration and call.duration > 0
+    assert call.duration is not None
+    assert call.duration > 0
     effect = Effect.objects.get(kind="notify.crm_final")
     assert (effect.status, effect.error) == (
         EffectStatus.FAILED,
