@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
@@ -13,13 +14,18 @@ from core.logging import log_event
 log = logging.getLogger(__name__)
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=1,
-    retry_backoff_max=60,
-    max_retries=12,
-)
+# A task that only stores rows: tried again while the database is out of reach (1, 2, 4
+# ... 60 s, twelve times), and for nothing else.
+RETRY_WHILE_DATABASE_IS_DOWN: dict[str, Any] = {
+    "acks_late": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 1,
+    "retry_backoff_max": 60,
+    "max_retries": 12,
+}
+
+
+@shared_task(**RETRY_WHILE_DATABASE_IS_DOWN)
 def effect_run_task(*, effect_id: int) -> str:
     """Build and send one effect; one done or failed is left alone."""
     from core.outbox import effect_run

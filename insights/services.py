@@ -330,6 +330,16 @@ def _unmark(call_id: int) -> None:
     ).update(dispatched_at=None)
 
 
+def _hand_over(call_id: int, seconds: float | None) -> None:
+    """A sweep's hand-over of a row it marked: one that raises is unmarked, so the next
+    sweep tries it again."""
+    try:
+        _dispatch(call_id, seconds=seconds)
+    except BaseException:
+        _unmark(call_id)
+        raise
+
+
 def insights_sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Re-drive what no worker is driving, each transcription alone (``core.sweeps.each``):
     pending ones whose hand-over may have been lost (never handed over, the broker's
@@ -359,11 +369,7 @@ def insights_sweep(*, now: datetime | None = None) -> dict[str, int]:
             dispatched_at=dispatched,
         ).update(dispatched_at=now):
             return
-        try:
-            _dispatch(call_id, seconds=seconds)
-        except BaseException:
-            _unmark(call_id)  # not handed over: the next sweep tries again
-            raise
+        _hand_over(call_id, seconds)
         counts["pending"] += 1
 
     each(
@@ -392,11 +398,7 @@ def insights_sweep(*, now: datetime | None = None) -> dict[str, int]:
         )
         if not created:
             return
-        try:
-            _dispatch(call_id, seconds=seconds)
-        except BaseException:
-            _unmark(call_id)
-            raise
+        _hand_over(call_id, seconds)
         counts["created"] += 1
 
     each(

@@ -5,21 +5,15 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
 from core.locks import one_at_a_time
 from core.logging import log_event
+from core.tasks import RETRY_WHILE_DATABASE_IS_DOWN
 
 log = logging.getLogger(__name__)
 
 
-@shared_task(
-    acks_late=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=1,
-    retry_backoff_max=60,
-    max_retries=12,
-)
+@shared_task(**RETRY_WHILE_DATABASE_IS_DOWN)
 def message_send_task(*, message_id: int) -> str:
     """Send one due message; one sent, being sent or given up is left alone."""
     from notify.services import message_send

@@ -29,8 +29,10 @@ def test_a_process_that_ignores_sigterm_is_killed_with_its_family_and_reported(
         'trap "" TERM; echo "sleeping $$"; sleep 300; echo done',
     ]
     process = Process(command, dict(os.environ), tmp_path / "stubborn.log")
+    # The shell's own line, with its pid (the command line respawn may log says
+    # "sleeping $$": a look at "sleeping" alone could come before the shell ran).
     wait_for(
-        lambda: "sleeping" in process.log.read_text(),
+        lambda: re.search(r"sleeping (\d+)", process.log.read_text()) is not None,
         timeout=30,
         what="the command",
         process=process,

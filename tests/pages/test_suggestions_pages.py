@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from django.test import TestCase
 from django.urls import reverse
 
 from calls.services import call_transcription_save
@@ -39,10 +40,17 @@ TURNS = [
 ]
 
 
+def transcription_saved(**kwargs) -> None:
+    """Save a transcription as the pipeline does, and run what its commit hands over
+    (the suggestions, made by their own task: core.outbox)."""
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        call_transcription_save(**kwargs)
+
+
 @pytest.fixture
 def transcribed(world):
     call = world.other_agent_call
-    call_transcription_save(call=call, turns=TURNS, summary="Lee wants a callback.")
+    transcription_saved(call=call, turns=TURNS, summary="Lee wants a callback.")
     call.refresh_from_db()
     return call
 
@@ -122,7 +130,7 @@ def test_saving_records_the_suggestions_kept_and_not_those_changed(
 
 def test_a_scored_call_starts_from_its_score_not_from_suggestions(world, signed_in):
     call = world.agent_call  # scored with cat1, cat2 and "Appointment set"
-    call_transcription_save(call=call, turns=TURNS)
+    transcription_saved(call=call, turns=TURNS)
     assert CallSuggestions.objects.get(call=call).members["call_end"]["value"] == (
         "Callback requested"
     )
@@ -151,7 +159,7 @@ def test_the_call_page_lists_the_transcript_lines_with_their_start(
 
 @pytest.fixture
 def foreign_transcribed(world):
-    call_transcription_save(call=world.foreign_call, turns=TURNS)
+    transcription_saved(call=world.foreign_call, turns=TURNS)
 
 
 def _listed(client, **params) -> list[str]:
@@ -190,7 +198,7 @@ def test_without_postgresql_the_said_search_matches_every_word(
 def test_suggested_but_not_confirmed_lists_unscored_calls_with_suggestions(
     world, signed_in, transcribed, foreign_transcribed
 ):
-    call_transcription_save(call=world.agent_call, turns=TURNS)  # scored already
+    transcription_saved(call=world.agent_call, turns=TURNS)  # scored already
     CallFactory(account=world.north, last_name="Silent")
     manager = signed_in(world.global_manager)
     assert _listed(manager, suggested="unconfirmed") == ["Other"]
