@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
 from calls.models import Call, CallAttempt, CallOrigin
+from core.outbox import effect
 from users.models import Membership, User
 from webhooks.services import iso, webhook_event_emit
 
@@ -64,12 +66,21 @@ def call_object(call: Call) -> dict[str, Any]:
 
 
 def call_event_emit(*, call: Call, type: str, **objects: Any) -> None:
-    """Report a step of the call's life to the account's webhook endpoints, in order."""
+    """Report a step of the call's life to the account's webhook endpoints, in order. An
+    event that cannot be built fails alone (the effect ``calls.webhook_event``, which
+    support can send again), never the step it reports."""
     webhook_event_emit(
         type=type,
         organization_id=call.account.organization_id,
         account=call.account,
         subject=f"call:{call.pk}",
+        failed_as={
+            "kind": "calls.webhook_event",
+            "key": f"calls.webhook_event:{call.pk}:{type}:{uuid.uuid4().hex}",
+            "about": f"call {call.pk}",
+            "call_id": call.pk,
+            "type": type,
+        },
         # Built only when the organization has endpoints: the pipeline pays nothing otherwise.
         objects=lambda: {
             "call": call_object(call),
@@ -78,3 +89,14 @@ def call_event_emit(*, call: Call, type: str, **objects: Any) -> None:
             **objects,
         },
     )
+
+
+@effect("calls.webhook_event")
+def webhook_event_again(*, call_id: int, type: str) -> None:
+    """Support's "send again" of an event that could not be built: built anew from the
+    call as it is now (a transcription event with the call's transcript and summary)."""
+    call = Call.objects.select_related("account", "agent").get(pk=call_id)
+    objects: dict[str, Any] = {}
+    if type == "transcription_ready":
+        objects["transcription"] = {"text": call.transcription, "summary": call.summary}
+    call_event_emit(call=call, type=type, **objects)

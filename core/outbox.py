@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
@@ -38,6 +38,7 @@ from core.logging import log_event, log_event_on_commit
 from core.models import Effect, EffectStatus, SetAside
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_TRIES = 6
 FIRST_WAIT = 10.0  # seconds; doubled after each transient failure
@@ -83,6 +84,44 @@ def effect_record(*, kind: str, key: str, about: str = "", **params: Any) -> boo
     if created:
         transaction.on_commit(partial(_dispatch, row.pk, kind), robust=True)
     return created
+
+
+def effect_guarded(
+    *, kind: str, key: str, about: str, build: Callable[[], T], **params: Any
+) -> T | None:
+    """For an effect that must be written with the change itself (a webhook event is the
+    change's snapshot, in order with the others): ``build`` runs in a savepoint, and one
+    that raises is rolled back alone and recorded as a failed effect of ``kind`` with its
+    reason, which support can send again (the kind's handler builds it anew from
+    ``params``). The change goes on either way. Returns what ``build`` returned."""
+    try:
+        with transaction.atomic():
+            return build()
+    except Exception as error:
+        reason = f"{type(error).__name__}: {error}"[:2000]
+        now = timezone.now()
+        with transaction.atomic():
+            Effect.objects.get_or_create(
+                key=key[:200],
+                defaults={
+                    "kind": kind,
+                    "params": params,
+                    "about": about,
+                    "status": EffectStatus.FAILED,
+                    "tries": 1,
+                    "error": reason,
+                    "due_at": now,
+                },
+            )
+        log_event_on_commit(
+            log,
+            "effect.failed",
+            kind=kind,
+            about=about,
+            tries=1,
+            error=type(error).__name__,
+        )
+        return None
 
 
 def _dispatch(effect_id: int, kind: str, countdown: float | None = None) -> None:

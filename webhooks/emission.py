@@ -14,6 +14,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils import timezone
 
 from accounts.models import Account
+from core.outbox import effect_guarded
 from webhooks.endpoints import organization_subscriptions
 from webhooks.models import EventType, WebhookDelivery, WebhookEndpoint, WebhookEvent
 from webhooks.outbox import enqueue_on_commit
@@ -37,22 +38,34 @@ def webhook_event_emit(
     account: Account | None,
     objects: dict[str, Any] | Callable[[], dict[str, Any]],
     subject: str = "",
+    failed_as: dict[str, Any] | None = None,
 ) -> WebhookEvent | None:
     """Write an event and its deliveries in the caller's transaction; each delivery is
     handed to the broker once it commits. Nothing is written (and ``objects``, when a
-    callable, is never built) for an organization without endpoints."""
+    callable, is never built) for an organization without endpoints. With ``failed_as``
+    (``kind``, ``key``, ``about`` and the params its handler takes) an event that cannot
+    be built or written fails alone, as that effect (``core.outbox.effect_guarded``),
+    and never the change it reports."""
     endpoints = organization_subscriptions(organization_id=organization_id)
     if not endpoints:
         return None
     account_id = account.pk if account else None
-    return _event_write(
-        type=type,
-        organization_id=organization_id,
-        account=account,
-        objects=objects() if callable(objects) else objects,
-        subject=subject,
-        endpoint_ids=[e.endpoint_id for e in endpoints if e.wants(type, account_id)],
-    )
+
+    def write() -> WebhookEvent:
+        return _event_write(
+            type=type,
+            organization_id=organization_id,
+            account=account,
+            objects=objects() if callable(objects) else objects,
+            subject=subject,
+            endpoint_ids=[
+                e.endpoint_id for e in endpoints if e.wants(type, account_id)
+            ],
+        )
+
+    if failed_as is None:
+        return write()
+    return effect_guarded(build=write, **failed_as)
 
 
 def _event_write(

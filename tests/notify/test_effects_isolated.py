@@ -171,3 +171,53 @@ def test_a_score_whose_alert_raises_is_still_saved(world, account, monkeypatch):
         EffectStatus.FAILED,
         f"ValueError: {XML_ERROR}",
     )
+
+
+def test_a_webhook_event_that_cannot_be_built_fails_alone_and_is_sent_again(
+    world, account, monkeypatch, settings
+):
+    """A webhook event is the change's snapshot, written with it: one that raises is
+    rolled back alone (a savepoint) and recorded as a failed effect; "send again" builds
+    it anew from the call."""
+    from calls import payloads
+    from core.outbox import effect_send_again
+    from webhooks.models import WebhookEvent
+    from webhooks.services import webhook_endpoint_create
+
+    settings.WEBHOOK_ALLOWED_ADDRESSES = ["127.0.0.1"]
+    monkeypatch.setattr("webhooks.outbox._enqueue", lambda *a, **k: None)
+    webhook_endpoint_create(
+        organization=account.organization, url="https://127.0.0.1:9/hook"
+    )
+    real_call_object = payloads.call_object
+
+    def call_object(call):
+        if call.status == CallStatus.ANSWER and call.ended_at:
+            raise ValueError(XML_ERROR)
+        return real_call_object(call)
+
+    monkeypatch.setattr("calls.payloads.call_object", call_object)
+
+    call = finished_call(world, account, ANSWERS, first_name=POISON)
+
+    assert call.status == CallStatus.ANSWER
+    assert call.ended_at is not None
+    assert call.duration is not None
+    events = WebhookEvent.objects.filter(subject=f"call:{call.pk}")
+    assert "call_completed" not in set(events.values_list("type", flat=True))
+    assert "agent_presses_one" in set(events.values_list("type", flat=True))
+    failed = Effect.objects.get(kind="calls.webhook_event")
+    assert (failed.status, failed.error, failed.params) == (
+        EffectStatus.FAILED,
+        f"ValueError: {XML_ERROR}",
+        {"call_id": call.pk, "type": "call_completed"},
+    )
+    assert Effect.objects.get(kind="notify.crm_final").status == EffectStatus.DONE
+
+    monkeypatch.setattr("calls.payloads.call_object", real_call_object)
+    with world.capture(execute=True):
+        effect_send_again(effect=failed)
+    failed.refresh_from_db()
+    assert failed.status == EffectStatus.DONE  # run as it was handed over (conftest)
+    (completed,) = events.filter(type="call_completed")
+    assert f'"id": {call.pk}' in completed.body
