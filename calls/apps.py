@@ -18,6 +18,11 @@ class CallsConfig(AppConfig):
         broker_reconnected.connect(
             workers._on_broker_reconnected, dispatch_uid="calls.broker_reconnected"
         )
+        # Every outbox's sweep makes again what was handed to a broker server since
+        # replaced (core.handover.lost_before); the calls app watches which one answers.
+        from core import handover
+
+        handover.broker_first_seen = workers.broker_first_seen
 
 
 def _on_duty_changed(

@@ -8,7 +8,7 @@ call's pipeline. Storing goes through Django's storage API (``MEDIA_ROOT`` by de
 django-storages backend in production), once: a stored recording is never made again.
 
 Every hand-over of a media task is marked on its row (``dispatched_at``) and sent again only
-when it may have been lost (``hand_overs_lost_before``), never because it waits in a long
+when it may have been lost (``lost_before``), never because it waits in a long
 queue; media tasks run under time limits sized to their audio (``media_time_limits``).
 """
 
@@ -40,11 +40,10 @@ from calls.models import (
     Leg,
     Recording,
     RecordingStatus,
-    WorkerBeat,
 )
-from calls.workers import BROKER
 from config.celery import publish_or_leave_to_sweep
 from core.compiled import CompiledQuery
+from core.handover import lost_before
 from core.logging import log_event
 from core.sweeps import each
 
@@ -59,7 +58,6 @@ NO_OUTCOME = (
 SWEEP_BATCH = 500
 # Redis's own default: a task delivered and neither acknowledged nor put back in this long
 # is delivered again. The filesystem broker has none; the sweep waits as long there.
-VISIBILITY_TIMEOUT_DEFAULT = 3600
 # Media tasks (speaking or fetching a recording, transcribing it) run under Celery's time
 # limits sized to their audio: this many seconds of work per second of audio (transcribing
 # reads both channels), never less than the floor nor more than the cap. The cap stays
@@ -220,15 +218,12 @@ def recording_store(*, call_id: int) -> str:
 def recordings_sweep(*, now: datetime) -> int:
     """Each recording alone (``core.sweeps.each``: one that fails is counted, then set
     aside, and never stops the rest): send again the pending ones, with tries left, whose
-    hand-over may have been lost (``hand_overs_lost_before``; never one merely waiting in a
+    hand-over may have been lost (``lost_before``; never one merely waiting in a
     queue), and with ``SIMULATOR_SPEECH`` make the missing ones of answered simulated calls
     that ended lately (their lead leg ended outside the usual path). Returns how many."""
     pending = list(
         Recording.objects.filter(status=RecordingStatus.PENDING, tries__lt=MAX_TRIES)
-        .filter(
-            Q(dispatched_at__isnull=True)
-            | Q(dispatched_at__lt=hand_overs_lost_before(now))
-        )
+        .filter(Q(dispatched_at__isnull=True) | Q(dispatched_at__lt=lost_before(now)))
         .order_by("pk")
         .values_list("call_id", "dispatched_at", "attempt__duration")[:SWEEP_BATCH]
     )
@@ -282,22 +277,6 @@ def recordings_sweep(*, now: datetime) -> int:
             key=_first,
         )
     return len(done)
-
-
-def hand_overs_lost_before(now: datetime) -> datetime:
-    """A media task handed to the broker before this may have been lost, and is sent again:
-    the broker's visibility timeout has passed since (a delivery neither acknowledged nor
-    put back in that time was lost), or the broker answering now is a new server, which
-    may have lost what the old one held (``calls.workers`` notes the server that answers
-    at each calls sweep; its row's time is when this one was first seen). A task merely
-    waiting in a long queue is never sent twice."""
-    options: dict[str, Any] = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-    visibility = float(options.get("visibility_timeout", VISIBILITY_TIMEOUT_DEFAULT))
-    before = now - timedelta(seconds=visibility)
-    seen = (
-        WorkerBeat.objects.filter(name=BROKER).values_list("beat_at", flat=True).first()
-    )
-    return max(before, seen) if seen is not None else before
 
 
 def media_time_limits(seconds: float | None) -> dict[str, int]:

@@ -409,7 +409,7 @@ class Recording(models.Model):
     reason = models.TextField(blank=True, help_text="Why it could not be stored.")
     created_at = models.DateTimeField(auto_now_add=True)
     # The hand-over mark: the sweep sends the storing again only when this hand-over may
-    # have been lost (calls.media.hand_overs_lost_before), never while it waits in a queue.
+    # have been lost (core.handover.lost_before), never while it waits in a queue.
     dispatched_at = models.DateTimeField(
         null=True, blank=True, help_text="When its storing was last handed to a worker."
     )

@@ -112,6 +112,14 @@ def losses_take(*, now: datetime | None = None) -> bool:
     return bool(WorkerBeat.objects.filter(lost=True).update(lost=False)) or lost
 
 
+def broker_first_seen() -> datetime | None:
+    """When the broker server answering now was first seen (``core.handover.lost_before``:
+    what was handed to an earlier server may have been lost)."""
+    return (
+        WorkerBeat.objects.filter(name=BROKER).values_list("beat_at", flat=True).first()
+    )
+
+
 def _broker_seen(now: datetime) -> bool:
     """Note which broker server answers; True when it is not the one noted before."""
     identity = broker_identity(_app())

@@ -1,5 +1,16 @@
-"""The hand-over of work to the broker: a publish that never waits long and never raises.
-A broker that is down leaves the work stored, to the sweep that owns it."""
+"""The hand-over of work to the broker, one mechanism for every outbox (effects, messages,
+texts, webhook deliveries, recordings, transcriptions):
+
+- ``publish_or_leave_to_sweep``: a publish that never waits long and never raises; a
+  broker that is down leaves the work stored, to the sweep that owns it;
+- ``hand_over``: that publish, and the row's hand-over mark kept true (``dispatched_at``:
+  when the broker got it; empty when it did not);
+- ``to_hand_over``: what a sweep hands over: rows never handed over (past a short grace
+  for the publish on commit), and rows whose hand-over may have been lost
+  (``lost_before``: the broker's visibility timeout passed, or the broker answering now
+  is a new server). Never a row merely waiting in a queue, so a stopped worker leaves one
+  task per row in the queue however many sweeps run.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +18,14 @@ import contextlib
 import logging
 import threading
 import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from celery import current_app
+from django.conf import settings as django_settings
+from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 
 def fail_fast(app: Any, *, timeout: float) -> dict[str, Any]:
@@ -136,3 +152,70 @@ def publish_or_leave_to_sweep(
             return True
     log_event(log, event, level=logging.WARNING, **kwargs, error=error, then=then)
     return False
+
+
+# A retry due within this is handed to the broker with a countdown (the broker holds it);
+# a later one is left to its sweep, so no worker holds a task for minutes or hours.
+HELD_BY_BROKER = timedelta(minutes=2)
+# A row created (or made due) this long ago and still not marked was never handed over:
+# its process stopped between the commit and the publish. Younger ones are left to it.
+SWEEP_GRACE = timedelta(seconds=30)
+VISIBILITY_TIMEOUT_DEFAULT = 3600.0
+
+
+def _no_broker_start() -> datetime | None:
+    return None
+
+
+# When the broker server answering now was first seen, or None: an app that watches the
+# broker's identity (calls.workers, at each calls sweep) sets it.
+broker_first_seen: Callable[[], datetime | None] = _no_broker_start
+
+
+def lost_before(now: datetime) -> datetime:
+    """A hand-over marked before this may have been lost, and is made again: the broker's
+    visibility timeout has passed since (a delivery neither acknowledged nor put back in
+    that time was lost), or the broker answering now is a new server, which may have lost
+    what the old one held."""
+    options: dict[str, Any] = django_settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    visibility = float(options.get("visibility_timeout", VISIBILITY_TIMEOUT_DEFAULT))
+    before = now - timedelta(seconds=visibility)
+    seen = broker_first_seen()
+    return max(before, seen) if seen is not None else before
+
+
+# The mark of a hand-over the broker refused: to be made again at the sweep's next run
+# (an empty mark is a hand-over not yet tried, left to its publish on commit a moment).
+REFUSED = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_hand_over(
+    now: datetime, *, mark: str = "dispatched_at", since: str = "created_at"
+) -> Q:
+    """The rows a sweep hands over: refused by the broker (``REFUSED``), never handed over
+    (``mark`` empty, ``since`` older than ``SWEEP_GRACE``), or whose hand-over may have been
+    lost (``lost_before``)."""
+    return Q(**{f"{mark}__isnull": True, f"{since}__lt": now - SWEEP_GRACE}) | Q(
+        **{f"{mark}__lt": lost_before(now)}
+    )
+
+
+def hand_over(
+    task: Any,
+    *,
+    kwargs: dict[str, Any],
+    event: str,
+    log: Any,
+    rows: QuerySet[Any] | None = None,
+    mark: str = "dispatched_at",
+    **options: Any,
+) -> bool:
+    """``publish_or_leave_to_sweep``, and the hand-over mark of ``rows`` (the row the task
+    is for) set to now once the broker has it, to ``REFUSED`` when it does not: the sweep
+    then hands it over at its next run. Returns whether it was handed over."""
+    sent = publish_or_leave_to_sweep(
+        task, kwargs=kwargs, event=event, log=log, **options
+    )
+    if rows is not None:
+        rows.update(**{mark: timezone.now() if sent else REFUSED})
+    return sent

@@ -13,10 +13,10 @@ Every retry is bounded and every hand-over marked:
 - a database out of reach is transient: tried again with a growing wait, at most
   ``MAX_TRIES`` times; anything else (a bug, a value the builder cannot take) fails at
   once, since trying again meets the same error;
-- ``dispatched_at`` marks a hand-over; the sweep sends an effect again only when it was
-  never handed over (the broker was down) or its hand-over is older than
-  ``EFFECT_LOST_AFTER`` (the broker's visibility timeout: a task held that long was lost),
-  so a stopped worker never makes the queue hold more than one task per effect.
+- ``dispatched_at`` marks a hand-over (``core.handover``); the sweep sends an effect again
+  only when it was never handed over (the broker was down) or its hand-over may have been
+  lost (the broker's visibility timeout passed, or a new broker server), so a stopped
+  worker never makes the queue hold more than one task per effect.
 """
 
 from __future__ import annotations
@@ -28,12 +28,11 @@ from datetime import datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
-from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from core.handover import publish_or_leave_to_sweep
+from core.handover import hand_over, to_hand_over
 from core.logging import log_event, log_event_on_commit
 from core.models import Effect, EffectStatus, SetAside
 
@@ -42,8 +41,6 @@ T = TypeVar("T")
 
 MAX_TRIES = 6
 FIRST_WAIT = 10.0  # seconds; doubled after each transient failure
-# The sweep leaves a new effect this long to the task handed over on commit.
-SWEEP_GRACE = timedelta(seconds=30)
 TRANSIENT = (OperationalError, InterfaceError)
 
 
@@ -127,17 +124,15 @@ def effect_guarded(
 def _dispatch(effect_id: int, kind: str, countdown: float | None = None) -> None:
     from core.tasks import effect_run_task
 
-    if publish_or_leave_to_sweep(
+    hand_over(
         effect_run_task,
         kwargs={"effect_id": effect_id},
         event="effect.dispatch_failed",
         log=log,
+        rows=Effect.objects.filter(pk=effect_id, status=EffectStatus.PENDING),
         queue=HANDLERS[kind].queue,
         countdown=countdown,
-    ):
-        Effect.objects.filter(pk=effect_id, status=EffectStatus.PENDING).update(
-            dispatched_at=timezone.now()
-        )
+    )
 
 
 def effect_run(*, effect_id: int) -> str:
@@ -209,26 +204,13 @@ def effect_send_again(*, effect: Effect) -> None:
     transaction.on_commit(partial(_dispatch, effect.pk, effect.kind), robust=True)
 
 
-def lost_after() -> timedelta:
-    """A hand-over older than this was lost: the broker's visibility timeout (Redis puts a
-    task a worker took back after it), or ``EFFECT_LOST_AFTER_SECONDS``."""
-    seconds: Any = getattr(settings, "EFFECT_LOST_AFTER_SECONDS", None)
-    if not seconds:
-        options = settings.CELERY_BROKER_TRANSPORT_OPTIONS
-        seconds = options.get("visibility_timeout", 3600)
-    return timedelta(seconds=float(seconds))
-
-
 def effects_sweep(*, now: datetime | None = None) -> int:
     """Hand over every due effect never handed over (the broker was down) or whose
     hand-over was lost. Returns how many were handed over."""
     now = now or timezone.now()
     due = list(
         Effect.objects.filter(status=EffectStatus.PENDING, due_at__lte=now)
-        .filter(
-            Q(dispatched_at__isnull=True, created_at__lt=now - SWEEP_GRACE)
-            | Q(dispatched_at__lt=now - lost_after())
-        )
+        .filter(to_hand_over(now))
         .order_by("due_at")
         .values_list("pk", "kind")[:1000]
     )

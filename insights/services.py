@@ -23,10 +23,11 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from calls import transcripts
-from calls.media import hand_overs_lost_before, media_time_limits
+from calls.media import media_time_limits
 from calls.models import Call, Recording, RecordingStatus
 from calls.services import call_transcription_save
 from config.celery import publish_or_leave_to_sweep
+from core.handover import lost_before
 from core.logging import log_event
 from core.sweeps import each
 from insights.engines import (
@@ -343,7 +344,7 @@ def _hand_over(call_id: int, seconds: float | None) -> None:
 def insights_sweep(*, now: datetime | None = None) -> dict[str, int]:
     """Re-drive what no worker is driving, each transcription alone (``core.sweeps.each``):
     pending ones whose hand-over may have been lost (never handed over, the broker's
-    visibility timeout passed or a new broker server since: ``hand_overs_lost_before``; or
+    visibility timeout passed or a new broker server since: ``lost_before``; or
     a run took it and ended with no outcome, its lease over), never one merely waiting in a
     queue; and recordings stored lately with no transcription (unless transcription is
     off). Returns how many of each."""
@@ -353,7 +354,7 @@ def insights_sweep(*, now: datetime | None = None) -> dict[str, int]:
         Transcription.objects.filter(status=TranscriptionStatus.PENDING)
         .filter(
             Q(dispatched_at__isnull=True)
-            | Q(dispatched_at__lt=hand_overs_lost_before(now))
+            | Q(dispatched_at__lt=lost_before(now))
             | Q(claimed_until__lt=now, dispatched_at__lt=F("claimed_until"))
         )
         .order_by("pk")

@@ -26,8 +26,9 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call
-from config.celery import publish_or_leave_to_sweep
+from core.handover import HELD_BY_BROKER, REFUSED, hand_over, to_hand_over
 from core.logging import log_event, log_event_on_commit
+from core.sweeps import each
 from core.text import one_line
 from notify.models import Channel, Message, MessageStatus
 from users.models import User
@@ -38,10 +39,6 @@ log = logging.getLogger(__name__)
 FIRST_WAIT = 10.0
 LONGEST_WAIT = 3600.0
 MAX_TRIES = 12
-# Retries due within this are handed to the broker with a countdown; later ones to the sweep.
-HELD_BY_BROKER = timedelta(minutes=2)
-# The sweep leaves a message this long to the task handed over on commit.
-SWEEP_GRACE = timedelta(seconds=30)
 # A message "sending" this long lost its worker mid-send: it is tried again, under the
 # same Message-ID, so a mail server or CRM that saw it once can drop the copy.
 SENDING_LOST_AFTER = timedelta(minutes=5)
@@ -88,8 +85,6 @@ def message_queue(
     }
     if held:
         fields.update(status=MessageStatus.HELD, error=held)
-    elif channel == Channel.EMAIL:
-        fields["dispatched_at"] = now
     with transaction.atomic():
         message, created = Message.objects.get_or_create(key=key, defaults=fields)
     if not created:
@@ -110,11 +105,12 @@ def message_queue(
 def _dispatch(message_id: int, countdown: float | None = None) -> None:
     from notify.tasks import message_send_task
 
-    publish_or_leave_to_sweep(
+    hand_over(
         message_send_task,
         kwargs={"message_id": message_id},
         event="notify.dispatch_failed",
         log=log,
+        rows=Message.objects.filter(pk=message_id, status=MessageStatus.PENDING),
         countdown=countdown,
     )
 
@@ -228,7 +224,7 @@ def _failed(message: Message, error: Exception, *, for_good: bool = False) -> st
         status=MessageStatus.PENDING,
         status_at=now,
         due_at=now + wait,
-        dispatched_at=now if soon else None,
+        dispatched_at=None,  # marked once handed over with its countdown, if soon
         error=reason,
     )
     log_event(
@@ -255,7 +251,7 @@ def message_send_again(*, message: Message) -> Message:
         ).update(
             status=MessageStatus.PENDING,
             due_at=now,
-            dispatched_at=now,
+            dispatched_at=None,
             status_at=now,
             attempts=0,
         )
@@ -278,15 +274,15 @@ def messages_sweep(*, now: datetime | None = None) -> int:
         error=f"The worker was lost while sending, {MAX_TRIES} times.",
     )
     lost.update(
-        status=MessageStatus.PENDING, status_at=now, due_at=now, dispatched_at=None
+        status=MessageStatus.PENDING, status_at=now, due_at=now, dispatched_at=REFUSED
     )
+    # Never handed over, or a hand-over that may have been lost (core.handover): never a
+    # message merely waiting in the queue, so a stopped worker leaves one task for each.
     due = list(
         Message.objects.filter(status=MessageStatus.PENDING, due_at__lte=now)
-        .exclude(dispatched_at__gt=now - SWEEP_GRACE)
+        .filter(to_hand_over(now))
         .order_by("due_at")
         .values_list("pk", flat=True)[:1000]
     )
-    Message.objects.filter(pk__in=due).update(dispatched_at=now)
-    for message_id in due:
-        _dispatch(message_id)
+    each(sweep="messages", items=due, handle=_dispatch)
     return len(due)

@@ -9,10 +9,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from django.conf import settings
 from django.db import OperationalError, transaction
 from django.utils import timezone
 
-from core import outbox
+from core import handover, outbox
 from core.models import Effect, EffectStatus
 from core.outbox import (
     MAX_TRIES,
@@ -52,7 +53,7 @@ def published(monkeypatch):
         sent.append(kwargs["effect_id"])
         return True
 
-    monkeypatch.setattr(outbox, "publish_or_leave_to_sweep", publish)
+    monkeypatch.setattr(handover, "publish_or_leave_to_sweep", publish)
     return sent
 
 
@@ -164,10 +165,10 @@ def test_the_sweep_sends_again_only_what_was_never_handed_over_or_lost(
     django_capture_on_commit_callbacks, published, monkeypatch
 ):
     handed = recorded(django_capture_on_commit_callbacks, key="probe:handed")
-    # The broker was down when this one committed: the publish failed, nothing marked it.
-    monkeypatch.setattr(outbox, "publish_or_leave_to_sweep", lambda *a, **k: False)
+    # The broker was down when this one committed: the publish failed, marked refused.
+    monkeypatch.setattr(handover, "publish_or_leave_to_sweep", lambda *a, **k: False)
     never = recorded(django_capture_on_commit_callbacks, key="probe:never")
-    assert never.dispatched_at is None
+    assert never.dispatched_at == handover.REFUSED
     monkeypatch.undo()
     sent: list[int] = []
 
@@ -175,16 +176,35 @@ def test_the_sweep_sends_again_only_what_was_never_handed_over_or_lost(
         sent.append(kwargs["effect_id"])
         return True
 
-    monkeypatch.setattr(outbox, "publish_or_leave_to_sweep", publish)
+    monkeypatch.setattr(handover, "publish_or_leave_to_sweep", publish)
 
-    # Many sweeps while no worker runs: the one never handed over is sent once, the
-    # other not at all, until a hand-over is older than the broker would hold it.
-    soon = timezone.now() + outbox.SWEEP_GRACE + timedelta(seconds=1)
+    # Many sweeps while no worker runs: the one refused is sent once, the other not at
+    # all, until a hand-over is older than the broker would hold it.
+    soon = timezone.now()
     for _ in range(10):
         effects_sweep(now=soon)
     assert sent == [never.pk]
 
-    later = timezone.now() + outbox.lost_after() + timedelta(seconds=1)
+    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    later = timezone.now() + timedelta(seconds=visibility + 1)
     assert effects_sweep(now=later) == 2
     assert effects_sweep(now=soon) == 0  # both marked again
     assert sent == [never.pk, handed.pk, never.pk]
+
+
+def test_an_effect_whose_process_stopped_before_handing_it_over_is_swept_after_a_grace(
+    django_capture_on_commit_callbacks, published, monkeypatch
+):
+    # Committed, and the process gone before its publish on commit: no mark at all.
+    monkeypatch.setattr(outbox, "_dispatch", lambda *a, **k: None)
+    row = recorded(django_capture_on_commit_callbacks)
+    monkeypatch.undo()
+    monkeypatch.setattr(
+        handover, "publish_or_leave_to_sweep", lambda *a, kwargs, **k: True
+    )
+    assert row.dispatched_at is None
+
+    assert effects_sweep(now=timezone.now()) == 0  # its publish may still come
+    later = timezone.now() + handover.SWEEP_GRACE + timedelta(seconds=1)
+    assert effects_sweep(now=later) == 1
+    assert effects_sweep(now=later) == 0

@@ -19,8 +19,9 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallStatus
-from config.celery import publish_or_leave_to_sweep
+from core.handover import HELD_BY_BROKER, hand_over, to_hand_over
 from core.logging import log_event, log_event_on_commit, mask_phone
+from core.sweeps import each
 from texting import compose
 from texting.models import (
     AUTOMATIC,
@@ -52,11 +53,8 @@ from users.models import User
 
 log = logging.getLogger(__name__)
 
-# Texts due within this are handed to the broker with a countdown; later ones (quiet
-# hours) to the sweep, so no worker holds a task overnight.
-HELD_BY_BROKER = timedelta(minutes=2)
-# The sweep leaves a text this long to the task handed over for it.
-SWEEP_GRACE = timedelta(seconds=30)
+# Texts due within core.handover.HELD_BY_BROKER are handed to the broker with a
+# countdown; later ones (quiet hours) to the sweep, so no worker holds a task overnight.
 # A text still "sending" after this was lost with its worker mid-hand-over: it may have
 # reached the provider, so it is marked failed, never sent a second time.
 SENDING_LOST_AFTER = timedelta(minutes=5)
@@ -162,7 +160,6 @@ def _text_store(
         from_number=sender_of(account, config),
         body=body[:MAX_BODY],
         due_at=due_at,
-        dispatched_at=now if dispatch else None,
         sent_by=sent_by,
         recipient=recipient,
         provider=text_provider(is_test=account.is_test).name,
@@ -183,11 +180,12 @@ def _text_store(
 def _dispatch(text_id: int, countdown: float | None = None) -> None:
     from texting.tasks import text_send_task
 
-    publish_or_leave_to_sweep(
+    hand_over(
         text_send_task,
         kwargs={"text_id": text_id},
         event="texting.dispatch_failed",
         log=log,
+        rows=Text.objects.filter(pk=text_id, status=TextStatus.SCHEDULED),
         countdown=countdown,
     )
 
@@ -408,11 +406,11 @@ def texts_sweep(*, now: datetime | None = None) -> int:
         )
     due = list(
         Text.objects.filter(status=TextStatus.SCHEDULED, due_at__lte=now)
-        .exclude(dispatched_at__gt=now - SWEEP_GRACE)
+        # Never handed over, or a hand-over that may have been lost (core.handover):
+        # never one merely waiting in the queue.
+        .filter(to_hand_over(now))
         .order_by("due_at")
         .values_list("pk", flat=True)[:1000]
     )
-    Text.objects.filter(pk__in=due).update(dispatched_at=now)
-    for text_id in due:
-        _dispatch(text_id)
+    each(sweep="texts", items=due, handle=_dispatch)
     return len(due)

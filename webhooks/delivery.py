@@ -19,12 +19,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from core.handover import HELD_BY_BROKER
 from core.logging import log_event
 from core.outbound import Deadline, DestinationError, destination_vet, pinned_https
 from webhooks.endpoints import REFUSALS, endpoint_disable, endpoint_secrets
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import (
-    HELD_BY_BROKER,
     blocked_by_earlier,
     enqueue_next_of_subject,
     enqueue_on_commit,
@@ -63,14 +63,22 @@ def webhook_delivery_send(*, delivery_id: int, now: datetime | None = None) -> s
         )
         if delivery is None or delivery.status != DeliveryStatus.PENDING:
             return "done"
-        if not delivery.endpoint.is_active:
-            return "endpoint_inactive"
         if delivery.leased_until and delivery.leased_until > now:
             return "leased"
-        if delivery.next_attempt_at and delivery.next_attempt_at > now:
-            return "not_due"
-        if delivery.blocked:  # type: ignore[attr-defined]
-            return "waiting"
+        # Not sent now: no task holds it any more, so its hand-over mark goes (the sweep,
+        # an endpoint enabled again or the event before it hands it over when it may go).
+        not_now = (
+            "endpoint_inactive"
+            if not delivery.endpoint.is_active
+            else "not_due"
+            if delivery.next_attempt_at and delivery.next_attempt_at > now
+            else "waiting"
+            if delivery.blocked  # type: ignore[attr-defined]
+            else ""
+        )
+        if not_now:
+            WebhookDelivery.objects.filter(pk=delivery.pk).update(dispatched_at=None)
+            return not_now
         delivery.leased_until = now + timedelta(
             seconds=settings.WEBHOOK_TIMEOUT_SECONDS + 30
         )
@@ -190,6 +198,7 @@ def _record(delivery: WebhookDelivery, response: Response, *, now: datetime) -> 
                 "status",
                 "delivered_at",
                 "next_attempt_at",
+                "dispatched_at",
             ]
         )
         if delivery.status != DeliveryStatus.PENDING:
@@ -239,6 +248,8 @@ def _failed(delivery: WebhookDelivery, response: Response, *, now: datetime) -> 
         delivery.next_attempt_at = None
         return "failed"
     delivery.next_attempt_at = now + delay
+    # A later retry is left to the sweep: no task holds it (its mark goes on saving).
+    delivery.dispatched_at = None
     if delay <= HELD_BY_BROKER:
         enqueue_on_commit(delivery.pk, countdown=delay.total_seconds())
     return "retry"

@@ -131,6 +131,9 @@ class WebhookDelivery(models.Model):
     retry_until = models.DateTimeField(help_text="Given up as failed after this.")
     # A worker sending it holds it until then; a second task for it meanwhile does nothing.
     leased_until = models.DateTimeField(null=True, blank=True, editable=False)
+    # When it was last handed to a worker (core.handover): the sweep hands it over again
+    # only when that hand-over may have been lost.
+    dispatched_at = models.DateTimeField(null=True, blank=True, editable=False)
     last_attempt_at = models.DateTimeField(null=True, blank=True)
     response_status = models.PositiveSmallIntegerField(null=True, blank=True)
     response_ms = models.PositiveIntegerField(

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from config.celery import publish_or_leave_to_sweep
+from core.handover import hand_over, to_hand_over
 from webhooks.models import (
     DeliveryStatus,
     EventType,
@@ -26,9 +26,8 @@ from webhooks.models import (
 
 log = logging.getLogger(__name__)
 
-# Retries due within this are handed to the broker with a countdown; later ones to the sweep.
-HELD_BY_BROKER = timedelta(minutes=2)
-# The sweep leaves a delivery this long to the task handed over on commit.
+# Retries due within core.handover.HELD_BY_BROKER are handed to the broker with a
+# countdown; later ones to the sweep. Support's tools take deliveries due this soon.
 SWEEP_GRACE = timedelta(seconds=5)
 
 
@@ -52,11 +51,14 @@ def _enqueue(delivery_id: int, countdown: float | None = None) -> None:
     """Hand a delivery to a worker; with the broker down the sweep hands it over later."""
     from webhooks.tasks import webhook_deliver_task
 
-    publish_or_leave_to_sweep(
+    hand_over(
         webhook_deliver_task,
         kwargs={"delivery_id": delivery_id},
         event="webhook.dispatch_failed",
         log=log,
+        rows=WebhookDelivery.objects.filter(
+            pk=delivery_id, status=DeliveryStatus.PENDING
+        ),
         countdown=countdown,
     )
 
@@ -109,8 +111,12 @@ def enqueue_due(
 
 def webhook_deliveries_sweep(*, now: datetime | None = None) -> int:
     """Hand the broker every due delivery it does not hold: those written while it was
-    down, retries left to the sweep, and leases of workers that died. Returns the count."""
-    return enqueue_due(due_deliveries(now or timezone.now()))
+    down, retries left to the sweep, and leases of workers that died; never one whose
+    hand-over is merely waiting in the queue (core.handover). Returns the count."""
+    now = now or timezone.now()
+    # A lease that ran out is a worker that died mid-delivery: its hand-over was lost.
+    lost = to_hand_over(now, since="next_attempt_at") | Q(leased_until__lt=now)
+    return enqueue_due(due_deliveries(now).filter(lost))
 
 
 def webhook_delivery_resend(*, delivery: WebhookDelivery) -> None:

@@ -7,6 +7,7 @@ deliveries to the broker, the sweep, resending, replay, pruning). This module na
 them all for the callers elsewhere.
 """
 
+from core.handover import HELD_BY_BROKER
 from webhooks.delivery import (
     EXCERPT_BYTES,
     GONE,
@@ -29,7 +30,6 @@ from webhooks.endpoints import (
     webhook_url_check,
 )
 from webhooks.outbox import (
-    HELD_BY_BROKER,
     SWEEP_GRACE,
     webhook_deliveries_sweep,
     webhook_delivery_resend,
