@@ -9,7 +9,7 @@ them in one place.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from django.utils import timezone
 
@@ -19,9 +19,6 @@ from config.celery import publish_or_leave_to_sweep
 # The pipeline logs as the service layer it is (the name operators filter on).
 log = logging.getLogger("calls.services")
 
-
-# Retries due within this are handed to the broker with a countdown; later ones to the sweep.
-HELD_BY_BROKER = timedelta(minutes=2)
 
 
 def dispatch_setup(call_id: int, at: datetime | None = None) -> None:
