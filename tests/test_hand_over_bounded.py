@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import Counter
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -108,7 +109,8 @@ def test_a_stopped_worker_leaves_one_task_per_row_however_many_sweeps_run(
     assert set(published.values()) == {1}
 
     # Past the broker's visibility timeout the hand-over may have been lost: once more.
-    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    options: dict[str, Any] = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    visibility = float(options["visibility_timeout"])
     sweep_all(timezone.now() + timedelta(seconds=visibility + 1))
     # Marked again as it was handed over: the next sweeps leave it to the queue again.
     sweep_all(timezone.now() + timedelta(minutes=5))

@@ -7,6 +7,7 @@ task per effect however often it runs."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -185,7 +186,8 @@ def test_the_sweep_sends_again_only_what_was_never_handed_over_or_lost(
         effects_sweep(now=soon)
     assert sent == [never.pk]
 
-    visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+    options: dict[str, Any] = settings.CELERY_BROKER_TRANSPORT_OPTIONS
+    visibility = float(options["visibility_timeout"])
     later = timezone.now() + timedelta(seconds=visibility + 1)
     assert effects_sweep(now=later) == 2
     assert effects_sweep(now=soon) == 0  # both marked again

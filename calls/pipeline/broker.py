@@ -20,7 +20,6 @@ from config.celery import publish_or_leave_to_sweep
 log = logging.getLogger("calls.services")
 
 
-
 def dispatch_setup(call_id: int, at: datetime | None = None) -> None:
     """Hand a call to a worker; with the broker down the sweep dispatches it later."""
     from calls.tasks import call_setup_task

@@ -19,7 +19,6 @@ from django.utils import timezone
 from calls import media
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from calls.pipeline import broker
-from calls.pipeline.broker import HELD_BY_BROKER
 from calls.pipeline.events import _locked_call, call_event
 from calls.pipeline.legs import _lead_not_placed
 from calls.pipeline.transitions import _finish, _seconds
@@ -27,6 +26,7 @@ from calls.pipeline.waiting import calls_hand_over_counted
 from calls.telephony import PROVIDERS, provider_named
 from calls.telephony.base import Event, EventKind, LegStatus, TelephonyUnavailable
 from calls.workers import losses_take
+from core.handover import HELD_BY_BROKER
 from core.logging import log_event
 from core.sweeps import Tally, each
 

@@ -26,11 +26,11 @@ from calls.models import (
 )
 from calls.payloads import call_event_emit
 from calls.pipeline import broker
-from calls.pipeline.broker import HELD_BY_BROKER
 from calls.routing import agent_free_with_calls_waiting, call_waiting_for
 from calls.signals import call_finished, offer_ended
 from calls.telephony import provider_for, provider_named
 from calls.telephony.base import EventKind
+from core.handover import HELD_BY_BROKER
 from core.logging import log_event_on_commit
 from users.models import User
 
