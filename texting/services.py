@@ -342,15 +342,24 @@ def _set_status(text: Text, status: str, *, error: str = "") -> bool:
     return True
 
 
-# Provider statuses (Twilio's MessageStatus) as ours; others (accepted, sending, read ...)
-# change nothing.
+# Every status Twilio gives an outgoing message (its MessageStatus), as ours. "accepted"
+# and "scheduled" (a Messaging Service took it, or holds it for later) and "sending" (on
+# its way to the carrier) are the provider's hands; "partially_delivered" (some segments
+# of a long text arrived) reached the phone; "canceled" (a scheduled send called off) was
+# never sent. "receiving" and "received" belong to incoming messages and change nothing
+# of an outgoing one.
 PROVIDER_STATUS = {
+    "accepted": TextStatus.QUEUED,
+    "scheduled": TextStatus.QUEUED,
     "queued": TextStatus.QUEUED,
+    "sending": TextStatus.QUEUED,
     "sent": TextStatus.SENT,
     "delivered": TextStatus.DELIVERED,
+    "partially_delivered": TextStatus.DELIVERED,
     "read": TextStatus.DELIVERED,
     "undelivered": TextStatus.UNDELIVERED,
     "failed": TextStatus.FAILED,
+    "canceled": TextStatus.CANCELED,
 }
 
 

@@ -368,6 +368,37 @@ def test_statuses_move_the_text_forward_and_never_back(client, queued):
     assert snapshot(queued) == before
 
 
+@pytest.mark.parametrize(
+    ("status", "ours"),
+    [
+        # Every MessageStatus Twilio gives an outgoing message (issue 36, part 5).
+        ("accepted", TextStatus.QUEUED),
+        ("scheduled", TextStatus.QUEUED),
+        ("sending", TextStatus.QUEUED),
+        ("partially_delivered", TextStatus.DELIVERED),
+        ("canceled", TextStatus.CANCELED),
+        # An incoming message's statuses change nothing of an outgoing one.
+        ("receiving", TextStatus.QUEUED),
+        ("received", TextStatus.QUEUED),
+    ],
+)
+def test_every_twilio_message_status_is_read(client, queued, status, ours):
+    response = callback(client, status_path(queued), status_params(queued, status))
+
+    assert response.status_code == 204
+    assert snapshot(queued)[0] == ours
+
+
+def test_a_text_twilio_called_off_ends_not_sent_whatever_it_showed_before(
+    client, queued
+):
+    callback(client, status_path(queued), status_params(queued, "sent"))
+
+    callback(client, status_path(queued), status_params(queued, "canceled"))
+
+    assert snapshot(queued)[0] == TextStatus.CANCELED
+
+
 @pytest.mark.parametrize("status", ["failed", "undelivered"])
 def test_a_text_not_delivered_shows_twilios_error_code(client, queued, status):
     response = callback(
