@@ -331,6 +331,9 @@ def _fetched(recording: Recording) -> _Audio:
     WAV will not."""
     response = requests.get(
         recording.source_url,
+        # Both channels (agent, lead), asked for explicitly: Twilio's default download
+        # of some recordings (conferences) is mixed down to one.
+        params={"RequestedChannels": 2},
         auth=(settings.TWILIO_ACCOUNT_SID, settings.TWILIO_AUTH_TOKEN),
         timeout=FETCH_TIMEOUT,
         stream=True,

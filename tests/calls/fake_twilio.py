@@ -150,7 +150,8 @@ class FakeTwilio:
             return self.failures.pop(0)
         if request.auth != (self.account_sid, self.auth_token):
             return 401, _error(401, 20003, "Authenticate")
-        if request.method == "GET" and (match := RECORDING_MEDIA.match(request.path)):
+        media = request.path.partition("?")[0]
+        if request.method == "GET" and (match := RECORDING_MEDIA.match(media)):
             if match["account"] == self.account_sid and match["sid"] in self.recordings:
                 return 200, self.recordings[match["sid"]]
             return 404, _error(

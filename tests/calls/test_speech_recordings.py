@@ -420,7 +420,10 @@ def test_a_twilio_recording_is_fetched_with_the_accounts_credentials_retried_aft
     assert recording.audio.read() == fake_twilio.recordings[sid]
     assert stored_signals == [call_id]
     fetches = [r for r in fake_twilio.requests if r.method == "GET"]
-    media_path = f"/2010-04-01/Accounts/{ACCOUNT_SID}/Recordings/{sid}.wav"
+    # Both channels asked for explicitly, whatever the account's default download is.
+    media_path = (
+        f"/2010-04-01/Accounts/{ACCOUNT_SID}/Recordings/{sid}.wav?RequestedChannels=2"
+    )
     assert [(r.path, r.auth) for r in fetches] == [
         (media_path, (ACCOUNT_SID, AUTH_TOKEN))
     ] * 2
