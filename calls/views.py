@@ -24,8 +24,9 @@ _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 @require_safe
 def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpResponse:
     """A call's recording behind its signed link, streamed: the stored audio once there is
-    one (``calls.media``), else a tone as long as the call. Answers HTTP Range requests so
-    a player can seek. A revoked link is not found."""
+    one (``calls.media``); a provider's recording still being copied answers 503 with
+    ``Retry-After``; a simulated call without speech plays a tone as long as the call.
+    Answers HTTP Range requests so a player can seek. A revoked link is not found."""
     attempt_id = attempt_for_token(token)
     attempt = (
         CallAttempt.objects.select_related("call")
@@ -37,12 +38,19 @@ def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpR
     )
     if attempt is None or not attempt.call.recording_url.endswith(f"/{token}.wav"):
         raise Http404("No such recording.")
-    stored = (
-        Recording.objects.filter(call_id=attempt.call_id, status=RecordingStatus.STORED)
-        .exclude(audio="")
-        .values_list("audio", flat=True)
+    kept = (
+        Recording.objects.filter(call_id=attempt.call_id)
+        .values_list("status", "audio", "source_url")
         .first()
     )
+    stored = kept[1] if kept and kept[0] == RecordingStatus.STORED else ""
+    if not stored and kept and kept[2]:
+        # A provider's recording not (yet) copied here: never a stand-in tone for it.
+        if kept[0] == RecordingStatus.PENDING:
+            waiting = HttpResponse("The recording is being stored.", status=503)
+            waiting["Retry-After"] = "30"
+            return waiting
+        raise Http404("No such recording.")
     seconds = max(attempt.duration or 0, SHORTEST_SECONDS)
     total = default_storage.size(stored) if stored else wav_size(seconds)
     asked = _byte_range(request, total)

@@ -32,6 +32,7 @@ from twilio.twiml.voice_response import VoiceResponse
 from calls.media import recording_source_set
 from calls.models import CallAttempt, Leg, Recording
 from calls.pipeline.events import call_event
+from calls.recordings import recording_link
 from calls.telephony.base import Event, EventKind, Instruction
 from calls.telephony.twilio import webhook_url
 from core.logging import log_event
@@ -256,11 +257,14 @@ def lead_status(request: HttpRequest, attempt_id: int) -> HttpResponse:
 
 @twilio_webhook(Leg.LEAD, RECORDING)
 def lead_recording(request: HttpRequest, attempt_id: int) -> HttpResponse:
-    """The recording of the bridged call is ready: its link is Twilio's, and its
-    dual-channel audio is fetched into the service's storage for speech-to-text."""
+    """The recording of the bridged call is ready: its dual-channel audio is fetched into
+    the service's storage, and the call's link is the service's own (signed, revocable,
+    as a simulated call's), which plays that copy: Twilio's needs the account's
+    credentials."""
     url = request.POST.get("RecordingUrl", "")
     if request.POST.get("RecordingStatus") == "completed" and url:
-        call_event(Event(attempt_id, EventKind.RECORDING, recording_url=f"{url}.mp3"))
+        link = recording_link(attempt_id)
+        call_event(Event(attempt_id, EventKind.RECORDING, recording_url=link))
         recording_source_set(attempt_id=attempt_id, url=url)
     return HttpResponse(status=204)
 

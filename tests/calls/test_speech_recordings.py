@@ -402,7 +402,9 @@ def test_a_twilio_recording_is_fetched_with_the_accounts_credentials_retried_aft
         assert recording_callback(client, twilio_leg, url).status_code == 204
     call_id = twilio_leg.call_id
     assert sent == [call_id]
-    assert Call.objects.get(pk=call_id).recording_url == f"{url}.mp3"  # as before
+    link = Call.objects.get(pk=call_id).recording_url
+    assert link.endswith(".wav")  # the service's own link, playing the copy once stored
+    assert client.get(link.removeprefix(HOST)).status_code == 503  # being stored
     assert Recording.objects.get(call_id=call_id).source_url == f"{url}.wav"
 
     fake_twilio.fail_next(500, message="Internal Server Error")
@@ -420,6 +422,9 @@ def test_a_twilio_recording_is_fetched_with_the_accounts_credentials_retried_aft
         2.0,
     )
     assert recording.audio.read() == fake_twilio.recordings[sid]
+    played = client.get(link.removeprefix(HOST))
+    assert played.status_code == 200
+    assert b"".join(played.streaming_content) == fake_twilio.recordings[sid]
     assert stored_signals == [call_id]
     fetches = [r for r in fake_twilio.requests if r.method == "GET"]
     # Both channels asked for explicitly, whatever the account's default download is.

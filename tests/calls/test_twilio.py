@@ -31,6 +31,7 @@ from calls.models import (
     RingMode,
 )
 from calls.pipeline import broker
+from calls.recordings import attempt_for_token
 from calls.telephony import provider_named
 from calls.telephony.base import AgentDial, EventKind, LegStatus, TelephonyUnavailable
 from calls.telephony.twilio import RoutedHttpClient, TwilioProvider
@@ -410,7 +411,14 @@ def test_a_call_rings_the_agent_through_twilio_whispers_bridges_and_records(
     )
     assert (response.status_code, response.content) == (204, b"")
     call.refresh_from_db()
-    assert call.recording_url == recording + ".mp3"
+    # The service's own signed link, never Twilio's (which needs the account's key):
+    # while the copy is being fetched it answers "being stored", never a stand-in.
+    assert call.recording_url.startswith(BASE)
+    assert call.recording_url.endswith(".wav")
+    token = call.recording_url.removesuffix(".wav").rsplit("/", 1)[-1]
+    assert attempt_for_token(token) == lead_leg.pk
+    waiting = client.get(call.recording_url.removeprefix(BASE))
+    assert (waiting.status_code, waiting["Retry-After"]) == (503, "30")
     assert (call.status, call.duration) == (CallStatus.ANSWER, 42)
 
     # One agent: nothing else was dialed or hung up, and nothing was handed to a worker.
@@ -452,6 +460,7 @@ def test_duplicate_and_late_callbacks_change_nothing(client, start, account):
     }
     callback(client, f"/calls/twilio/lead/{lead_leg.pk}/recording", recording)
     before = snapshot(call)
+    first_link = Call.objects.get(pk=call.pk).recording_url
 
     lead_path = f"/calls/twilio/lead/{lead_leg.pk}/status"
     agent_path = f"/calls/twilio/agent/{agent_leg.pk}/status"
@@ -483,7 +492,7 @@ def test_duplicate_and_late_callbacks_change_nothing(client, start, account):
     assert (call.status, call.duration, call.recording_url) == (
         CallStatus.ANSWER,
         42,
-        "https://api.twilio.com/rec/RE1.mp3",
+        first_link,
     )
     # A late answer or key press on the ended agent leg only hangs it up.
     assert (

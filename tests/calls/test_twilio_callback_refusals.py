@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from calls.models import Call, CallAttempt, Recording
+from calls.recordings import attempt_for_token
 from tests.calls.fake_twilio import ACCOUNT_SID
 from tests.calls.legs import connected_call
 from tests.calls.test_twilio import call_params, callback
@@ -110,5 +111,7 @@ def test_a_recording_twilio_sends_is_still_stored(client):
 
     assert (response.status_code, response.content) == (204, b"")
     call.refresh_from_db()
-    assert call.recording_url == RECORDING_URL + ".mp3"
+    assert call.recording_url.endswith(".wav")  # the service's own signed link
+    token = call.recording_url.removesuffix(".wav").rsplit("/", 1)[-1]
+    assert attempt_for_token(token) == lead_leg.pk
     assert Recording.objects.get(call=call).source_url == RECORDING_URL + ".wav"
