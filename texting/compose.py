@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import string
+import unicodedata
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -15,7 +16,6 @@ from calls.models import Call
 
 PLACEHOLDERS = ("first_name", "vehicle", "dealer", "agent", "opening")
 # What a lead texts to stop, start again, or ask what this is (the carriers' keywords).
-STOP_WORDS = frozenset({"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"})
 START_WORDS = frozenset({"START", "UNSTOP"})
 HELP_WORDS = frozenset({"HELP", "INFO"})
 NEGATIONS = frozenset({"no", "not", "don't", "dont", "never", "stop"})
@@ -99,6 +99,57 @@ def allowed_from(at: datetime, *, zone: ZoneInfo, start: time, end: time) -> dat
 
 def words_of(body: str) -> list[str]:
     return re.findall(r"[a-z']+", body.lower())
+
+
+# Opt-out words (CONTRACT.md "Texting"): the FCC's (2025), stopall, and Spanish ones; the
+# stop-sign emoji reads as "stop". Two-word phrases are joined first ("opt out").
+OPT_OUT_WORDS = frozenset(
+    {
+        "stop", "stopall", "quit", "end", "revoke", "optout", "cancel", "unsubscribe",
+        "alto", "parar", "cancelar", "baja",
+    }
+)  # fmt: skip
+# Words that may follow an opt-out word in the same request ("Stop texting me", "STOP
+# please", "opt out now", "baja por favor"); any other word makes it something else
+# ("I'll stop by Saturday", "End of day works", "Cancel Tuesday, can we do Wednesday?").
+SAME_REQUEST = OPT_OUT_WORDS | frozenset(
+    {
+        "please", "pls", "plz", "now", "thanks", "thank", "you", "me", "us", "texting",
+        "text", "texts", "messaging", "message", "messages", "sending", "all", "it",
+        "this", "number", "immediately", "por", "favor", "ya", "mensajes", "de",
+    }
+)  # fmt: skip
+# Letters of other scripts that look like Latin ones (Cyrillic, Greek), as a lead's phone
+# or a spammer may send them; NFKC folds full-width letters already.
+_LOOK_ALIKES = str.maketrans(
+    "аеорсухѕіјԁԛԝкмнтвпοαερτυνκιΟ",
+    "aeopcyxsijdqwkmhtbnoaeptuvkio",
+)
+_STOP_SIGN = "\U0001f6d1"
+
+
+def folded_words(body: str) -> list[str]:
+    """The message's words after Unicode compatibility folding: width (NFKC), case,
+    look-alike letters, accents and punctuation; the stop sign as "stop"."""
+    text = unicodedata.normalize("NFKC", body.replace(_STOP_SIGN, " stop ")).casefold()
+    text = unicodedata.normalize("NFKD", text.translate(_LOOK_ALIKES))
+    text = "".join(c for c in text if not unicodedata.combining(c))
+    words = re.findall(r"[a-z]+", text)
+    # "opt out", "opt-out" and "opt. out" are one word, as "optout" is.
+    joined: list[str] = []
+    for word in words:
+        if word == "out" and joined and joined[-1] == "opt":
+            joined[-1] = "optout"
+        else:
+            joined.append(word)
+    return joined
+
+
+def opts_out(body: str) -> bool:
+    """Whether a reply revokes consent: an opt-out word as the whole message, or first
+    and followed only by words of the same request (CONTRACT.md "Texting")."""
+    words = folded_words(body)
+    return bool(words) and words[0] in OPT_OUT_WORDS and set(words) <= SAME_REQUEST
 
 
 def keyword_of(body: str) -> str:

@@ -108,7 +108,7 @@ def _received(
     text_event_emit(text=text, type="text_received")
     keyword = compose.keyword_of(body)
     values = {"dealer": account.name}
-    if keyword in compose.STOP_WORDS:
+    if compose.opts_out(body):
         _opt_out(account, config, text, call)
     elif keyword in compose.START_WORDS:
         _opt_in(account, config, text, call)

@@ -163,6 +163,62 @@ def test_each_stop_word_opts_out(account, dispatched, word, receive):
     assert OptOut.objects.filter(account=account, phone=LEAD).count() == 1
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        # The FCC's words (2025), as the whole message or first in a short request.
+        "revoke",
+        "opt out",
+        "optout",
+        "Opt-Out",
+        "STOP STOP",
+        "Stop please",
+        "Stop texting me",
+        "opt out now",
+        "stop!!!",
+        # Full-width and look-alike letters, the stop sign.
+        "\uff33\uff34\uff2f\uff30",  # full-width STOP
+        "\u0405\u0422\u041e\u0420",  # Cyrillic look-alikes of STOP
+        "\U0001f6d1",
+        # Spanish.
+        "Alto",
+        "parar",
+        "CANCELAR",
+        "baja por favor",
+    ],
+)
+def test_every_reasonable_opt_out_stops_texting(account, dispatched, body, receive):
+    """CONTRACT.md "Texting": consent revoked by any reasonable means (FCC, April 2025)."""
+    texting_on(account)
+    CallFactory(account=account, phone=LEAD)
+
+    receive(body)
+
+    assert OptOut.objects.filter(account=account, phone=LEAD).count() == 1
+    assert len(out(account, Purpose.OPT_OUT)) == 1  # one confirmation, nothing else
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "I'll stop by Saturday",
+        "End of day works",
+        "Cancel Tuesday, can we do Wednesday?",
+        "Can you stop by the trade-in appraisal first?",
+        "Yes",
+    ],
+)
+def test_a_longer_message_holding_such_a_word_is_not_an_opt_out(
+    account, dispatched, body, receive
+):
+    texting_on(account)
+    CallFactory(account=account, phone=LEAD)
+
+    receive(body)
+
+    assert not OptOut.objects.filter(account=account, phone=LEAD).exists()
+
+
 def test_help_answers_with_the_accounts_help_text(account, dispatched, receive):
     texting_on(account, help_template="{dealer} texts about your lead. STOP to stop.")
     CallFactory(account=account, phone=LEAD)
