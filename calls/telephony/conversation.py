@@ -57,7 +57,9 @@ class Facts:
 
 @dataclass(frozen=True)
 class Turn:
-    speaker: Speaker
+    # "whisper": what the agent hears before the lead is connected (``speech`` says it
+    # on the agent's channel); never part of a script.
+    speaker: Speaker | Literal["whisper"]
     text: str
 
 
