@@ -219,15 +219,6 @@ def effects_sweep(*, now: datetime | None = None) -> int:
     return len(due)
 
 
-def effects_run_pending() -> dict[str, str]:
-    """Run every due pending effect here and now, as a worker would (the command line,
-    tests, the embedded default's checks). Returns each effect's key and outcome."""
-    due = Effect.objects.filter(
-        status=EffectStatus.PENDING, due_at__lte=timezone.now()
-    ).values_list("pk", "key")
-    return {key: effect_run(effect_id=pk) for pk, key in list(due)}
-
-
 @dataclass(frozen=True)
 class EffectsSummary:
     failed: int
