@@ -19,6 +19,11 @@ urlpatterns = [
         name="call-text-reply",
     ),
     path(
+        "calls/<int:call_id>/texts/opt-out/<str:decision>",
+        views_thread.call_possible_opt_out,
+        name="call-possible-opt-out",
+    ),
+    path(
         "calls/<int:call_id>/coaching/read",
         views.call_coaching_read,
         name="call-coaching-read",

@@ -152,6 +152,38 @@ def opts_out(body: str) -> bool:
     return bool(words) and words[0] in OPT_OUT_WORDS and set(words) <= SAME_REQUEST
 
 
+# Replies that read like an opt-out without its words (CONTRACT.md "Texting"): texting to
+# the number pauses until a person confirms or dismisses it on the thread. Matched as
+# whole words after the same folding ("don't" is "don t"); "unsubscribe", "optout",
+# "revoke" and "stopall" anywhere in a longer message read the same way.
+POSSIBLE_OPT_OUT_PHRASES = (
+    "take me off", "take my number off", "remove me", "remove my number",
+    "delete my number", "lose my number", "opt me out", "leave me alone",
+    "don't text", "dont text", "do not text", "don't message", "do not message",
+    "don't contact", "dont contact", "do not contact", "don't send", "do not send",
+    "stop texting", "stop messaging", "stop sending", "stop contacting",
+    "no more texts", "no more text", "no more messages", "no more texting",
+    "not text me", "never text me",
+    "no me escriban", "no me escribas", "no me escriba", "no me manden",
+    "no me envien", "no me contacten", "dejen de", "deja de", "quitame", "sacame",
+    "darme de baja", "dar de baja",
+)  # fmt: skip
+_POSSIBLE_ANYWHERE = frozenset({"unsubscribe", "optout", "revoke", "stopall"})
+
+
+def reads_like_opt_out(body: str) -> bool:
+    """Whether a reply that is not an opt-out (``opts_out``) may still mean one: a person
+    decides (CONTRACT.md "Texting")."""
+    words = folded_words(body)
+    if _POSSIBLE_ANYWHERE & set(words):
+        return True
+    text = f" {' '.join(words)} "
+    return any(
+        f" {' '.join(folded_words(phrase))} " in text
+        for phrase in POSSIBLE_OPT_OUT_PHRASES
+    )
+
+
 def keyword_of(body: str) -> str:
     """The message as one carrier keyword ("STOP", "HELP" ...): the body alone, upper-case,
     without spaces or punctuation around it."""

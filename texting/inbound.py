@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -37,6 +38,7 @@ from texting.services import (
     _set_status,
     _text_store,
 )
+from users.models import User
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +126,8 @@ def _received(
             body=compose.render(help_text, **values),
         )
         return text
+    elif compose.reads_like_opt_out(body):
+        _pause(account, text)
     elif call is not None and compose.asks_for_a_call(
         body, config.call_me_keywords if config else ""
     ):
@@ -144,12 +148,39 @@ def _received(
 def _opt_out(
     account: Account, config: TextingSettings | None, text: Text, call: Call | None
 ) -> None:
-    phone = text.from_number
-    if opted_out(account_id=account.pk, phone=phone):
-        return
-    opt_out = OptOut.objects.create(
-        account=account, phone=phone, opted_out_at=text.created_at, message=text.body
+    """The lead's own opt-out: recorded (or a paused possible one confirmed by it), what
+    was waiting canceled, and one confirmation text."""
+    in_force = (
+        OptOut.objects.select_for_update()
+        .filter(account=account, phone=text.from_number, opted_in_at__isnull=True)
+        .first()
     )
+    if in_force is not None and in_force.confirmed:
+        return
+    if in_force is not None:
+        in_force.confirmed = True
+        in_force.decided_at = text.created_at
+        in_force.save(update_fields=["confirmed", "decided_at"])
+        opt_out = in_force
+    else:
+        opt_out = OptOut.objects.create(
+            account=account,
+            phone=text.from_number,
+            opted_out_at=text.created_at,
+            message=text.body,
+            text=text,
+        )
+    _stopped(account, config, opt_out, text, call)
+
+
+def _stopped(
+    account: Account,
+    config: TextingSettings | None,
+    opt_out: OptOut,
+    text: Text,
+    call: Call | None,
+) -> None:
+    phone = opt_out.phone
     canceled = Text.objects.filter(
         account=account,
         to_number=phone,
@@ -168,6 +199,20 @@ def _opt_out(
         body=compose.render(compose.OPT_OUT_CONFIRMATION, dealer=account.name),
     )
     text_event_emit(text=text, type="lead_opted_out", opt_out=opt_out)
+
+
+def _pause(account: Account, text: Text) -> None:
+    """A reply that reads like an opt-out without its words: texting to the number pauses
+    (nothing is sent to the lead) until a person confirms or dismisses it on the thread."""
+    if not opted_out(account_id=account.pk, phone=text.from_number):
+        OptOut.objects.create(
+            account=account,
+            phone=text.from_number,
+            opted_out_at=text.created_at,
+            message=text.body,
+            text=text,
+            confirmed=False,
+        )
 
 
 def _opt_in(
@@ -235,6 +280,11 @@ def _forward(
     note = f"Text from {name} ({text.from_number}): {text.body}"
     if text.queued_call_id:
         note += " [a call back is queued]"
+    if _pauses(text):
+        note += (
+            " [possible opt-out: texts to this number are paused until someone"
+            " confirms or dismisses it on the call page]"
+        )
     for member in team_to_tell(account=account, call=call):
         _text_store(
             account=account,
@@ -246,3 +296,65 @@ def _forward(
             body=note,
             recipient=member,
         )
+
+
+def _pauses(text: Text) -> bool:
+    return OptOut.objects.filter(text=text, confirmed=False).exists()
+
+
+def _possible_opt_out_locked(call: Call) -> OptOut:
+    opt_out = (
+        OptOut.objects.select_for_update(of=("self",))
+        .select_related("text")
+        .filter(
+            account_id=call.account_id,
+            phone=call.phone,
+            opted_in_at__isnull=True,
+            confirmed=False,
+        )
+        .first()
+    )
+    if opt_out is None:
+        raise ValidationError("Nothing to decide: no possible opt-out awaits a person.")
+    return opt_out
+
+
+def possible_opt_out_confirm(*, call: Call, user: User) -> OptOut:
+    """A person reads the lead's reply as an opt-out: it is one from now on (what was
+    waiting canceled, one confirmation text, the ``lead_opted_out`` event)."""
+    with transaction.atomic():
+        opt_out = _possible_opt_out_locked(call)
+        opt_out.confirmed = True
+        opt_out.decided_by = user
+        opt_out.decided_at = timezone.now()
+        opt_out.save(update_fields=["confirmed", "decided_by", "decided_at"])
+        text = opt_out.text
+        if text is None:  # its text was deleted: the confirmation still goes
+            text = Text(account=call.account, lead_phone=call.phone, call=call)
+        _stopped(
+            call.account,
+            texting_settings_of(call.account),
+            opt_out,
+            text,
+            latest_call(account_id=call.account_id, phone=call.phone) or call,
+        )
+    _log_on_commit(
+        "texting.opt_out_confirmed", account_id=call.account_id, user_id=user.pk
+    )
+    return opt_out
+
+
+def possible_opt_out_dismiss(*, call: Call, user: User) -> OptOut:
+    """A person reads the lead's reply as not an opt-out: texting to the number resumes
+    (nothing is sent to the lead about it)."""
+    with transaction.atomic():
+        opt_out = _possible_opt_out_locked(call)
+        now = timezone.now()
+        opt_out.opted_in_at = now
+        opt_out.decided_by = user
+        opt_out.decided_at = now
+        opt_out.save(update_fields=["opted_in_at", "decided_by", "decided_at"])
+    _log_on_commit(
+        "texting.opt_out_dismissed", account_id=call.account_id, user_id=user.pk
+    )
+    return opt_out

@@ -258,7 +258,9 @@ class Text(models.Model):
 
 class OptOut(models.Model):
     """A number that asked the account to stop texting: no text of any kind goes to it
-    until it texts START (``opted_in_at``)."""
+    until it texts START (``opted_in_at``). A reply that only reads like one
+    (``confirmed`` false) pauses texting the same way until a person confirms it or
+    dismisses it on the thread (``decided_by``; a dismissal sets ``opted_in_at``)."""
 
     account = models.ForeignKey(
         Account, on_delete=models.CASCADE, related_name="text_opt_outs"
@@ -268,6 +270,27 @@ class OptOut(models.Model):
     message = models.TextField(help_text="What the lead sent.")
     opted_in_at = models.DateTimeField(null=True, blank=True)
     opt_in_message = models.TextField(blank=True)
+    text = models.ForeignKey(
+        Text,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="The lead's text it came from.",
+    )
+    confirmed = models.BooleanField(
+        default=True,
+        help_text="False: a possible opt-out, texting paused until a person decides.",
+    )
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        help_text="Who confirmed or dismissed a possible opt-out.",
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-opted_out_at"]
@@ -282,3 +305,9 @@ class OptOut(models.Model):
 
     def __str__(self) -> str:
         return f"{self.phone} opted out of {self.account}"
+
+    @property
+    def state(self) -> str:
+        if not self.confirmed:
+            return "dismissed" if self.opted_in_at else "possible opt-out, paused"
+        return "opted in again" if self.opted_in_at else "opted out"

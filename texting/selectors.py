@@ -65,6 +65,14 @@ def opted_out(*, account_id: int, phone: str) -> bool:
     ).exists()
 
 
+def opt_out_in_force(*, account_id: int, phone: str) -> OptOut | None:
+    """The number's opt-out in force for the account: a confirmed one, or a possible one
+    that pauses texting until a person decides."""
+    return OptOut.objects.filter(
+        account_id=account_id, phone=phone, opted_in_at__isnull=True
+    ).first()
+
+
 def automatic_texts_sent(*, account_id: int, phone: str) -> int:
     """Automatic texts to the number in the limit's window (those not sent do not count)."""
     return (
@@ -236,9 +244,23 @@ def thread_opted_out_at(call: Call) -> datetime | None:
     (in the account's timezone)."""
     at = (
         OptOut.objects.filter(
-            account_id=call.account_id, phone=call.phone, opted_in_at__isnull=True
+            account_id=call.account_id,
+            phone=call.phone,
+            opted_in_at__isnull=True,
+            confirmed=True,
         )
         .values_list("opted_out_at", flat=True)
         .first()
     )
     return at.astimezone(ZoneInfo(call.account.timezone)) if at else None
+
+
+def thread_possible_opt_out(call: Call) -> OptOut | None:
+    """The call's lead's reply that may be an opt-out, while it awaits a person (texting to
+    the number is paused)."""
+    return OptOut.objects.filter(
+        account_id=call.account_id,
+        phone=call.phone,
+        opted_in_at__isnull=True,
+        confirmed=False,
+    ).first()

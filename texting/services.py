@@ -45,6 +45,7 @@ from texting.providers import (
 from texting.selectors import (
     automatic_texts_sent,
     latest_call,
+    opt_out_in_force,
     opted_out,
     sender_of,
     texting_settings_of,
@@ -209,7 +210,13 @@ def text_reply_send(*, call: Call, user: User, body: str) -> Text:
     if config is None or not config.enabled:
         raise PermissionDenied("Texting is off for this account.")
     with transaction.atomic():
-        if opted_out(account_id=call.account_id, phone=call.phone):
+        in_force = opt_out_in_force(account_id=call.account_id, phone=call.phone)
+        if in_force is not None and not in_force.confirmed:
+            raise ValidationError(
+                "Texts to this lead are paused: their reply may be an opt-out. "
+                "Confirm it or dismiss it first."
+            )
+        if in_force is not None:
             raise ValidationError(
                 "This lead opted out of texts (replied STOP): nothing can be sent "
                 "until they text START."
@@ -317,7 +324,10 @@ def _not_sendable(text: Text, config: TextingSettings | None) -> str:
         return "Texting was turned off for the account before the text was due."
     if text.purpose in {Purpose.OPT_OUT, Purpose.HELP} | STAFF:
         return ""  # the confirmation of a STOP, a HELP answer, a note to the team
-    if opted_out(account_id=text.account_id, phone=text.to_number):
+    in_force = opt_out_in_force(account_id=text.account_id, phone=text.to_number)
+    if in_force is not None and not in_force.confirmed:
+        return "Texts to the lead were paused (a possible opt-out) before it was sent."
+    if in_force is not None:
         return "The lead opted out of texts before it was sent."
     return ""
 
