@@ -314,7 +314,7 @@ def _spoken(recording: Recording) -> _Audio:
         Facts.of(call, agent_name=agent_name or call.agent_shown), seed=call.pk
     )
     seconds = call.duration or recording.attempt.duration or 1
-    spoken = conversation_audio(script, seconds=seconds, whisper=call.whisper)
+    spoken = conversation_audio(script, seconds=seconds)
     audio = _described(io.BytesIO(spoken.wav))  # made whole in memory already
     audio.script = {
         "turns": [turn.as_dict() for turn in spoken.spoken],

@@ -57,9 +57,7 @@ class Facts:
 
 @dataclass(frozen=True)
 class Turn:
-    # "whisper": what the agent hears before the lead is connected (``speech`` says it
-    # on the agent's channel); never part of a script.
-    speaker: Speaker | Literal["whisper"]
+    speaker: Speaker
     text: str
 
 

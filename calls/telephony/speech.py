@@ -29,8 +29,8 @@ FASTEST = 260  # words a minute: faster than this is no longer understood
 GAP = 0.6  # seconds between turns
 LEAD_IN = 0.5
 # The voices the shipped tiny.en model understands best (makes and models included).
-VOICES = {"agent": "en-us+m3", "lead": "en", "whisper": "en-us"}
-CHANNEL = {"agent": 0, "whisper": 0, "lead": 1}
+VOICES = {"agent": "en-us+m3", "lead": "en"}
+CHANNEL = {"agent": 0, "lead": 1}
 
 _AUDIO_OUTPUT_SYNCHRONOUS = 2
 _CHARS_UTF8 = 1
@@ -152,14 +152,13 @@ def speak(turns: tuple[Turn, ...], *, words_per_minute: int) -> list[np.ndarray]
         ]
 
 
-def conversation_audio(
-    script: Script, *, seconds: float, whisper: str = ""
-) -> Recording:
+def conversation_audio(script: Script, *, seconds: float) -> Recording:
     """The script spoken on two channels, ``seconds`` long (at least as long as its first
-    turn). The whisper, when given, opens the agent's channel. Speech is quickened (up to
-    ``FASTEST``) to fit; turns that still do not fit are not said (the call ended first),
-    and are left out of ``spoken``."""
-    turns = ((Turn("whisper", whisper),) if whisper else ()) + script.turns
+    turn). Speech is quickened (up to ``FASTEST``) to fit; turns that still do not fit are
+    not said (the call ended first), and are left out of ``spoken``. The whisper is not in
+    it: it is played to the agent before the lead is dialed, and a lead leg's recording
+    starts when the lead answers (CONTRACT.md: not part of the transcript)."""
+    turns = script.turns
     pace = WORDS_PER_MINUTE
     sounds = speak(turns, words_per_minute=pace)
     needed = LEAD_IN + sum(len(s) / RATE + GAP for s in sounds)

@@ -130,9 +130,11 @@ def test_an_answered_simulated_call_ends_with_a_stored_recording_its_link_plays(
     assert recording.stored_at is not None
     assert recording.tries == 0
     turns = recording.script["turns"]
-    assert [turn["speaker"] for turn in turns[:3]] == ["whisper", "agent", "lead"]
-    assert "Avery Lopez" in turns[1]["text"]
-    assert "Red Rock Motors" in turns[1]["text"]
+    # The whisper was played to the agent before the lead was dialed: not recorded.
+    assert [turn["speaker"] for turn in turns[:2]] == ["agent", "lead"]
+    assert not any("Sales lead" in turn["text"] for turn in turns)
+    assert "Avery Lopez" in turns[0]["text"]
+    assert "Red Rock Motors" in turns[0]["text"]
     assert recording.script["ending"] in ENDINGS
     assert recording.script["met"] == sorted(recording.script["met"])
 
@@ -460,7 +462,7 @@ def test_conversation_audio_is_two_channels_fitted_to_the_call_and_leaves_out_wh
         Facts(agent_name="Avery Lopez", dealer="Red Rock Motors", first_name="Jane"),
         seed=7,
     )
-    whole = speech.conversation_audio(script, seconds=90, whisper="Sales lead.")
+    whole = speech.conversation_audio(script, seconds=90)
     with wave.open(io.BytesIO(whole.wav)) as audio:
         assert (audio.getnchannels(), audio.getframerate(), audio.getnframes()) == (
             2,
@@ -468,10 +470,7 @@ def test_conversation_audio_is_two_channels_fitted_to_the_call_and_leaves_out_wh
             90 * 16000,
         )
     assert whole.seconds == 90
-    assert [s.speaker for s in whole.spoken] == [
-        "whisper",
-        *(turn.speaker for turn in script.turns),
-    ]
+    assert [s.speaker for s in whole.spoken] == [turn.speaker for turn in script.turns]
 
     short = speech.conversation_audio(script, seconds=6)
     assert short.seconds == 6
