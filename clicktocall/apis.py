@@ -14,7 +14,6 @@ from typing import Any
 
 from django.utils import timezone
 from drf_spectacular.utils import (
-    OpenApiResponse,
     extend_schema,
     extend_schema_field,
     inline_serializer,
@@ -32,6 +31,13 @@ from clicktocall.services import click_to_call_queue
 from core import validation as v
 from core.api import ENVELOPE, ContentNegotiation, Forbidden, json_object
 from core.phones import to_e164
+from core.schema import (
+    RATE_LIMITED,
+    RETRY_AFTER,
+    TOO_LARGE,
+    ErrorEnvelope,
+    error_responses,
+)
 from core.throttling import CredentialRateThrottle
 from users.models import User
 
@@ -53,7 +59,8 @@ BAD_PHONE = "The {attribute} must be a valid phone number, in E.164 or the accou
     {
         "oneOf": [
             {"type": "integer", "minimum": 1},
-            {"type": "string", "pattern": "^[0-9]+$"},
+            # Digits naming a number of at least 1 ("0" and "" are refused).
+            {"type": "string", "pattern": "^[0-9]*[1-9][0-9]*$"},
         ]
     }
 )
@@ -219,16 +226,6 @@ def _account_in_scope(credential: ApiCredential, raw: Any) -> Account | None:
 # --- view --------------------------------------------------------------------------------------
 
 
-ERROR = inline_serializer(
-    "ClickToCallError",
-    {"success": serializers.BooleanField(), "message": serializers.CharField()},
-)
-
-
-def _message(text: str) -> OpenApiResponse:
-    return OpenApiResponse(ERROR, description=text)
-
-
 INITIATED = inline_serializer(
     "ClickToCallInitiated",
     {
@@ -249,21 +246,26 @@ class ClickToCallApi(APIView):
 
     @extend_schema(
         operation_id="click_to_call",
+        summary="Connect an agent and a lead by phone",
         request=ClickToCallInput,
+        parameters=[RETRY_AFTER],
         responses={
-            201: OpenApiResponse(
-                INITIATED,
-                description='`{"success": true, "message": "Call initiated", "callId": N}`',
+            201: INITIATED,
+            **error_responses(
+                ErrorEnvelope,
+                {
+                    401: "Missing or invalid key (header or body member): "
+                    "`Invalid API key`.",
+                    403: "account_id names an account outside the key's scope, or none: "
+                    "`Unauthorized for this account`.",
+                    413: TOO_LARGE,
+                    415: 'The body is not JSON: `Unsupported content type "..."`.',
+                    422: "Validation failed: `The given data was invalid.`, with the "
+                    "messages of each member at fault (`user_id` when neither user_id "
+                    "nor user_phone_number is sent).",
+                    429: RATE_LIMITED,
+                },
             ),
-            401: _message('Missing or invalid key: "Invalid API key".'),
-            403: _message(
-                'account_id outside the key\'s scope: "Unauthorized for this account".'
-            ),
-            413: _message("The body is larger than 1 MiB."),
-            422: OpenApiResponse(
-                description='`{"message": "The given data was invalid.", "errors": {"member": ["..."]}}`'
-            ),
-            429: _message("Rate limit exceeded; see Retry-After."),
         },
     )
     def post(self, request: Request) -> Response:

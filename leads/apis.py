@@ -10,7 +10,12 @@ from typing import Any
 
 from django.conf import settings
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers
 from rest_framework.parsers import BaseParser, FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -21,6 +26,7 @@ from accounts.authentication import LeadFormAuthentication, credential_of
 from accounts.keys import key_prefix
 from core.api import REASON, ContentNegotiation, Forbidden, NotFound, PayloadTooLarge
 from core.logging import log_context, log_event
+from core.schema import RATE_LIMITED, RETRY_AFTER
 from core.throttling import CredentialRateThrottle
 from leads.services import lead_receive
 
@@ -76,25 +82,41 @@ def _key_prefix(request: Request) -> str | None:
 
 
 class LeadForm(serializers.Serializer):
+    """The form of lead intake: the document and, unless they are sent as the `apiuser`
+    and `apikey` headers, the credentials. Blank ones are refused with 403: `API Username
+    cannot be blank`, `API Key cannot be blank`, `XML cannot be blank`."""
+
     xml = serializers.CharField(help_text="The ADF XML document.")
     apiuser = serializers.CharField(
-        help_text="API user issued by support (or the `apiuser` header)."
+        required=False,
+        help_text="API user issued by support; required unless sent as the `apiuser` header.",
     )
     apikey = serializers.CharField(
-        help_text="API key issued by support (or the `apikey` header)."
+        required=False,
+        help_text="API key issued by support; required unless sent as the `apikey` header.",
     )
 
+
+# What a document of several prospects adds to the first prospect's answer, and what a
+# lead sent again adds to the first answer.
+_REPEATS: dict[str, serializers.Field] = {
+    "duplicate": serializers.BooleanField(
+        required=False, help_text="Present (true) when the same lead was sent before."
+    ),
+    "leadIds": serializers.ListField(
+        child=serializers.IntegerField(),
+        required=False,
+        help_text="A document of several prospects: the lead of each, in order.",
+    ),
+}
 
 ACCEPTED = inline_serializer(
     "LeadAccepted",
     {
-        "result": serializers.CharField(default="Success"),
+        "result": serializers.ChoiceField(choices=["Success"]),
         "leadId": serializers.IntegerField(),
         "message": serializers.CharField(),
-        "duplicate": serializers.BooleanField(required=False),
-        "leadIds": serializers.ListField(
-            child=serializers.IntegerField(), required=False
-        ),
+        **_REPEATS,
     },
 )
 
@@ -108,7 +130,14 @@ ADF_BODY = {
 }
 
 
-REASON_BODY = inline_serializer("Reason", {"reason": serializers.CharField()})
+REASON_BODY = inline_serializer(
+    "Reason", {"reason": serializers.CharField(), **_REPEATS}
+)
+ANSWER = PolymorphicProxySerializer(
+    component_name="LeadAnswer",
+    serializers=[ACCEPTED, REASON_BODY],
+    resource_type_field_name=None,
+)
 
 
 def _reason(text: str) -> OpenApiResponse:
@@ -128,6 +157,8 @@ class LeadReceiveSchema(AutoSchema):
 
 @extend_schema(tags=["Lead intake"])
 class LeadReceiveApi(APIView):
+    # GET is answered 404 (the documented "No POST data received."), so neither the Allow
+    # header (OPTIONS, 405s) nor the schema offers it.
     authentication_classes: list[type] = []
     content_negotiation_class = ContentNegotiation
     throttle_classes = [CredentialRateThrottle]
@@ -138,11 +169,17 @@ class LeadReceiveApi(APIView):
 
     @extend_schema(
         operation_id="lead_receive",
+        summary="Receive an ADF lead",
+        # The header style is a security scheme; the form fields (described in the body)
+        # are the other way, so a request without the headers is not refused for it.
+        auth=[{"apiUser": [], "apiKey": []}, {}],  # type: ignore[list-item]
+        parameters=[RETRY_AFTER],
         description=(
             "The ADF document goes in the form field `xml` next to `apiuser` and "
             "`apikey`, or is the request body itself (`Content-Type: application/xml` "
             "or `text/xml`) with `apiuser` and `apikey` as request headers. The answers "
-            "are the same either way."
+            "are the same either way. A GET is answered 404: `No POST data received. "
+            "This endpoint expects POST data.`"
         ),
         request={
             "application/x-www-form-urlencoded": LeadForm,
@@ -152,8 +189,10 @@ class LeadReceiveApi(APIView):
         },
         responses={
             200: OpenApiResponse(
-                ACCEPTED,
-                description="Accepted, duplicate (`duplicate: true`), or Do Not Process (`reason`).",
+                ANSWER,
+                description="Accepted (`result`, `leadId`, `message`), a duplicate "
+                "(`duplicate: true`), or Do Not Process (`reason`: Lead was successfully "
+                "parsed as a Do Not Process lead.).",
             ),
             400: _reason(
                 "Unable to parse XML. Please check that the XML is well-formed and try again."
@@ -162,10 +201,13 @@ class LeadReceiveApi(APIView):
                 "Blank apiuser, apikey or xml, or credentials that match no account."
             ),
             413: _reason("The body or the XML document is larger than 1 MiB."),
+            415: _reason(
+                'Neither a form nor an XML body: `Unsupported content type "..."`.'
+            ),
             422: _reason(
                 "No active account found! / No parsing rule was found on the account for this lead. / The lead has no prospect id. / The document is not an ADF lead: no adf/prospect element."
             ),
-            429: _reason("Rate limit exceeded; see Retry-After."),
+            429: _reason(RATE_LIMITED),
         },
     )
     def post(self, request: Request) -> Response:
@@ -190,6 +232,10 @@ class LeadReceiveApi(APIView):
     @extend_schema(exclude=True)
     def get(self, request: Request) -> Response:
         raise NotFound(NO_POST_DATA)
+
+    @property
+    def allowed_methods(self) -> list[str]:
+        return [m for m in super().allowed_methods if m not in ("GET", "HEAD")]
 
     def perform_authentication(self, request: Request) -> None:
         # GET has no form to read credentials from: it is answered 404 before anything else.

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import re
 from datetime import date
+from typing import Any
 
 from django.http import HttpResponse, HttpResponseBase, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_field,
+)
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -15,6 +23,7 @@ from rest_framework.views import APIView
 from accounts.authentication import ScoredDataKeyAuthentication
 from accounts.models import Account
 from core.api import ENVELOPE, ApiError, ContentNegotiation, NotFound
+from core.schema import RATE_LIMITED, RETRY_AFTER, TOO_LARGE, ErrorEnvelope
 from core.throttling import CredentialRateThrottle
 from core.validation import digits_only
 from scoring.dates import BETWEEN, day_accepted
@@ -66,6 +75,128 @@ def _call_id(value: str) -> int:
     return int(value)
 
 
+# --- the OpenAPI description of the records (part 2.3, CONTRACT.md "B") -------------------
+
+SLOTS = range(1, 11)
+# INT(11) columns: a string of digits, or null when unset.
+NUMBER_MEMBERS = ("callDuration", "responseTime")
+# Text members a call not yet scored has null (the score members), in record order.
+SCORE_TEXT = (
+    "scoredFname",
+    "scoredlname",
+    "altPhone",
+    "scoredEmail",
+    "scoredAgent",
+    "department",
+    "scoredNotes",
+    "appointmentDate",
+    "appointmentTime",
+    "callEnd",
+    "alert",
+    "currentMake",
+    "currentModel",
+    "currentYear",
+    "currentRegistrationNumber",
+    "currentSummary",
+    "calledOnMake",
+    "calledOnModel",
+    "calledOnYear",
+    "calledOnRegistrationNumber",
+    "calledOnSummary",
+    "transcibedBy",
+    "leadtype",
+    "coachNotes",
+    "coachedBy",
+)
+TEXT_MEMBERS = (
+    "dealerName",
+    "source",
+    "status",
+    "firstName",
+    "lastName",
+    "email",
+    "phone",
+    "callNotes",
+    "callRecording",
+    "agent",
+    "callSummary",
+    "inboundCallTrackingNumber",
+    "accountPostalCode",
+    "accountAddress",
+    "accountCity",
+    "updateNotes",
+    "callTranscription",
+)
+
+
+@extend_schema_field({"type": "string", "pattern": "^[0-9]+$"})
+class DigitsField(serializers.CharField):
+    pass
+
+
+@extend_schema_field({"type": ["string", "null"], "pattern": "^[0-9]+$"})
+class DigitsOrNullField(serializers.CharField):
+    pass
+
+
+@extend_schema_field({"type": ["string", "null"], "pattern": "^[01]$"})
+class FlagField(serializers.CharField):
+    pass
+
+
+def _record_fields() -> dict[str, serializers.Field]:
+    fields: dict[str, serializers.Field] = {
+        "id": DigitsField(),
+        "altid": serializers.CharField(
+            allow_null=True, help_text="The lead's prospect id."
+        ),
+        "date": serializers.CharField(
+            help_text="YYYY-MM-DD, the account's timezone: when the lead or request came."
+        ),
+        "time": serializers.CharField(help_text="HH:MM:SS, the same moment."),
+        "callAttempts": DigitsField(),
+    }
+    fields.update({name: DigitsOrNullField() for name in NUMBER_MEMBERS})
+    fields.update({name: serializers.CharField() for name in TEXT_MEMBERS})
+    fields.update({name: serializers.CharField(allow_null=True) for name in SCORE_TEXT})
+    fields.update(
+        {f"cat{slot}Name": serializers.CharField(allow_null=True) for slot in SLOTS}
+    )
+    fields.update({f"cat{slot}": FlagField() for slot in SLOTS})
+    fields["wow"] = FlagField()
+    return fields
+
+
+ScoredCallRecord = type(
+    "ScoredCallRecord",
+    (serializers.Serializer,),
+    {
+        "__doc__": "One call (part 2.3). A call not yet scored has its score members "
+        "(scoredFname .. coachedBy, cat1 .. cat10, wow) null.",
+        **_record_fields(),
+    },
+)
+RECORD_OR_RANGE = PolymorphicProxySerializer(
+    component_name="ScoredCallData",
+    serializers=[ScoredCallRecord, ScoredCallRecord(many=True)],
+    resource_type_field_name=None,
+    many=False,
+)
+XML_BODY = {
+    "type": "string",
+    "description": "returnType=xml: a `<calldrip>` (callId) or `<calldrips>` (a range) "
+    "document; an error is `<error><success>false</success><message>...</message></error>`.",
+}
+
+
+def _answers(status: int, body: Any, description: str) -> dict[Any, OpenApiResponse]:
+    """``status`` answered in JSON (``body``) or, with returnType=xml, in XML."""
+    return {
+        (status, "application/json"): OpenApiResponse(body, description=description),
+        (status, "application/xml"): OpenApiResponse(XML_BODY, description=description),
+    }
+
+
 def _xml_error(message: str) -> str:
     return (
         f"{XML_DECLARATION}<error><success>false</success>"
@@ -86,6 +217,13 @@ class ScoredDataApi(APIView):
         tags=["Scored call data"],
         operation_id="scored_data",
         summary="Scored call records of one account",
+        description=(
+            "One call (`callId`; the dates are then ignored) or every call received "
+            "in a range of days (`fromDate` to `toDate`, both required without "
+            "`callId`: a missing one is a 400, `The fromDate parameter is required.` "
+            "or `The toDate parameter is required.`), as JSON or XML (`returnType`). "
+            "Errors come in the format asked for; a 413 is always JSON."
+        ),
         parameters=[
             OpenApiParameter(
                 "apikey",
@@ -96,10 +234,12 @@ class ScoredDataApi(APIView):
                 "returnType",
                 str,
                 enum=list(FORMATS),
-                description="json (default) or xml.",
+                description="json (default) or xml; another value is a 400.",
             ),
             OpenApiParameter(
-                "callId", int, description="One call; the dates are then ignored."
+                "callId",
+                {"type": "integer", "minimum": 0, "maximum": 10**18 - 1},
+                description="One call; the dates are then ignored.",
             ),
             OpenApiParameter(
                 "fromDate",
@@ -113,25 +253,36 @@ class ScoredDataApi(APIView):
                 "toDate",
                 OpenApiTypes.DATE,
                 description=(
-                    f"Last day, inclusive, required without callId; a date {BETWEEN}."
+                    "Last day, inclusive, required without callId, not before "
+                    f"fromDate; a date {BETWEEN}."
                 ),
             ),
+            RETRY_AFTER,
         ],
         responses={
-            200: OpenApiResponse(
-                description="A record (callId) or an array of records (`<calldrips>` in XML)."
+            **_answers(
+                200,
+                RECORD_OR_RANGE,
+                "A record (callId) or an array of records (`<calldrips>` in XML).",
             ),
-            400: OpenApiResponse(
-                description="A bad parameter (a date that is not YYYY-MM-DD, or not "
-                f"{BETWEEN}), named in the message."
+            **_answers(
+                400,
+                ErrorEnvelope,
+                "A bad parameter, named in the message: a missing date without "
+                f"callId, a date that is not YYYY-MM-DD or not {BETWEEN}, fromDate "
+                "after toDate, a callId that is not a whole number, a returnType "
+                "other than json or xml.",
             ),
-            401: OpenApiResponse(
-                description='{"success": false, "message": "Invalid API key"}'
+            **_answers(
+                401, ErrorEnvelope, "Missing or invalid key: `Invalid API key`."
             ),
-            404: OpenApiResponse(
-                description='{"success": false, "message": "Call not found"}'
+            **_answers(
+                404,
+                ErrorEnvelope,
+                "callId names no call of the account: `Call not found`.",
             ),
-            429: OpenApiResponse(description="Over the rate limit; see Retry-After."),
+            413: OpenApiResponse(ErrorEnvelope, description=TOO_LARGE),
+            **_answers(429, ErrorEnvelope, RATE_LIMITED),
         },
     )
     def get(self, request: Request) -> HttpResponseBase:

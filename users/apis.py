@@ -10,6 +10,7 @@ from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
     extend_schema,
+    extend_schema_field,
     extend_schema_view,
     inline_serializer,
 )
@@ -24,6 +25,13 @@ from accounts.schedules import WEEKDAYS, schedule_as_dict, timezone_names
 from core import validation as v
 from core.api import ContentNegotiation, PlainJSONRenderer, envelope, json_object
 from core.phones import to_e164
+from core.schema import (
+    RATE_LIMITED,
+    RETRY_AFTER,
+    TOO_LARGE,
+    ErrorEnvelope,
+    error_responses,
+)
 from core.throttling import CredentialRateThrottle
 from users.models import User
 from users.passwords import MESSAGE as PASSWORD_MESSAGE
@@ -45,6 +53,12 @@ from users.services import (
 
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 _CODE = re.compile(r"^\d{1,10}$")
+# The same rules for the OpenAPI schema, in the ECMA-262 dialect JSON Schema uses.
+HH_MM_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
+# users.passwords: a digit, a lowercase and an uppercase letter, a special character.
+COMPLEXITY_PATTERN = (
+    "^(?=[\\s\\S]*[0-9])(?=[\\s\\S]*[a-z])(?=[\\s\\S]*[A-Z])(?=[\\s\\S]*[^A-Za-z0-9])"
+)
 
 
 def user_out(seen: SeenUser) -> dict[str, Any]:
@@ -85,6 +99,7 @@ def picture_url(user: User) -> str | None:
 # --- input ---------------------------------------------------------------------------------
 
 
+@extend_schema_field({"type": "string", "pattern": HH_MM_PATTERN})
 class TimeOfDay(v.CharField):
     default_error_messages = {
         **v.CharField.default_error_messages,
@@ -102,6 +117,10 @@ class TimeOfDay(v.CharField):
 
 
 class ScheduleDayInput(v.Serializer):
+    """One day: every member required; ``endTime`` must be later than ``startTime`` (else
+    422 on ``schedule.<day>.endTime``: "The schedule.<day>.end time must be a time after
+    the start time.")."""
+
     active = v.BooleanField()
     startTime = TimeOfDay(source="start_time")
     endTime = TimeOfDay(source="end_time")
@@ -115,6 +134,8 @@ class ScheduleDayInput(v.Serializer):
 
 
 class ScheduleInput(v.Serializer):
+    """The schedule object of part 2.1: when supplied, every member is required."""
+
     active = v.BooleanField()
     monday = ScheduleDayInput()
     tuesday = ScheduleDayInput()
@@ -128,6 +149,33 @@ class ScheduleInput(v.Serializer):
         return {"active": attrs["active"], "days": [attrs[day] for day in WEEKDAYS]}
 
 
+@extend_schema_field(
+    {
+        "type": "array",
+        "items": {"type": "integer"},
+        "minItems": 1,
+        "maxItems": 1000,
+        "description": "Ids of the organization's accounts; at least one.",
+    }
+)
+class AccountIdsField(v.ListField):
+    pass
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "minLength": 7,
+        "maxLength": 255,
+        "pattern": COMPLEXITY_PATTERN,
+        "description": "7 to 255 characters, with at least one digit, one lowercase "
+        "letter, one uppercase letter and one special character.",
+    }
+)
+class PasswordField(v.CharField):
+    pass
+
+
 class UserCreateInput(v.Serializer):
     """The members of create; update takes the same members, all optional."""
 
@@ -135,11 +183,11 @@ class UserCreateInput(v.Serializer):
     firstName = v.CharField(source="first_name", max_length=45)
     lastName = v.CharField(source="last_name", max_length=45)
     emailAddress = v.EmailField(source="email", max_length=255)
-    accountIds = v.ListField(
+    accountIds = AccountIdsField(
         source="account_ids", child=v.IntegerField(), allow_empty=False, max_length=1000
     )
     username = v.CharField(max_length=USERNAME_MAX_LENGTH, required=False)
-    password = v.CharField(
+    password = PasswordField(
         min_length=7, max_length=255, trim_whitespace=False, required=False
     )
     phoneNumber = v.CharField(
@@ -271,6 +319,33 @@ def _query_organization(
 
 # --- views -------------------------------------------------------------------------------------
 
+
+@extend_schema_field({"type": "string", "pattern": HH_MM_PATTERN})
+class TimeOfDayOut(serializers.CharField):
+    pass
+
+
+class ScheduleDay(serializers.Serializer):
+    """One day of a schedule: times in HH:MM, 24-hour; ``endTime`` later than ``startTime``."""
+
+    active = serializers.BooleanField()
+    startTime = TimeOfDayOut()
+    endTime = TimeOfDayOut()
+
+
+class Schedule(serializers.Serializer):
+    """The schedule object of part 2.1, as it was accepted on input."""
+
+    active = serializers.BooleanField()
+    monday = ScheduleDay()
+    tuesday = ScheduleDay()
+    wednesday = ScheduleDay()
+    thursday = ScheduleDay()
+    friday = ScheduleDay()
+    saturday = ScheduleDay()
+    sunday = ScheduleDay()
+
+
 USER_OUT = inline_serializer(
     "User",
     {
@@ -300,7 +375,7 @@ USER_OUT = inline_serializer(
                 },
             )
         ),
-        "schedule": serializers.JSONField(allow_null=True),
+        "schedule": Schedule(allow_null=True),
     },
 )
 
@@ -317,23 +392,33 @@ def _envelope_schema(name: str, **members: Any) -> Any:
     )
 
 
-ERRORS = {
-    401: OpenApiResponse(
-        description='Missing or invalid apiuser/apikey: `{"success": false, "message": "Invalid API key"}`'
-    ),
-    403: OpenApiResponse(
-        description='`{"success": false, "message": "Unauthorized for this organization"}`'
-    ),
-    422: OpenApiResponse(
-        description='`{"message": "The given data was invalid.", "errors": {"member": ["..."]}}`'
-    ),
-    429: OpenApiResponse(description="Rate limit exceeded; see Retry-After."),
+ERROR_TEXT = {
+    401: "Missing or invalid apiuser/apikey: `Invalid API key`.",
+    403: "The organization named (organizationId) is not associated with the "
+    "credentials, or does not exist: `Unauthorized for this organization`.",
+    404: "No such user in an organization of the credentials: `User not found`.",
+    413: TOO_LARGE,
+    415: 'The body is not JSON: `Unsupported content type "..."`.',
+    422: "Validation failed: `The given data was invalid.`, with the messages of each "
+    "member at fault.",
+    429: RATE_LIMITED,
 }
-NOT_FOUND = {
-    404: OpenApiResponse(
-        description='`{"success": false, "message": "User not found"}`'
-    )
-}
+
+
+def _errors(*statuses: int) -> dict[int, OpenApiResponse]:
+    """The User API's errors of an operation (every one can meet 401, 413 and 429)."""
+    wanted = sorted({401, 413, 429, *statuses})
+    return error_responses(ErrorEnvelope, {s: ERROR_TEXT[s] for s in wanted})
+
+
+BODY_ERRORS = _errors(403, 415, 422)
+QUERY_ERRORS = _errors(403, 422)
+ORGANIZATION_ID = OpenApiParameter(
+    "organizationId",
+    {"type": "integer", "minimum": 1},
+    required=True,
+    description="An organization associated with the credentials.",
+)
 USER_ENVELOPE = _envelope_schema("UserEnvelope", user=USER_OUT)
 
 
@@ -350,8 +435,10 @@ class UserApi(APIView):
 class UserCreateApi(UserApi):
     @extend_schema(
         operation_id="user_create",
+        summary="Create a user",
         request=UserCreateInput,
-        responses={201: USER_ENVELOPE, **ERRORS},
+        parameters=[RETRY_AFTER],
+        responses={201: USER_ENVELOPE, **BODY_ERRORS},
     )
     def post(self, request: Request) -> Response:
         body = json_object(request)
@@ -371,13 +458,16 @@ class UserCreateApi(UserApi):
 
 
 @extend_schema(tags=["User API"])
+# GET, PUT and DELETE share the path ``/api/users/{user}`` (a comment, not a docstring: the
+# schema would show it as each operation's description).
 class UserDetailApi(UserApi):
-    """GET, PUT and DELETE share the path ``/api/users/{user}``."""
-
     not_found_message = "User not found"
 
     @extend_schema(
-        operation_id="user_get", responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND}
+        operation_id="user_get",
+        summary="Retrieve a user",
+        parameters=[RETRY_AFTER],
+        responses={200: USER_ENVELOPE, **_errors(404)},
     )
     def get(self, request: Request, user_id: int) -> Response:
         seen = user_get_visible(credential=credential_of(request), user_id=user_id)
@@ -385,8 +475,11 @@ class UserDetailApi(UserApi):
 
     @extend_schema(
         operation_id="user_update",
+        summary="Update a user",
+        description="Only the members sent change; a schedule sent is replaced whole.",
         request=UserUpdateInput,
-        responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
+        parameters=[RETRY_AFTER],
+        responses={200: USER_ENVELOPE, **_errors(403, 404, 415, 422)},
     )
     def put(self, request: Request, user_id: int) -> Response:
         user = user_get_visible(credential=credential_of(request), user_id=user_id).user
@@ -410,7 +503,10 @@ class UserDetailApi(UserApi):
 
     @extend_schema(
         operation_id="user_delete",
-        responses={200: _envelope_schema("DeleteEnvelope"), **ERRORS, **NOT_FOUND},
+        summary="Delete a user",
+        description="Deletes the user, its schedule and its stored picture; cannot be undone.",
+        parameters=[RETRY_AFTER],
+        responses={200: _envelope_schema("DeleteEnvelope"), **_errors(404)},
     )
     def delete(self, request: Request, user_id: int) -> Response:
         user_delete(
@@ -454,11 +550,18 @@ class UserFindApi(UserApi):
 @extend_schema_view(
     get=extend_schema(
         operation_id="user_find_by_email",
+        summary="Find a user by email address",
         parameters=[
-            OpenApiParameter("organizationId", int, required=True),
-            OpenApiParameter("emailAddress", str, required=True),
+            ORGANIZATION_ID,
+            OpenApiParameter(
+                "emailAddress",
+                {"type": "string", "minLength": 1, "maxLength": 255},
+                required=True,
+                description="Compared case-insensitively.",
+            ),
+            RETRY_AFTER,
         ],
-        responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
+        responses={200: USER_ENVELOPE, **_errors(403, 404, 422)},
     )
 )
 class UserFindByEmailApi(UserFindApi):
@@ -472,16 +575,19 @@ class UserFindByEmailApi(UserFindApi):
 @extend_schema_view(
     get=extend_schema(
         operation_id="user_find_by_phone",
+        summary="Find a user by phone number",
         parameters=[
-            OpenApiParameter("organizationId", int, required=True),
+            ORGANIZATION_ID,
             OpenApiParameter(
                 "phoneNumber",
-                str,
+                {"type": "string", "minLength": 1, "maxLength": 32},
                 required=True,
-                description="E.164; send the plus as %2B.",
+                description="E.164; send the plus as %2B (an unencoded plus, read as "
+                "a space, is accepted too).",
             ),
+            RETRY_AFTER,
         ],
-        responses={200: USER_ENVELOPE, **ERRORS, **NOT_FOUND},
+        responses={200: USER_ENVELOPE, **_errors(403, 404, 422)},
     )
 )
 class UserFindByPhoneApi(UserFindApi):
@@ -495,10 +601,11 @@ class UserFindByPhoneApi(UserFindApi):
 class UserCodeAvailableApi(UserApi):
     @extend_schema(
         operation_id="user_code_available",
-        parameters=[OpenApiParameter("organizationId", int, required=True)],
+        summary="Next available user code",
+        parameters=[ORGANIZATION_ID, RETRY_AFTER],
         responses={
             200: _envelope_schema("CodeEnvelope", code=serializers.CharField()),
-            **ERRORS,
+            **QUERY_ERRORS,
         },
     )
     def get(self, request: Request) -> Response:

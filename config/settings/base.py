@@ -246,6 +246,34 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "Lead-to-call service",
     "DESCRIPTION": "User API, lead intake, click-to-call and scored call data.",
     "VERSION": "1.0.0",
+    # The service is not open source: no SPDX licence names it.
+    "LICENSE": {"name": "Proprietary", "identifier": "LicenseRef-Proprietary"},
+    "TAGS": [
+        {
+            "name": "User API",
+            "description": "Create, update, retrieve, find and delete an organization's "
+            "users (headers apiuser and apikey).",
+        },
+        {
+            "name": "Lead intake",
+            "description": "ADF XML leads, as a form field or as the body; each becomes "
+            "a call between a lead and an agent.",
+        },
+        {
+            "name": "Click-to-call",
+            "description": "Connect an agent and a lead by phone (key api_key).",
+        },
+        {
+            "name": "Scored call data",
+            "description": "An account's calls with their scores, as JSON or XML "
+            "(the account's scored-data key).",
+        },
+    ],
+    # Servers, webhook ids and security, links (config/schema.py); the default hook first.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "config.schema.finish_schema",
+    ],
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
