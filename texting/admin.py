@@ -171,9 +171,18 @@ class TextAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 @admin.register(OptOut)
 class OptOutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    """Numbers that texted STOP (and START, when they did)."""
+    """Numbers that texted STOP (and START, when they did), and replies that read like an
+    opt-out: paused until a person on the call page confirms or dismisses them."""
 
-    list_display = ["phone", "account", "opted_out_at", "message", "opted_in_at"]
-    list_filter = ["account__organization", "account"]
-    list_select_related = ["account"]
+    list_display = [
+        "phone",
+        "account",
+        "opted_out_at",
+        "message",
+        "state",
+        "decided_by",
+        "opted_in_at",
+    ]
+    list_filter = ["confirmed", "account__organization", "account"]
+    list_select_related = ["account", "decided_by"]
     search_fields = ["phone"]
