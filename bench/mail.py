@@ -9,7 +9,8 @@ setup and stores a write-back, which the ``worker`` process (the ``default`` que
 Leads and ``bench_noop`` tasks on the ``default`` queue go interleaved.
 
 Prints one JSON object: per call, ms from ``Call.ended_at`` to the message's arrival at
-the SMTP server, the no-op round trips (ms from send to start), and what fell short.
+the SMTP server, the no-op round trips (ms from send to start), what fell short, and how
+many received write-backs are invalid against the ADF 1.0 DTD (checked after the timing).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from aiosmtpd.controller import Controller  # noqa: E402
 
 from bench.dial import LeadPoster  # noqa: E402  (sets Django up)
 from bench.text import interleaved, noop_started  # noqa: E402
+from bench.writeback import invalid_adf_reasons  # noqa: E402
 from calls.models import Call  # noqa: E402
 from notify.models import Message  # noqa: E402
 
@@ -42,6 +44,7 @@ class Arrivals:
 
     def __init__(self) -> None:
         self.at: dict[int, float] = {}
+        self.contents: list[bytes] = []
         self.lock = threading.Lock()
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
@@ -50,6 +53,7 @@ class Arrivals:
         if found:
             with self.lock:
                 self.at.setdefault(int(found.group(1)), arrived)
+                self.contents.append(envelope.content)
         return "250 OK"
 
 
@@ -112,6 +116,7 @@ def main() -> None:
         result = _written_back(arrivals, poster.lead_ids, deadline)
     finally:
         server.stop()
+    invalid = [r for r in map(invalid_adf_reasons, arrivals.contents) if r]
     print(
         json.dumps(
             {
@@ -122,6 +127,9 @@ def main() -> None:
                 "post_errors": poster.errors[:5],
                 "post_error_count": len(poster.errors),
                 "timeout": timeout,
+                "received": len(arrivals.contents),
+                "invalid_adf": len(invalid),
+                "invalid_reason": invalid[0][0] if invalid else "",
                 **result,
             }
         )

@@ -45,7 +45,9 @@ every figure printed next to a baseline measured in the same run:
    workers, against a no-op task's round trip through the ``calls`` queue and that worker.
 12. Call final status -> its CRM write-back received by an SMTP server on loopback
    (bench/writeback.py), p50 and p99 over BENCH_WRITEBACKS calls that end NOAGENT, on the
-   Procfile's workers, against a no-op task's round trip through the ``default`` queue.
+   Procfile's workers, against a no-op task's round trip through the ``default`` queue;
+   and how many write-backs the SMTP server received are invalid against the ADF 1.0 DTD
+   (../shared/spec/adf-1.0.dtd): must be 0.
 13. The morning report's build time for an account with 100,000 calls, one day, in-process
    (bench/morning.py), against the dashboard's figures of the same day.
 

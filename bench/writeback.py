@@ -7,16 +7,23 @@ same worker (the Procfile's ``worker``, which sends the outbox).
 EMAIL_URL naming ``SMTP_PORT``) seeds a dealer in its own organization that writes every
 call's end back to its CRM and has no agents, with ``no_agent_policy="end"``: each lead
 posted to ``/api/nl`` ends NOAGENT at its first setup and stores its write-back, so what
-is timed is the message's path alone. bench/mail.py posts and serves SMTP.
+is timed is the message's path alone. bench/mail.py posts and serves SMTP, and counts
+the write-backs it receives that are invalid against the ADF 1.0 DTD
+(``invalid_adf_reasons``, on ../shared/spec/adf-1.0.dtd): the count must be 0.
 """
 
 from __future__ import annotations
 
+import email
+import email.policy
 import json
 import os
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 from typing import Any
+
+from lxml import etree
 
 from bench.against_noop import noop_line, posted_line, rows_against_noop, run_module
 from bench.harness import free_port
@@ -30,6 +37,37 @@ LEAD_PHONE = "303-555-0147"
 AIM_MS = 2000.0
 # The bench's SMTP server: the workers are told it before they start.
 SMTP_PORT = free_port()
+DTD_PATH = ROOT.parent / "shared" / "spec" / "adf-1.0.dtd"
+
+
+@cache
+def _adf_dtd() -> etree.DTD:
+    return etree.DTD(str(DTD_PATH))
+
+
+def invalid_adf_reasons(content: bytes) -> list[str]:
+    """Why the ADF document attached to an e-mail (as the SMTP server received it) is not
+    valid against the ADF 1.0 DTD: empty when it is; one reason when there is none."""
+    message = email.message_from_bytes(content, policy=email.policy.default)
+    documents = [
+        part.get_content()
+        for part in message.walk()
+        if part.get_content_type() == "text/xml"
+    ]
+    if not documents:
+        return ["no ADF document attached"]
+    reasons: list[str] = []
+    for document in documents:
+        body = document.encode() if isinstance(document, str) else document
+        try:
+            root = etree.fromstring(body, etree.XMLParser(resolve_entities=False))
+        except etree.XMLSyntaxError as error:
+            reasons.append(f"not well-formed: {error}")
+            continue
+        if not _adf_dtd().validate(root):
+            reasons += [str(e) for e in _adf_dtd().error_log.filter_from_errors()]
+    return reasons
+
 
 SEED = """
 import django, json; django.setup()
@@ -80,7 +118,10 @@ def measure(
         f"{posted_line(result, part='12', rate=RATE)}, {result['messages']} write-backs "
         f"stored, {len(result['latencies'])} received and timed, "
         f"{result['never_received']} never received within {result['timeout']:.0f} s; "
-        + noop_line(result, count=COUNT)
+        + noop_line(result, count=COUNT),
+        f"  12 write-backs invalid against the ADF 1.0 DTD: {result['invalid_adf']} of "
+        f"{result['received']} received (must be 0)"
+        + (f"; the first: {result['invalid_reason']}" if result["invalid_adf"] else ""),
     ]
     if result["latencies"]:
         details.append(

@@ -85,6 +85,37 @@ def _permission_templates(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
 
 
+@pytest.fixture(autouse=True)
+def _writebacks_are_valid_adf(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every CRM write-back any test produces is valid against the ADF 1.0 DTD
+    (tests/notify/adf_dtd.py): an invalid one fails the test that made it, even where
+    the effect that built it swallows the failure."""
+    from notify import crm
+    from tests.notify.adf_dtd import DTD_PATH, dtd_errors
+
+    if not DTD_PATH.exists():
+        yield
+        return
+    invalid: list[tuple[list[str], str]] = []
+    build = crm.writeback_adf
+
+    def checked(*args: object, **kwargs: object) -> str:
+        document = build(*args, **kwargs)  # type: ignore[arg-type]
+        errors = dtd_errors(document)
+        if errors:
+            invalid.append((errors, document))
+        return document
+
+    monkeypatch.setattr(crm, "writeback_adf", checked)
+    yield
+    if invalid:
+        errors, document = invalid[0]
+        pytest.fail(
+            f"{len(invalid)} write-back(s) invalid against the ADF 1.0 DTD; the first: "
+            f"{errors}\n{document}"
+        )
+
+
 @pytest.fixture
 def one_window(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every request of the test falls in the same rate-limit window, 20 s before its end,
