@@ -29,6 +29,7 @@ from core.validation import digits_only
 from scoring.dates import BETWEEN, day_accepted
 from scoring.exports import stream_records
 from scoring.records import (
+    SCORED_MEMBERS,
     XML_DECLARATION,
     RecordBuilder,
     local_day_bounds,
@@ -81,32 +82,8 @@ SLOTS = range(1, 11)
 # INT(11) columns: a string of digits, or null when unset.
 NUMBER_MEMBERS = ("callDuration", "responseTime")
 # Text members a call not yet scored has null (the score members), in record order.
-SCORE_TEXT = (
-    "scoredFname",
-    "scoredlname",
-    "altPhone",
-    "scoredEmail",
-    "scoredAgent",
-    "department",
-    "scoredNotes",
-    "appointmentDate",
-    "appointmentTime",
-    "callEnd",
-    "alert",
-    "currentMake",
-    "currentModel",
-    "currentYear",
-    "currentRegistrationNumber",
-    "currentSummary",
-    "calledOnMake",
-    "calledOnModel",
-    "calledOnYear",
-    "calledOnRegistrationNumber",
-    "calledOnSummary",
-    "transcibedBy",
-    "leadtype",
-    "coachNotes",
-    "coachedBy",
+SCORE_TEXT = tuple(
+    name for name in SCORED_MEMBERS if not re.fullmatch(r"cat\d+|wow", name)
 )
 TEXT_MEMBERS = (
     "dealerName",

@@ -187,7 +187,7 @@ class RecordBuilder:
             ),
             "responseTime": _digits(row["response_time"]),
         }
-        score = _score_members(row) if scored else dict.fromkeys(_SCORE_JSON)
+        score = _score_members(row) if scored else dict.fromkeys(SCORED_MEMBERS)
         record.update(
             {
                 "scoredFname": score["scoredFname"],
@@ -195,10 +195,10 @@ class RecordBuilder:
                 "callSummary": row["summary"],
             }
         )
-        record.update({key: score[key] for key in _SCORE_JSON[2:_NAMES_AT]})
+        record.update({key: score[key] for key in SCORED_MEMBERS[2:_NAMES_AT]})
         for slot in SLOTS:
             record[f"cat{slot}Name"] = names[slot - 1]
-        record.update({key: score[key] for key in _SCORE_JSON[_NAMES_AT:]})
+        record.update({key: score[key] for key in SCORED_MEMBERS[_NAMES_AT:]})
         record["inboundCallTrackingNumber"] = row["inbound_tracking_number"]
         record["accountPostalCode"] = self.postal_code
         record["accountAddress"] = self.address
@@ -280,7 +280,7 @@ class RecordBuilder:
 
 
 # Score members after scoredFname/scoredlname, in the order of part 2.3.
-_SCORE_JSON = [
+SCORED_MEMBERS = [
     "scoredFname",
     "scoredlname",
     "altPhone",
@@ -310,7 +310,7 @@ _SCORE_JSON = [
     "coachedBy",
 ]
 # cat1Name..cat10Name come between leadtype and cat1.
-_NAMES_AT = _SCORE_JSON.index("cat1")
+_NAMES_AT = SCORED_MEMBERS.index("cat1")
 
 
 def _score_members(row: dict[str, Any]) -> dict[str, Any]:
