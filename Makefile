@@ -20,7 +20,7 @@ SERVE := exec env PATH="$(CURDIR)/$(BIN):$$PATH" SIMULATOR_TIME_SCALE=$(SIMULATO
 	CELERY_WORKER_CONCURRENCY=2 $(BIN)/python -m config.serve start
 
 .DEFAULT_GOAL := help
-.PHONY: help install browser run serve worker test lint fmt bench migrate schema screenshots
+.PHONY: help install browser services run serve worker test lint fmt bench migrate schema screenshots
 
 help: ## List the commands
 	@# Two passes over the targets: the first finds the longest name, the column's width.
@@ -67,7 +67,11 @@ SQLITE_TESTS := tests/test_outbox.py tests/test_hand_over_bounded.py tests/test_
 	tests/calls/test_recordings_sweep.py tests/calls/test_speech_recordings.py tests/insights
 SQLITE_DIR := var/test-sqlite
 
-test: install browser ## Run the whole suite against PostgreSQL and Redis (2 processes), then the sweeps' tests on SQLite
+# PostgreSQL and Redis for the suite: started when stopped, installed when missing (as root).
+services: ## Make sure PostgreSQL and Redis answer on 127.0.0.1 (start or install them)
+	@scripts/services-up
+
+test: install browser services ## Run the whole suite against PostgreSQL and Redis (2 processes), then the sweeps' tests on SQLite
 	$(BIN)/pytest -n 2 --dist worksteal $(PYTEST_ARGS)
 	@mkdir -p $(SQLITE_DIR)
 	DATABASE_URL=sqlite:///$(SQLITE_DIR)/db.sqlite3 TEST_DATABASE_NAME=$(SQLITE_DIR)/test.sqlite3 \
