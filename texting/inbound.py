@@ -21,13 +21,15 @@ from texting.models import (
     Text,
     TextingSettings,
     TextStatus,
+    UnroutedText,
 )
 from texting.payloads import text_event_emit
 from texting.selectors import (
-    account_texted_at,
+    accounts_sharing_number,
     latest_call,
     opted_out,
     team_to_tell,
+    text_route,
     texting_settings_of,
 )
 from texting.services import (
@@ -53,14 +55,15 @@ def text_receive(
     """A lead's text, matched to the account texting from ``to_number`` (or the Messaging
     Service ``service_sid``) that last reached the lead: stored in the lead's thread, read
     for STOP, START, HELP and "call me", and forwarded to the team. A repeat of a message
-    already stored changes nothing; a text no account can be matched to is not stored."""
+    already stored changes nothing; a text no account can be matched to is not stored. A
+    text to a number accounts of several organizations use joins no thread: it is kept
+    for support (``UnroutedText``)."""
     numbers = [number for number in (service_sid, to_number) if number]
-    account = next(
-        filter(
-            None, (account_texted_at(number=n, lead_phone=from_number) for n in numbers)
-        ),
-        None,
-    )
+    route = text_route(numbers=numbers, lead_phone=from_number)
+    if route.shared:
+        _unrouted(route.shared, to_number, from_number, body, provider, provider_id)
+        return None
+    account = route.account
     if account is None:
         log_event(
             log,
@@ -77,6 +80,41 @@ def text_receive(
             )
     except IntegrityError:
         return None  # the provider posted it again: stored the first time
+
+
+def _unrouted(
+    shared: str,
+    to_number: str,
+    from_number: str,
+    body: str,
+    provider: str,
+    provider_id: str,
+) -> None:
+    """Keep a lead's text to a number of several organizations where support sees it."""
+    reason = (
+        f"{shared} is used by accounts of more than one organization: the text cannot "
+        "be told to be for one of them."
+    )
+    try:
+        with transaction.atomic():
+            unrouted = UnroutedText.objects.create(
+                to_number=to_number,
+                from_number=from_number,
+                body=body[:MAX_BODY],
+                reason=reason,
+                provider=provider,
+                provider_id=provider_id,
+            )
+    except IntegrityError:
+        return  # the provider posted it again: kept the first time
+    log_event(
+        log,
+        "texting.unrouted",
+        level=logging.WARNING,
+        unrouted_id=unrouted.pk,
+        to=shared,
+        sender=mask_phone(from_number),
+    )
 
 
 def _received(
@@ -147,9 +185,17 @@ def _opt_out(
     phone = text.from_number
     if opted_out(account_id=account.pk, phone=phone):
         return
-    opt_out = OptOut.objects.create(
-        account=account, phone=phone, opted_out_at=text.created_at, message=text.body
-    )
+    # The STOP was sent to a number: every account of the organization texting from it
+    # stops (``accounts_sharing_number``), and this thread's account first.
+    opt_out, *_ = [
+        OptOut.objects.create(
+            account=each, phone=phone, opted_out_at=text.created_at, message=text.body
+        )
+        for each in [
+            account,
+            *accounts_sharing_number(account.pk).exclude(pk=account.pk),
+        ]
+    ]
     canceled = Text.objects.filter(
         account=account,
         to_number=phone,
@@ -174,7 +220,9 @@ def _opt_in(
     account: Account, config: TextingSettings | None, text: Text, call: Call | None
 ) -> None:
     updated = OptOut.objects.filter(
-        account=account, phone=text.from_number, opted_in_at__isnull=True
+        account__in=accounts_sharing_number(account.pk).values("pk"),
+        phone=text.from_number,
+        opted_in_at__isnull=True,
     ).update(opted_in_at=text.created_at, opt_in_message=text.body)
     if updated:
         _text_store(
