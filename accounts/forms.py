@@ -9,7 +9,12 @@ from django import forms
 
 from accounts.models import Account, ApiCredential, Organization, Team
 from accounts.schedules import WEEKDAYS, timezone_names
-from accounts.services import ForeignAccountError, api_credential_accounts_check
+from accounts.services import (
+    ForeignAccountError,
+    NumberTakenError,
+    account_numbers_check,
+    api_credential_accounts_check,
+)
 from core.phones import to_e164
 
 # The hours a new schedule day is offered with, for accounts and users alike.
@@ -217,7 +222,29 @@ class AccountForm(forms.ModelForm):
             )
         else:
             cleaned["caller_id"] = number
+            organization = cleaned.get("organization") or (
+                self.instance.organization if self.instance.pk else None
+            )
+            if organization is not None:
+                number_taken_check(self, "caller_id", organization.pk, number)
         return cleaned
+
+
+def holders_named(error: NumberTakenError) -> str:
+    """The refusal with the accounts holding the number, by organization: support staff
+    (the admin's only users) need them to settle it; no tenant ever sees this."""
+    names = ", ".join(f"{a.organization.name} / {a.name}" for a in error.holders)
+    return f"{error.messages[0]} Used by: {names}."
+
+
+def number_taken_check(
+    form: forms.BaseForm, field: str, organization_id: int, number: str
+) -> None:
+    """Put the refusal of a number another organization uses on ``field`` of ``form``."""
+    try:
+        account_numbers_check(organization_id=organization_id, numbers=[number])
+    except NumberTakenError as error:
+        form.add_error(field, holders_named(error))
 
 
 BLANK_TIMES = "Enter a start and an end time, or untick the day."

@@ -10,7 +10,9 @@ authenticate; the services that change keys or reach make every entry stale at o
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
+from typing import cast
 
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db import connection
@@ -26,6 +28,7 @@ from accounts.models import (
     Organization,
     ScoredDataKey,
 )
+from accounts.signals import number_used
 from core.validation import digits_only
 from core.versioned import VersionedCache
 
@@ -176,3 +179,19 @@ def keys_recently_used(*, limit: int) -> list[ApiKey | ScoredDataKey]:
         reverse=True,
     )
     return keys[:limit]
+
+
+def number_holders(*, number: str) -> list[Account]:
+    """Every account that calls or texts from ``number``: by caller ID here, by what the
+    apps above answer to ``number_used`` (texting's sending numbers), with organizations,
+    ordered by organization and name."""
+    if not number:
+        return []
+    ids: set[int] = set()
+    for _receiver, answer in number_used.send(sender=Account, number=number):
+        ids.update(cast("Iterable[int]", answer))
+    return list(
+        Account.objects.filter(Q(caller_id=number) | Q(pk__in=ids))
+        .select_related("organization")
+        .order_by("organization__name", "name", "pk")
+    )

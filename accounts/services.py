@@ -9,7 +9,8 @@ from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.text import slugify
@@ -24,8 +25,9 @@ from accounts.models import (
     Organization,
     ScoredDataKey,
 )
-from accounts.selectors import credentials_changed
+from accounts.selectors import credentials_changed, number_holders
 from accounts.signals import account_created, duty_changed
+from core.locks import lock_key
 
 # What an account's agents' duty depends on (calls.routing reads them), with its schedule
 # days: the hours they keep when they have none of their own.
@@ -156,10 +158,49 @@ def api_keys_prune(*, older_than: timedelta = timedelta(days=90)) -> int:
     return deleted
 
 
+class NumberTakenError(ValidationError):
+    """A number that accounts of another organization call or text from; ``holders`` are
+    those accounts (for support's eyes only: they belong to another tenant)."""
+
+    def __init__(self, number: str, holders: list[Account]) -> None:
+        super().__init__(
+            f"{number} is already a number of another organization. A number an account "
+            "calls or texts from belongs to one organization, so that a lead's reply or "
+            "STOP reaches it and no other.",
+            code="number_taken",
+        )
+        self.number = number
+        self.holders = holders
+
+
+def account_numbers_check(*, organization_id: int, numbers: Iterable[str]) -> None:
+    """Refuse a number (caller ID, sending number or Messaging Service) that an account of
+    another organization calls or texts from: each number belongs to one organization. In
+    a transaction, the number stays locked until it ends, so two organizations cannot take
+    one number at the same moment."""
+    for number in sorted({number for number in numbers if number}):
+        if connection.vendor == "postgresql" and connection.in_atomic_block:
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    "SELECT pg_advisory_xact_lock(%s)", [lock_key(f"number:{number}")]
+                )
+        foreign = [
+            holder
+            for holder in number_holders(number=number)
+            if holder.organization_id != organization_id
+        ]
+        if foreign:
+            raise NumberTakenError(number, foreign)
+
+
 @transaction.atomic
 def account_create(*, account: Account) -> Account:
     """Save a new account (built, unsaved, by the admin's form or a caller); the apps above
-    are told (``account_created``), in this transaction, to set it up."""
+    are told (``account_created``), in this transaction, to set it up. A caller ID another
+    organization calls or texts from is refused (``NumberTakenError``)."""
+    account_numbers_check(
+        organization_id=account.organization_id, numbers=[account.caller_id]
+    )
     account.save(force_insert=True)
     account_created.send(sender=Account, account=account)
     return account
@@ -175,8 +216,13 @@ def account_update(
 ) -> Account:
     """Change an account's fields (``data``, by model name) and schedule days (added or
     changed ones saved, others deleted). When its hours changed (timezone, schedule switch
-    or days) the call pipeline is told, as agents may have come on duty (``duty_changed``)."""
+    or days) the call pipeline is told, as agents may have come on duty (``duty_changed``).
+    A caller ID another organization calls or texts from is refused (``NumberTakenError``)."""
     stored = Account.objects.select_for_update().get(pk=account.pk)
+    if data.get("caller_id"):
+        account_numbers_check(
+            organization_id=stored.organization_id, numbers=[data["caller_id"]]
+        )
     hours = [getattr(stored, name) for name in DUTY_FIELDS]
     for name, value in data.items():
         setattr(account, name, value)

@@ -21,6 +21,7 @@ from core.outbox import effects_summary
 from insights.selectors import transcriptions_summary
 from leads.models import Outcome
 from leads.selectors import REFUSED, leads_intake_summary
+from texting.selectors import number_conflicts, unrouted_texts_count
 from webhooks.selectors import webhooks_summary
 
 
@@ -52,13 +53,36 @@ class KeyRow:
     usable: bool
 
 
+@dataclass(frozen=True)
+class NumberHolder:
+    organization: str
+    account: str
+    account_url: str
+    uses: str
+
+
+@dataclass(frozen=True)
+class SharedNumber:
+    """A number accounts of several organizations use, each linked to its page."""
+
+    number: str
+    holders: list[NumberHolder]
+
+
+@dataclass(frozen=True)
+class SharedNumbers:
+    numbers: list[SharedNumber]
+    unrouted: int | None  # None: the user may not see those texts
+    unrouted_url: str
+
+
 RECENT_KEYS = 10
 
 
 def support_overview(request: HttpRequest) -> dict[str, Any]:
     """What support checks first, each part for those who may see its rows: leads received
     and refused, calls queued, dialing and stuck, calls ended badly, transcriptions waiting
-    and failed, keys used lately."""
+    and failed, numbers shared across organizations, keys used lately."""
     now, user = timezone.now(), request.user
     overview: dict[str, Any] = {}
     sections: list[OverviewSection] = []
@@ -154,6 +178,10 @@ def support_overview(request: HttpRequest) -> dict[str, Any]:
         sections.append(
             OverviewSection("effects", "Side effects and sweeps", _effect_rows(now))
         )
+    if user.has_perm("accounts.view_account"):
+        shared = _shared_numbers(user.has_perm("texting.view_unroutedtext"))
+        if shared.numbers or shared.unrouted:
+            overview["shared_numbers"] = shared
     if user.has_perm("accounts.view_apicredential") and user.has_perm(
         "accounts.view_account"
     ):
@@ -163,6 +191,30 @@ def support_overview(request: HttpRequest) -> dict[str, Any]:
     if sections:
         overview["sections"] = sections
     return overview
+
+
+def _shared_numbers(texts_visible: bool) -> SharedNumbers:
+    """The numbers of several organizations (nothing is texted from them, and leads'
+    texts to them wait in "texts not routed") with the accounts to settle them on."""
+    return SharedNumbers(
+        numbers=[
+            SharedNumber(
+                conflict.number,
+                [
+                    NumberHolder(
+                        use.account.organization.name,
+                        use.account.name,
+                        reverse("admin:accounts_account_change", args=[use.account.pk]),
+                        use.uses,
+                    )
+                    for use in conflict.used_by
+                ],
+            )
+            for conflict in number_conflicts()
+        ],
+        unrouted=unrouted_texts_count() if texts_visible else None,
+        unrouted_url=reverse("admin:texting_unroutedtext_changelist"),
+    )
 
 
 def _key_row(key: ApiKey | ScoredDataKey, now: datetime) -> KeyRow:

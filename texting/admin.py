@@ -1,5 +1,6 @@
 """Texting in the admin: the account's texting settings on its page (beside its dialing
-settings), every text with its status, and the numbers that opted out."""
+settings), every text with its status, the numbers that opted out, and the texts to a
+number of several organizations that joined no thread."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
+from accounts.forms import number_taken_check
 from accounts.models import E164, Account
 from calls.admin.dialing import AccountWithDialingAdmin
 from core.admin import ReadOnlyAdminMixin, zoned
 from texting.compose import PLACEHOLDERS, placeholders_unknown
-from texting.models import OptOut, Text, TextingSettings
+from texting.models import OptOut, Text, TextingSettings, UnroutedText
 
 SERVICE_SID = re.compile(r"^MG[0-9a-fA-F]{32}$")
 TEMPLATES = [
@@ -82,16 +84,10 @@ class TextingSettingsForm(forms.ModelForm):
                 "sender",
                 "Texting needs a sending number: give one, or the account a caller ID.",
             )
-        if sender and account:
-            others = TextingSettings.objects.filter(sender=sender).exclude(
-                account__organization_id=account.organization_id
-            )
-            if others.exists():
-                self.add_error(
-                    "sender",
-                    "Another organization texts from this number: a lead's reply could "
-                    "not be told apart. Give each organization its own.",
-                )
+        if sender and account and "sender" in self.changed_data:
+            # Against every account of another organization, by sending number and by
+            # caller ID; an unchanged number is left for the overview's conflicts.
+            number_taken_check(self, "sender", account.organization_id, sender)
         return cleaned
 
 
@@ -186,3 +182,21 @@ class OptOutAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ["confirmed", "account__organization", "account"]
     list_select_related = ["account", "decided_by"]
     search_fields = ["phone"]
+
+
+@admin.register(UnroutedText)
+class UnroutedTextAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Leads' texts to a number accounts of several organizations use: in no thread, for
+    support to read (a STOP among them is honoured by hand) once the number is settled."""
+
+    list_display = ["received", "to_number", "from_number", "body", "reason"]
+    search_fields = ["to_number", "from_number", "body"]
+    date_hierarchy = "received_at"
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Support clears a text once the number is settled and the lead answered.
+        return admin.ModelAdmin.has_delete_permission(self, request, obj)
+
+    @admin.display(description="received", ordering="received_at")
+    def received(self, obj: UnroutedText) -> str:
+        return zoned(obj.received_at)

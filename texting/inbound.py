@@ -4,6 +4,7 @@ read for STOP, START, HELP and "call me", and forwarded to the team."""
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
@@ -22,13 +23,16 @@ from texting.models import (
     Text,
     TextingSettings,
     TextStatus,
+    UnroutedText,
 )
 from texting.payloads import text_event_emit
 from texting.selectors import (
-    account_texted_at,
+    accounts_sharing_number,
     latest_call,
+    opt_out_in_force,
     opted_out,
     team_to_tell,
+    text_route,
     texting_settings_of,
 )
 from texting.services import (
@@ -55,14 +59,15 @@ def text_receive(
     """A lead's text, matched to the account texting from ``to_number`` (or the Messaging
     Service ``service_sid``) that last reached the lead: stored in the lead's thread, read
     for STOP, START, HELP and "call me", and forwarded to the team. A repeat of a message
-    already stored changes nothing; a text no account can be matched to is not stored."""
+    already stored changes nothing; a text no account can be matched to is not stored. A
+    text to a number accounts of several organizations use joins no thread: it is kept
+    for support (``UnroutedText``)."""
     numbers = [number for number in (service_sid, to_number) if number]
-    account = next(
-        filter(
-            None, (account_texted_at(number=n, lead_phone=from_number) for n in numbers)
-        ),
-        None,
-    )
+    route = text_route(numbers=numbers, lead_phone=from_number)
+    if route.shared:
+        _unrouted(route.shared, to_number, from_number, body, provider, provider_id)
+        return None
+    account = route.account
     if account is None:
         log_event(
             log,
@@ -79,6 +84,41 @@ def text_receive(
             )
     except IntegrityError:
         return None  # the provider posted it again: stored the first time
+
+
+def _unrouted(
+    shared: str,
+    to_number: str,
+    from_number: str,
+    body: str,
+    provider: str,
+    provider_id: str,
+) -> None:
+    """Keep a lead's text to a number of several organizations where support sees it."""
+    reason = (
+        f"{shared} is used by accounts of more than one organization: the text cannot "
+        "be told to be for one of them."
+    )
+    try:
+        with transaction.atomic():
+            unrouted = UnroutedText.objects.create(
+                to_number=to_number,
+                from_number=from_number,
+                body=body[:MAX_BODY],
+                reason=reason,
+                provider=provider,
+                provider_id=provider_id,
+            )
+    except IntegrityError:
+        return  # the provider posted it again: kept the first time
+    log_event(
+        log,
+        "texting.unrouted",
+        level=logging.WARNING,
+        unrouted_id=unrouted.pk,
+        to=shared,
+        sender=mask_phone(from_number),
+    )
 
 
 def _received(
@@ -150,27 +190,51 @@ def _opt_out(
 ) -> None:
     """The lead's own opt-out: recorded (or a paused possible one confirmed by it), what
     was waiting canceled, and one confirmation text."""
-    in_force = (
-        OptOut.objects.select_for_update()
-        .filter(account=account, phone=text.from_number, opted_in_at__isnull=True)
-        .first()
-    )
-    if in_force is not None and in_force.confirmed:
+    if opt_out_in_force(account_id=account.pk, phone=text.from_number, confirmed=True):
         return
-    if in_force is not None:
-        in_force.confirmed = True
-        in_force.decided_at = text.created_at
-        in_force.save(update_fields=["confirmed", "decided_at"])
-        opt_out = in_force
-    else:
-        opt_out = OptOut.objects.create(
-            account=account,
-            phone=text.from_number,
-            opted_out_at=text.created_at,
-            message=text.body,
+    opt_out = _opt_out_record(
+        account,
+        phone=text.from_number,
+        at=text.created_at,
+        message=text.body,
+        text=text,
+        by=None,
+    )
+    _stopped(account, config, opt_out, text, call)
+
+
+def _opt_out_record(
+    account: Account,
+    *,
+    phone: str,
+    at: datetime,
+    message: str,
+    text: Text | None,
+    by: User | None,
+) -> OptOut:
+    """The opt-out in force for every account of the organization texting from the
+    number the account texts from (the lead said it to the number): a paused possible
+    one confirmed, one recorded for each account without. The account's own comes back."""
+    group = list(accounts_sharing_number(account.pk).values_list("pk", flat=True))
+    in_force = {
+        row.account_id: row
+        for row in OptOut.objects.select_for_update().filter(
+            account_id__in=group, phone=phone, opted_in_at__isnull=True
+        )
+    }
+    now = timezone.now()
+    for row in in_force.values():
+        row.confirmed, row.decided_by, row.decided_at = True, by, now
+        row.save(update_fields=["confirmed", "decided_by", "decided_at"])
+    for account_id in set(group) - in_force.keys():
+        in_force[account_id] = OptOut.objects.create(
+            account_id=account_id,
+            phone=phone,
+            opted_out_at=at,
+            message=message,
             text=text,
         )
-    _stopped(account, config, opt_out, text, call)
+    return in_force[account.pk]
 
 
 def _stopped(
@@ -219,7 +283,9 @@ def _opt_in(
     account: Account, config: TextingSettings | None, text: Text, call: Call | None
 ) -> None:
     updated = OptOut.objects.filter(
-        account=account, phone=text.from_number, opted_in_at__isnull=True
+        account__in=accounts_sharing_number(account.pk).values("pk"),
+        phone=text.from_number,
+        opted_in_at__isnull=True,
     ).update(opted_in_at=text.created_at, opt_in_message=text.body)
     if updated:
         _text_store(
@@ -307,7 +373,7 @@ def _possible_opt_out_locked(call: Call) -> OptOut:
         OptOut.objects.select_for_update(of=("self",))
         .select_related("text")
         .filter(
-            account_id=call.account_id,
+            account__in=accounts_sharing_number(call.account_id).values("pk"),
             phone=call.phone,
             opted_in_at__isnull=True,
             confirmed=False,
@@ -320,26 +386,32 @@ def _possible_opt_out_locked(call: Call) -> OptOut:
 
 
 def possible_opt_out_confirm(*, call: Call, user: User) -> OptOut:
-    """A person reads the lead's reply as an opt-out: it is one from now on (what was
-    waiting canceled, one confirmation text, the ``lead_opted_out`` event)."""
+    """A person reads the lead's reply as an opt-out: it is one from now on, for every
+    account texting from the number (what was waiting canceled, one confirmation text,
+    the ``lead_opted_out`` event)."""
     with transaction.atomic():
-        opt_out = _possible_opt_out_locked(call)
-        opt_out.confirmed = True
-        opt_out.decided_by = user
-        opt_out.decided_at = timezone.now()
-        opt_out.save(update_fields=["confirmed", "decided_by", "decided_at"])
-        text = opt_out.text
-        if text is None:  # its text was deleted: the confirmation still goes
-            text = Text(account=call.account, lead_phone=call.phone, call=call)
+        pause = _possible_opt_out_locked(call)
+        opt_out = _opt_out_record(
+            pause.account,
+            phone=pause.phone,
+            at=pause.opted_out_at,
+            message=pause.message,
+            text=pause.text,
+            by=user,
+        )
+        # The event reports the lead's text; one deleted since is rebuilt from the pause.
+        text = pause.text or Text(
+            account=pause.account, lead_phone=pause.phone, body=pause.message
+        )
         _stopped(
-            call.account,
-            texting_settings_of(call.account),
+            pause.account,
+            texting_settings_of(pause.account),
             opt_out,
             text,
-            latest_call(account_id=call.account_id, phone=call.phone) or call,
+            latest_call(account_id=pause.account_id, phone=pause.phone),
         )
     _log_on_commit(
-        "texting.opt_out_confirmed", account_id=call.account_id, user_id=user.pk
+        "texting.opt_out_confirmed", account_id=pause.account_id, user_id=user.pk
     )
     return opt_out
 
@@ -348,13 +420,13 @@ def possible_opt_out_dismiss(*, call: Call, user: User) -> OptOut:
     """A person reads the lead's reply as not an opt-out: texting to the number resumes
     (nothing is sent to the lead about it)."""
     with transaction.atomic():
-        opt_out = _possible_opt_out_locked(call)
+        pause = _possible_opt_out_locked(call)
         now = timezone.now()
-        opt_out.opted_in_at = now
-        opt_out.decided_by = user
-        opt_out.decided_at = now
-        opt_out.save(update_fields=["opted_in_at", "decided_by", "decided_at"])
+        pause.opted_in_at = now
+        pause.decided_by = user
+        pause.decided_at = now
+        pause.save(update_fields=["opted_in_at", "decided_by", "decided_at"])
     _log_on_commit(
-        "texting.opt_out_dismissed", account_id=call.account_id, user_id=user.pk
+        "texting.opt_out_dismissed", account_id=pause.account_id, user_id=user.pk
     )
-    return opt_out
+    return pause

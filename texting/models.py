@@ -311,3 +311,33 @@ class OptOut(models.Model):
         if not self.confirmed:
             return "dismissed" if self.opted_in_at else "possible opt-out, paused"
         return "opted in again" if self.opted_in_at else "opted out"
+
+
+class UnroutedText(models.Model):
+    """A lead's text to a number that accounts of more than one organization use: kept
+    here, in no organization's thread, for support (the admin overview) until the number
+    belongs to one organization again. A lead's STOP among them is for support to honour."""
+
+    to_number = models.CharField(max_length=34)
+    from_number = models.CharField(max_length=34)
+    body = models.TextField()
+    reason = models.TextField(help_text="Why it reached no thread.")
+    provider = models.CharField(max_length=16, blank=True)
+    provider_id = models.CharField(max_length=64, blank=True)
+    received_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        verbose_name = "text not routed"
+        verbose_name_plural = "texts not routed"
+        constraints = [
+            # A provider's message is kept once, however often it posts it.
+            models.UniqueConstraint(
+                fields=["provider", "provider_id"],
+                condition=~Q(provider_id=""),
+                name="texting_unrouted_provider_id_unique",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Text to {self.to_number}, not routed"

@@ -1,13 +1,17 @@
 """Reads of texts: an account's settings, a lead's thread (and its timeline on the call
-page), the account a lead's text reached, and whom it is forwarded to."""
+page), the account a lead's text reached, the numbers shared across organizations, and
+whom a text is forwarded to."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from django.db.models import F, Max, Q, QuerySet
+from django.db.models import F, OuterRef, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Coalesce, NullIf
 from django.utils import timezone
 
 from accounts.models import Account
@@ -21,6 +25,7 @@ from texting.models import (
     Text,
     TextingSettings,
     TextStatus,
+    UnroutedText,
 )
 from users.models import User
 
@@ -59,18 +64,149 @@ def sender_of(account: Account, config: TextingSettings | None) -> str:
     return (config.sender if config else "") or account.caller_id
 
 
+# The number an account texts from, in SQL (``sender_of``): its sending number, else its
+# caller ID; empty when it has neither.
+TEXTING_NUMBER = Coalesce(
+    NullIf(F("texting_settings__sender"), Value("")), F("caller_id")
+)
+
+
+def texting_from(number: str) -> Q:
+    """The accounts texting from ``number`` (a filter of ``Account``)."""
+    return Q(texting_settings__sender=number) | (
+        (Q(texting_settings__isnull=True) | Q(texting_settings__sender=""))
+        & Q(caller_id=number)
+    )
+
+
+def accounts_sharing_number(account_id: int) -> QuerySet[Account]:
+    """The account and every account of its organization texting from the number it
+    texts from: a lead's opt-out sent to that number holds for each of them."""
+    this = Account.objects.filter(pk=account_id).annotate(number=TEXTING_NUMBER)
+    return Account.objects.annotate(number=TEXTING_NUMBER).filter(
+        Q(pk=account_id)
+        | (
+            Q(organization_id=Subquery(this.values("organization_id")[:1]))
+            & Q(number=Subquery(this.values("number")[:1]))
+            & ~Q(number="")
+        )
+    )
+
+
 def opted_out(*, account_id: int, phone: str) -> bool:
+    """Whether ``phone`` opted out of the account's texts: of its own, or of another
+    account of its organization texting from the same number (the lead said STOP to the
+    number, whichever account's thread the STOP joined)."""
     return OptOut.objects.filter(
-        account_id=account_id, phone=phone, opted_in_at__isnull=True
+        account__in=accounts_sharing_number(account_id).values("pk"),
+        phone=phone,
+        opted_in_at__isnull=True,
     ).exists()
 
 
-def opt_out_in_force(*, account_id: int, phone: str) -> OptOut | None:
-    """The number's opt-out in force for the account: a confirmed one, or a possible one
-    that pauses texting until a person decides."""
-    return OptOut.objects.filter(
-        account_id=account_id, phone=phone, opted_in_at__isnull=True
-    ).first()
+# --- numbers and organizations: a number an account calls or texts from belongs to one
+# organization (the admin and ``accounts.services`` refuse a second one; these find the
+# conflicts stored before that rule, which stop texting from the number until settled)
+
+
+def number_organizations(number: str) -> set[int]:
+    """The organizations with an account calling or texting from ``number``."""
+    if not number:
+        return set()
+    return set(
+        Account.objects.filter(Q(caller_id=number) | Q(texting_settings__sender=number))
+        .values_list("organization_id", flat=True)
+        .distinct()
+    )
+
+
+def number_shared(number: str) -> bool:
+    """Whether accounts of more than one organization call or text from ``number``:
+    nothing is texted from it and no lead's text to it joins a thread until it is settled."""
+    return len(number_organizations(number)) > 1
+
+
+def accounts_sending_from(*, number: str, **_signal: object) -> list[int]:
+    """The accounts whose sending number is ``number``: texting's answer to
+    ``accounts.signals.number_used`` (caller IDs are the accounts app's own)."""
+    return list(
+        TextingSettings.objects.filter(sender=number).values_list(
+            "account_id", flat=True
+        )
+    )
+
+
+@dataclass(frozen=True)
+class NumberUse:
+    account: Account
+    uses: str  # "caller ID", "sending number" or both
+
+
+@dataclass(frozen=True)
+class NumberConflict:
+    """A number accounts of several organizations call or text from."""
+
+    number: str
+    used_by: list[NumberUse] = field(default_factory=list)
+
+
+def number_conflicts() -> list[NumberConflict]:
+    """Every number that accounts of more than one organization call or text from, with
+    those accounts (and their organizations) by organization and name (two queries)."""
+    organizations: dict[str, set[int]] = defaultdict(set)
+    uses: Iterable[tuple[str, int]] = (
+        Account.objects.exclude(caller_id="")
+        .values_list("caller_id", "organization_id")
+        .union(
+            TextingSettings.objects.exclude(sender="").values_list(
+                "sender", "account__organization_id"
+            )
+        )
+    )
+    for number, organization_id in uses:
+        organizations[number].add(organization_id)
+    shared = sorted(n for n, ids in organizations.items() if len(ids) > 1)
+    if not shared:
+        return []
+    accounts = (
+        Account.objects.filter(
+            Q(caller_id__in=shared) | Q(texting_settings__sender__in=shared)
+        )
+        .select_related("organization", "texting_settings")
+        .distinct()
+        .order_by("organization__name", "name", "pk")
+    )
+    conflicts = {number: NumberConflict(number) for number in shared}
+    for account in accounts:
+        config = getattr(account, "texting_settings", None)
+        sender = config.sender if config else ""
+        for number in {account.caller_id, sender} & conflicts.keys():
+            roles = [
+                role
+                for role, used in (
+                    ("caller ID", account.caller_id == number),
+                    ("sending number", sender == number),
+                )
+                if used
+            ]
+            conflicts[number].used_by.append(NumberUse(account, " and ".join(roles)))
+    return list(conflicts.values())
+
+
+def opt_out_in_force(
+    *, account_id: int, phone: str, confirmed: bool | None = None
+) -> OptOut | None:
+    """The number's opt-out in force for the account (``opted_out``'s, with the same
+    accounts sharing its number): a confirmed one first, else a possible one that pauses
+    texting until a person decides (``confirmed`` narrows to one kind)."""
+    in_force = OptOut.objects.filter(
+        account__in=accounts_sharing_number(account_id).values("pk"),
+        phone=phone,
+        opted_in_at__isnull=True,
+    )
+    if confirmed is not None:
+        in_force = in_force.filter(confirmed=confirmed)
+    return in_force.order_by("-confirmed", "opted_out_at").first()
 
 
 def automatic_texts_sent(*, account_id: int, phone: str) -> int:
@@ -103,27 +239,56 @@ def latest_call(*, account_id: int, phone: str) -> Call | None:
 
 def account_texted_at(*, number: str, lead_phone: str) -> Account | None:
     """The account a lead's text to ``number`` (a sending number or Messaging Service SID)
-    is for: of the accounts texting from it, the one that last texted or called that lead.
-    Two accounts, even of two organizations, may share a number only this way: a reply
-    goes where the lead's last message came from, never anywhere else."""
-    accounts = Account.objects.filter(
-        Q(texting_settings__sender=number)
-        | (
-            (Q(texting_settings__isnull=True) | Q(texting_settings__sender=""))
-            & Q(caller_id=number)
-        )
+    is for: of the accounts texting from it (all of one organization), the one that last
+    texted with the lead, else the one whose latest call with the lead is newest, else the
+    first created. None when no account texts from it, or when accounts of more than one
+    organization use it (``number_shared``): a reply never reaches another tenant."""
+    if number_shared(number):
+        return None
+    last_text = (
+        Text.objects.filter(account=OuterRef("pk"), lead_phone=lead_phone)
+        .order_by("-created_at")
+        .values("created_at")[:1]
+    )
+    last_call = (
+        Call.objects.filter(account=OuterRef("pk"), phone=lead_phone)
+        .order_by("-received_at")
+        .values("received_at")[:1]
     )
     return (
-        accounts.filter(Q(texts__lead_phone=lead_phone) | Q(calls__phone=lead_phone))
-        .annotate(
-            last=Max("texts__created_at", filter=Q(texts__lead_phone=lead_phone)),
-            last_call=Max("calls__received_at", filter=Q(calls__phone=lead_phone)),
-        )
+        Account.objects.filter(texting_from(number))
+        .annotate(last=Subquery(last_text), last_call=Subquery(last_call))
         .order_by(
             F("last").desc(nulls_last=True), F("last_call").desc(nulls_last=True), "id"
         )
         .first()
     )
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a lead's text goes: ``account``'s thread, or (``shared`` set: the number
+    accounts of several organizations use) support's list of texts not routed."""
+
+    account: Account | None = None
+    shared: str = ""
+
+
+def text_route(*, numbers: list[str], lead_phone: str) -> Route:
+    """The thread a lead's text to the first of ``numbers`` (a Messaging Service SID, then
+    the number) that any account texts from belongs to; a shared number stops there."""
+    for number in numbers:
+        if number_shared(number):
+            return Route(shared=number)
+        account = account_texted_at(number=number, lead_phone=lead_phone)
+        if account is not None:
+            return Route(account=account)
+    return Route()
+
+
+def unrouted_texts_count() -> int:
+    """Leads' texts kept for support because their number was shared (``UnroutedText``)."""
+    return UnroutedText.objects.count()
 
 
 def team_to_tell(*, account: Account, call: Call | None) -> list[User]:
@@ -244,11 +409,12 @@ def thread_opted_out_at(call: Call) -> datetime | None:
     (in the account's timezone)."""
     at = (
         OptOut.objects.filter(
-            account_id=call.account_id,
+            account__in=accounts_sharing_number(call.account_id).values("pk"),
             phone=call.phone,
             opted_in_at__isnull=True,
             confirmed=True,
         )
+        .order_by("opted_out_at")
         .values_list("opted_out_at", flat=True)
         .first()
     )
@@ -258,9 +424,6 @@ def thread_opted_out_at(call: Call) -> datetime | None:
 def thread_possible_opt_out(call: Call) -> OptOut | None:
     """The call's lead's reply that may be an opt-out, while it awaits a person (texting to
     the number is paused)."""
-    return OptOut.objects.filter(
-        account_id=call.account_id,
-        phone=call.phone,
-        opted_in_at__isnull=True,
-        confirmed=False,
-    ).first()
+    return opt_out_in_force(
+        account_id=call.account_id, phone=call.phone, confirmed=False
+    )

@@ -45,6 +45,7 @@ from texting.providers import (
 from texting.selectors import (
     automatic_texts_sent,
     latest_call,
+    number_shared,
     opt_out_in_force,
     opted_out,
     sender_of,
@@ -62,6 +63,12 @@ SENDING_LOST_AFTER = timedelta(minutes=5)
 MAX_BODY = 1600  # Twilio's limit on one message's body
 NOT_REACHED = frozenset({CallStatus.NOANSWER, CallStatus.BUSY, CallStatus.FAILED})
 UNDER_WAY = (CallStatus.QUEUED, CallStatus.DIALING)
+# Why nothing goes from a number accounts of several organizations use (said to a dealer's
+# staff too, so the other organization is not named).
+SHARED_NUMBER = (
+    "The number this account texts from is also used by another organization: nothing is "
+    "sent from it until support gives each organization its own."
+)
 
 
 # --- automatic texts (the call pipeline's signals, ``texting.triggers``)
@@ -209,6 +216,8 @@ def text_reply_send(*, call: Call, user: User, body: str) -> Text:
     config = texting_settings_of(call.account)
     if config is None or not config.enabled:
         raise PermissionDenied("Texting is off for this account.")
+    if number_shared(sender_of(call.account, config)):
+        raise ValidationError(SHARED_NUMBER)
     with transaction.atomic():
         in_force = opt_out_in_force(account_id=call.account_id, phone=call.phone)
         if in_force is not None and not in_force.confirmed:
@@ -320,6 +329,8 @@ def _log_sent(text: Text) -> None:
 
 def _not_sendable(text: Text, config: TextingSettings | None) -> str:
     """Why a text may no longer go (empty: it may)."""
+    if number_shared(text.from_number):
+        return SHARED_NUMBER
     if text.purpose in AUTOMATIC and (config is None or not config.enabled):
         return "Texting was turned off for the account before the text was due."
     if text.purpose in {Purpose.OPT_OUT, Purpose.HELP} | STAFF:

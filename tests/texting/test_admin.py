@@ -104,7 +104,7 @@ def test_two_organizations_never_share_a_sending_number(admin_client):
 
     assert refused.status_code == 200
     assert (
-        "Another organization texts from this number"
+        "+13035550999 is already a number of another organization."
         in (refused.context["adminform"].form.errors["sender"][0])
     )
     assert TextingSettings.objects.count() == 1

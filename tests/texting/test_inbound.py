@@ -60,9 +60,8 @@ def test_a_leads_text_joins_the_thread_of_its_latest_call(account, dispatched, r
 def test_matching_never_crosses_accounts_or_organizations(db, dispatched, receive):
     north = AccountFactory(caller_id="+13035550199")
     south = AccountFactory(organization=north.organization, caller_id="+13035550199")
-    other = AccountFactory(
-        caller_id="+13035550199"
-    )  # another organization, same number
+    # Another organization has a number of its own (one number, one organization).
+    other = AccountFactory(caller_id="+13035550188")
     own = AccountFactory(organization=north.organization)
     for account in (north, south, other):
         texting_on(account, sender="")  # texts from its caller ID
@@ -71,7 +70,8 @@ def test_matching_never_crosses_accounts_or_organizations(db, dispatched, receiv
     CallFactory(account=south, phone="+13035550102")
     CallFactory(account=other, phone="+13035550103")
     CallFactory(account=own, phone="+13035550101")
-    # The same lead in two organizations: the reply goes where the last message came from.
+    # The same lead in two organizations: each reply goes to the organization of the
+    # number it was sent to, whichever last reached the lead.
     CallFactory(account=north, phone="+13035550104")
     later = CallFactory(account=other, phone="+13035550104")
     Text.objects.create(
@@ -85,21 +85,23 @@ def test_matching_never_crosses_accounts_or_organizations(db, dispatched, receiv
         due_at=timezone.now(),
     )
 
-    shared = "+13035550199"
+    shared, theirs = "+13035550199", "+13035550188"
     got = {
-        sender: receive("hi", to=to, sender=sender, sid=f"SM{sender}{to}")
+        (to, sender): receive("hi", to=to, sender=sender, sid=f"SM{sender}{to}")
         for to, sender in [
             (shared, "+13035550101"),
             (shared, "+13035550102"),
-            (shared, "+13035550103"),
+            (theirs, "+13035550103"),
             (shared, "+13035550104"),
+            (theirs, "+13035550104"),
             ("+13035550777", "+13035550101"),
         ]
     }
 
-    assert got["+13035550102"].account == south
-    assert got["+13035550103"].account == other
-    assert got["+13035550104"].account == other
+    assert got[shared, "+13035550102"].account == south
+    assert got[theirs, "+13035550103"].account == other
+    assert got[shared, "+13035550104"].account == north
+    assert got[theirs, "+13035550104"].account == other
     assert [
         t.account
         for t in Text.objects.filter(lead_phone="+13035550101", direction="in")
@@ -107,9 +109,10 @@ def test_matching_never_crosses_accounts_or_organizations(db, dispatched, receiv
         north,
         own,
     ]
-    # A number no account texts from, or a lead no account knows: not stored.
+    # A number no account texts from: not stored. A lead no account of the number knows:
+    # the first of them (never an account of another organization).
     assert receive("hi", to="+13035550000", sender="+13035550101", sid="SMx") is None
-    assert receive("hi", to=shared, sender="+13035550999", sid="SMy") is None
+    assert receive("hi", to=shared, sender="+13035550999", sid="SMy").account == north
 
 
 def test_stop_opts_the_number_out_of_every_text_until_start(

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from tests.pages.conftest import World, make_world
+from tests.scoring.factories import CallFactory
 from tests.texting.factories import SENDER, texting_on
 from tests.texting.test_twilio_texts import callback, inbound_params
 from texting import compose, services
@@ -254,3 +255,35 @@ def test_an_unknown_decision_is_not_found(world, lead_texts, client):
 
     assert decide(client, world, "maybe").status_code == 404
     assert OptOut.objects.get().state == "possible opt-out, paused"
+
+
+def test_a_pause_holds_for_every_account_texting_from_the_number(
+    world, lead_texts, client
+):
+    """CONTRACT.md "Texting": what the lead says to a number holds for every account of
+    the organization texting from it; decided from either account's call page."""
+    texting_on(world.south)  # the same sending number, the same organization
+    south_call = CallFactory(account=world.south, phone=world.agent_call.phone)
+    lead_texts("take me off your list")
+
+    client.force_login(world.global_manager)
+    reply = client.post(
+        reverse("pages:call-text-reply", args=[south_call.pk]),
+        {"body": "Hello from South"},
+        **HTMX,
+    )
+    assert "Texts to this lead are paused" in reply.content.decode()
+    url = reverse("pages:call-possible-opt-out", args=[south_call.pk, "confirm"])
+    assert client.post(url).status_code == 302
+
+    rows = OptOut.objects.filter(phone=world.agent_call.phone)
+    assert {(row.account, row.state) for row in rows} == {
+        (world.north, "opted out"),
+        (world.south, "opted out"),
+    }
+    # One confirmation, from the account whose thread the reply joined (the newest call's).
+    (confirmation,) = Text.objects.filter(purpose=Purpose.OPT_OUT)
+    assert (confirmation.account, confirmation.to_number) == (
+        world.south,
+        world.agent_call.phone,
+    )

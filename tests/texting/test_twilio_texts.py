@@ -445,7 +445,8 @@ def test_a_status_signed_for_another_text_is_refused(client, queued, reply):
 
 
 def test_a_leads_text_is_stored_in_the_accounts_thread(client, account, call):
-    other = texting_account()  # the same number, but it never reached this lead
+    # The same number in the same organization, but it never reached this lead.
+    other = texting_account(organization=account.organization)
     CallFactory(account=other, phone="+13035550000")
 
     response = callback(client, "/texts/twilio/inbound", inbound_params("Thanks!"))

@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('texting', '0003_drop_pattern_indexes'),
+        ('texting', '0004_unrouted_text'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
