@@ -33,6 +33,14 @@ LINKS: dict[str, dict[str, dict[str, tuple[str, dict[str, str]]]]] = {
                     "emailAddress": "$response.body#/user/emailAddress",
                 },
             ),
+            # A user created without a phone number has none to find it by (null).
+            "FindUserByPhone": (
+                "user_find_by_phone",
+                {
+                    "organizationId": "$response.body#/user/organizationIds/0",
+                    "phoneNumber": "$response.body#/user/phoneNumber",
+                },
+            ),
         }
     },
     "user_get": {

@@ -15,8 +15,8 @@ from tests.accounts.factories import (
 from users.models import User
 
 # The fake Twilio's fixtures (``fake_twilio``, ``twilio_settings``) for the voice and the
-# texting tests alike.
-pytest_plugins = ["tests.calls.fake_twilio"]
+# texting tests alike; the schemathesis tests' (``fuzzed``, ``wsgi_in_the_test_transaction``).
+pytest_plugins = ["tests.calls.fake_twilio", "tests.fuzzing"]
 
 
 @pytest.fixture(autouse=True)

@@ -22,14 +22,10 @@ from __future__ import annotations
 import json
 import re
 from datetime import date
-from types import SimpleNamespace
-from xml.sax.saxutils import escape
 from zoneinfo import ZoneInfo
 
 import pytest
 import schemathesis
-from django.core import signals
-from django.db import close_old_connections
 from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -42,13 +38,12 @@ from leads.models import Lead
 from scoring.dates import FIRST_DAY, LAST_DAY
 from tests.accounts.factories import (
     AccountFactory,
-    issue_credential,
     issue_scored_data_key,
 )
-from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
+from tests.fuzzing import CREDENTIALS, Fuzzed, steer_lead_intake
+from tests.leads.factories import adf
 from tests.scoring.factories import CallFactory
 from tests.strategies import day_text
-from tests.users.factories import UserFactory
 from users.models import User
 from users.pictures import PictureError
 
@@ -63,66 +58,6 @@ schema.config.generation.update(
 )
 
 INVALID = "The given data was invalid."
-
-# Mostly the tenant's own key, so examples get past authentication.
-CREDENTIALS = ["valid"] * 6 + ["narrowed", "other tenant", "wrong", "none"]
-
-
-class Fuzzed:
-    """What the examples aim at: a tenant with agents, a user, a call, a vendor registration
-    and a parsing rule; a credential narrowed to its first account; another tenant."""
-
-    def __init__(self, tenant, other_tenant) -> None:
-        self.tenant = tenant
-        self.other_tenant = other_tenant
-        self.narrowed, self.narrowed_key = issue_credential(
-            tenant.organization, accounts=[tenant.account]
-        )
-        self.agent = UserFactory(account=tenant.account, account__code="0007")
-        self.outside_agent = UserFactory(account=tenant.other_account)
-        self.foreign_user = UserFactory(account=other_tenant.account)
-        self.scored_data_key = issue_scored_data_key(tenant.account)
-        self.call = CallFactory(account=tenant.account)
-        self.vendor = VendorRegistrationFactory(account=tenant.account)
-        catch_all_rule(tenant.account)
-
-    def api_user_and_key(self, credentials: str) -> tuple[str, str]:
-        return {
-            "valid": (self.tenant.credential.api_user, self.tenant.key),
-            "narrowed": (self.narrowed.api_user, self.narrowed_key),
-            "other tenant": (
-                self.other_tenant.credential.api_user,
-                self.other_tenant.key,
-            ),
-            "wrong": (self.tenant.credential.api_user, "lc_notakey_0000"),
-            "none": ("", ""),
-        }[credentials]
-
-
-@pytest.fixture
-def fuzzed(tenant, other_tenant, settings, monkeypatch) -> Fuzzed:
-    # A generous limit: the search sends far more requests a minute than the defaults allow.
-    settings.API_RATE_LIMITS = dict.fromkeys(settings.API_RATE_LIMITS, "100000/min")
-    fetched: list[str] = []
-
-    def no_download(url: str):
-        fetched.append(url)
-        raise PictureError("The profile picture could not be downloaded.")
-
-    monkeypatch.setattr("users.services.fetch_picture", no_download)
-    return Fuzzed(tenant, other_tenant)
-
-
-@pytest.fixture
-def wsgi_in_the_test_transaction():
-    """Schemathesis calls the WSGI application as a server would, and Django closes the
-    database connection after each request: the test's transaction with it. Django's
-    test client keeps it open the same way."""
-    signals.request_started.disconnect(close_old_connections)
-    signals.request_finished.disconnect(close_old_connections)
-    yield
-    signals.request_started.connect(close_old_connections)
-    signals.request_finished.connect(close_old_connections)
 
 
 def _maybe(data, label: str) -> bool:
@@ -186,34 +121,14 @@ def _steer_scored_data(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> N
 
 
 def _steer_lead_intake(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
-    api_user, key = fuzzed.api_user_and_key(
-        data.draw(st.sampled_from(CREDENTIALS), label="credentials")
+    steer_lead_intake(
+        case,
+        data,
+        fuzzed,
+        headers,
+        credentials=data.draw(st.sampled_from(CREDENTIALS), label="credentials"),
+        document=_maybe(data, "a real ADF document with generated text"),
     )
-    document = None
-    if _maybe(data, "a real ADF document with generated text"):
-        text = st.text(max_size=40).map(escape)
-        document = adf(
-            prospect_id=data.draw(text, label="prospect id"),
-            vendor_id=fuzzed.vendor.vendor_id,
-            vendor_name=fuzzed.vendor.vendor_name,
-            phone=data.draw(text, label="phone"),
-            request_type=data.draw(text, label="request type"),
-            provider_name=data.draw(text, label="provider name"),
-        )
-    if isinstance(case.body, dict):
-        case.body.update({"apiuser": api_user, "apikey": key})
-        if document is not None:
-            case.body["xml"] = document
-    elif case.media_type in ("application/xml", "text/xml"):
-        # The document is the body, the credentials are headers; bytes go out as they are
-        # (a generated string is wrapped in an element by schemathesis: well-formed, not ADF).
-        headers.update({"apiuser": api_user or "", "apikey": key or ""})
-        if document is not None:
-            encoding = data.draw(
-                st.sampled_from(["utf-8", "utf-16", "windows-1252"]), label="encoding"
-            )
-            declared = document.replace('encoding="UTF-8"', f'encoding="{encoding}"')
-            case.body = declared.encode(encoding, errors="xmlcharrefreplace")
 
 
 STEERING = {
@@ -539,6 +454,3 @@ def test_the_picture_fetcher_is_replaced_for_the_search(fuzzed):
     assert services.fetch_picture is not pictures.fetch_picture
     with pytest.raises(PictureError):
         services.fetch_picture("https://example.com/a.png")
-
-
-SimpleNamespace  # noqa: B018
