@@ -8,11 +8,9 @@ from typing import Any
 from django.conf import settings
 from drf_spectacular.utils import (
     OpenApiParameter,
-    OpenApiResponse,
     extend_schema,
     extend_schema_field,
     extend_schema_view,
-    inline_serializer,
 )
 from rest_framework import serializers
 from rest_framework.request import Request
@@ -26,16 +24,21 @@ from core import validation as v
 from core.api import ContentNegotiation, PlainJSONRenderer, envelope, json_object
 from core.phones import to_e164
 from core.schema import (
-    RATE_LIMITED,
     RETRY_AFTER,
-    TOO_LARGE,
-    ErrorEnvelope,
-    error_responses,
 )
 from core.throttling import CredentialRateThrottle
 from users.models import User
 from users.passwords import MESSAGE as PASSWORD_MESSAGE
 from users.passwords import password_is_complex
+from users.schema import (
+    BODY_ERRORS,
+    HH_MM_PATTERN,
+    ORGANIZATION_ID,
+    QUERY_ERRORS,
+    USER_ENVELOPE,
+    envelope_schema,
+    user_errors,
+)
 from users.selectors import (
     SeenUser,
     organization_for_credential,
@@ -54,7 +57,6 @@ from users.services import (
 _HHMM = re.compile(r"^([01]\d|2[0-3]):[0-5]\d$")
 _CODE = re.compile(r"^\d{1,10}$")
 # The same rules for the OpenAPI schema, in the ECMA-262 dialect JSON Schema uses.
-HH_MM_PATTERN = "^([01][0-9]|2[0-3]):[0-5][0-9]$"
 # users.passwords: a digit, a lowercase and an uppercase letter, a special character.
 COMPLEXITY_PATTERN = (
     "^(?=[\\s\\S]*[0-9])(?=[\\s\\S]*[a-z])(?=[\\s\\S]*[A-Z])(?=[\\s\\S]*[^A-Za-z0-9])"
@@ -320,108 +322,6 @@ def _query_organization(
 # --- views -------------------------------------------------------------------------------------
 
 
-@extend_schema_field({"type": "string", "pattern": HH_MM_PATTERN})
-class TimeOfDayOut(serializers.CharField):
-    pass
-
-
-class ScheduleDay(serializers.Serializer):
-    """One day of a schedule: times in HH:MM, 24-hour; ``endTime`` later than ``startTime``."""
-
-    active = serializers.BooleanField()
-    startTime = TimeOfDayOut()
-    endTime = TimeOfDayOut()
-
-
-class Schedule(serializers.Serializer):
-    """The schedule object of part 2.1, as it was accepted on input."""
-
-    active = serializers.BooleanField()
-    monday = ScheduleDay()
-    tuesday = ScheduleDay()
-    wednesday = ScheduleDay()
-    thursday = ScheduleDay()
-    friday = ScheduleDay()
-    saturday = ScheduleDay()
-    sunday = ScheduleDay()
-
-
-USER_OUT = inline_serializer(
-    "User",
-    {
-        "id": serializers.IntegerField(),
-        "firstName": serializers.CharField(),
-        "lastName": serializers.CharField(),
-        "fullName": serializers.CharField(),
-        "emailAddress": serializers.CharField(),
-        "username": serializers.CharField(),
-        "phoneNumber": serializers.CharField(allow_null=True),
-        "companyRole": serializers.CharField(allow_null=True),
-        "imageUrl": serializers.URLField(allow_null=True),
-        "timezone": serializers.CharField(),
-        "country": serializers.CharField(),
-        "bio": serializers.CharField(allow_null=True),
-        "code": serializers.CharField(allow_null=True),
-        "twelveHourTimeFormat": serializers.BooleanField(),
-        "organizationIds": serializers.ListField(child=serializers.IntegerField()),
-        "accountIds": serializers.ListField(child=serializers.IntegerField()),
-        "teams": serializers.ListField(
-            child=inline_serializer(
-                "UserTeam",
-                {
-                    "id": serializers.IntegerField(),
-                    "name": serializers.CharField(),
-                    "accountId": serializers.IntegerField(),
-                },
-            )
-        ),
-        "schedule": Schedule(allow_null=True),
-    },
-)
-
-
-def _envelope_schema(name: str, **members: Any) -> Any:
-    return inline_serializer(
-        name,
-        {
-            "success": serializers.BooleanField(),
-            "action": serializers.CharField(),
-            "message": serializers.CharField(),
-            **members,
-        },
-    )
-
-
-ERROR_TEXT = {
-    401: "Missing or invalid apiuser/apikey: `Invalid API key`.",
-    403: "The organization named (organizationId) is not associated with the "
-    "credentials, or does not exist: `Unauthorized for this organization`.",
-    404: "No such user in an organization of the credentials: `User not found`.",
-    413: TOO_LARGE,
-    415: 'The body is not JSON: `Unsupported content type "..."`.',
-    422: "Validation failed: `The given data was invalid.`, with the messages of each "
-    "member at fault.",
-    429: RATE_LIMITED,
-}
-
-
-def _errors(*statuses: int) -> dict[int, OpenApiResponse]:
-    """The User API's errors of an operation (every one can meet 401, 413 and 429)."""
-    wanted = sorted({401, 413, 429, *statuses})
-    return error_responses(ErrorEnvelope, {s: ERROR_TEXT[s] for s in wanted})
-
-
-BODY_ERRORS = _errors(403, 415, 422)
-QUERY_ERRORS = _errors(403, 422)
-ORGANIZATION_ID = OpenApiParameter(
-    "organizationId",
-    {"type": "integer", "minimum": 1},
-    required=True,
-    description="An organization associated with the credentials.",
-)
-USER_ENVELOPE = _envelope_schema("UserEnvelope", user=USER_OUT)
-
-
 class UserApi(APIView):
     authentication_classes = [ApiUserKeyAuthentication]
     # Bodies of plain JSON values only (no floats): DRF's bytes, written by orjson.
@@ -467,7 +367,7 @@ class UserDetailApi(UserApi):
         operation_id="user_get",
         summary="Retrieve a user",
         parameters=[RETRY_AFTER],
-        responses={200: USER_ENVELOPE, **_errors(404)},
+        responses={200: USER_ENVELOPE, **user_errors(404)},
     )
     def get(self, request: Request, user_id: int) -> Response:
         seen = user_get_visible(credential=credential_of(request), user_id=user_id)
@@ -479,7 +379,7 @@ class UserDetailApi(UserApi):
         description="Only the members sent change; a schedule sent is replaced whole.",
         request=UserUpdateInput,
         parameters=[RETRY_AFTER],
-        responses={200: USER_ENVELOPE, **_errors(403, 404, 415, 422)},
+        responses={200: USER_ENVELOPE, **user_errors(403, 404, 415, 422)},
     )
     def put(self, request: Request, user_id: int) -> Response:
         user = user_get_visible(credential=credential_of(request), user_id=user_id).user
@@ -506,7 +406,7 @@ class UserDetailApi(UserApi):
         summary="Delete a user",
         description="Deletes the user, its schedule and its stored picture; cannot be undone.",
         parameters=[RETRY_AFTER],
-        responses={200: _envelope_schema("DeleteEnvelope"), **_errors(404)},
+        responses={200: envelope_schema("DeleteEnvelope"), **user_errors(404)},
     )
     def delete(self, request: Request, user_id: int) -> Response:
         user_delete(
@@ -561,7 +461,7 @@ class UserFindApi(UserApi):
             ),
             RETRY_AFTER,
         ],
-        responses={200: USER_ENVELOPE, **_errors(403, 404, 422)},
+        responses={200: USER_ENVELOPE, **user_errors(403, 404, 422)},
     )
 )
 class UserFindByEmailApi(UserFindApi):
@@ -587,7 +487,7 @@ class UserFindByEmailApi(UserFindApi):
             ),
             RETRY_AFTER,
         ],
-        responses={200: USER_ENVELOPE, **_errors(403, 404, 422)},
+        responses={200: USER_ENVELOPE, **user_errors(403, 404, 422)},
     )
 )
 class UserFindByPhoneApi(UserFindApi):
@@ -604,7 +504,7 @@ class UserCodeAvailableApi(UserApi):
         summary="Next available user code",
         parameters=[ORGANIZATION_ID, RETRY_AFTER],
         responses={
-            200: _envelope_schema("CodeEnvelope", code=serializers.CharField()),
+            200: envelope_schema("CodeEnvelope", code=serializers.CharField()),
             **QUERY_ERRORS,
         },
     )
