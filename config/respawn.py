@@ -4,7 +4,7 @@ The Procfile runs the Celery worker under it. A Procfile manager (honcho, forema
 every process once one exits, and a worker that dies (killed, out of memory, a bug in a
 library) would otherwise leave the service with no one making calls. In production run
 the worker under systemd (``Restart=always``) or the platform's supervisor instead, which
-do the same (README, "Operations").
+do the same (docs/operations.md, "Processes").
 
 The command runs in a process group of its own, and the whole group is killed once it
 exits, so nothing it started (pool processes, an embedded scheduler) outlives it and

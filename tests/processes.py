@@ -268,7 +268,7 @@ def _listening(port: int) -> bool:
 
 # Every wait in these tests is a condition polled until it holds, and it returns the moment
 # it does. Its limit only guards against a hang: HANG_GUARD times what the wait takes on a
-# quiet machine (its ``normal`` seconds: README, "Recovery", and the tests' own runs), so a
+# quiet machine (its ``normal`` seconds: docs/architecture.md, "Recovery", and the tests' own runs), so a
 # loaded machine (a load of 8-14 on 2 cores runs everything several times slower) passes
 # where a deadline sized to a quiet one failed at random.
 HANG_GUARD = 10

@@ -1,6 +1,7 @@
-"""The README's and the integrator's guide's shell blocks run as written, in order, against
-a live server (gunicorn and a Celery worker on the test database, seeded by seed_demo as
-`make run` seeds), and every request answers what the document says it answers.
+"""The shell blocks of the README and of every document beside it (CONTRIBUTING.md, docs/)
+run as written, in order, against a live server (gunicorn and a Celery worker on the test
+database, seeded by seed_demo as `make run` seeds), and every request answers what the
+document says it answers. Each document runs in a shell and on a server of its own.
 
 The one substitution is the server's port (``localhost:8000``). A block is skipped only
 when the line before it says ``<!-- readme-test: skip (why) -->``. A comment line
@@ -42,6 +43,17 @@ FENCE = re.compile(r"^```(\S*)\s*$")
 SKIP = re.compile(r"^<!-- readme-test: skip \(.+\) -->$")
 ANSWER = re.compile(r"^\s*#\s*(\d{3})(?:\s+(.*?))?\s*$")
 DOCUMENTED_BASE = "localhost:8000"
+
+# Every document with shell blocks: how many of them are marked to skip, and at least how
+# many run.
+DOCUMENTS = {
+    "README.md": (1, 5),  # `make run` itself; the demo and each interface's blocks run
+    "CONTRIBUTING.md": (1, 0),  # a contributor's test run
+    "docs/integrators-guide.md": (0, 4),
+    "docs/operations.md": (1, 0),  # the production set-up, with placeholders
+    "docs/crm-and-alerts.md": (1, 0),  # `make run` with a mail catcher
+    "docs/transcription.md": (2, 0),  # the GPU worker, and transcribing every past call
+}
 
 # Every curl of a block goes through this function: it keeps each answer's status and body
 # (numbered in order, under the block's number) and passes the body on, so pipes still work.
@@ -232,17 +244,43 @@ def live(tmp_path):
     worker.stop()
 
 
-def test_readme_blocks_run_as_written_and_answer_as_documented(live):
-    port, folder = live
-    blocks, skipped = shell_blocks(ROOT / "README.md")
-    # Only `make run` itself (also with a mail catcher), the production set-up and the
-    # GPU and whole-history transcription commands are not run.
-    assert len(skipped) == 5
-    assert len(blocks) >= 5
+def documents() -> list[Path]:
+    return [
+        ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+        *sorted((ROOT / "docs").rglob("*.md")),
+    ]
+
+
+def test_every_document_with_shell_blocks_is_run():
+    """A new document's shell blocks run (or say why not) once it is listed in DOCUMENTS."""
+    with_blocks = set()
+    for path in documents():
+        blocks, skipped = shell_blocks(path)
+        if blocks or skipped:
+            with_blocks.add(str(path.relative_to(ROOT)))
+    assert with_blocks == set(DOCUMENTS)
+
+
+@pytest.mark.parametrize("document", DOCUMENTS)
+def test_document_blocks_run_as_written_and_answer_as_documented(document, request):
+    blocks, skipped = shell_blocks(ROOT / document)
+    skips, at_least = DOCUMENTS[document]
+    assert len(skipped) == skips, (document, skipped)
+    assert len(blocks) >= at_least, document
+    if not blocks:
+        return
+    port, folder = request.getfixturevalue("live")
 
     run = run_blocks(blocks, port=port, cwd=folder, calls=folder / "calls")
 
-    check_answers("README.md", blocks, run, folder / "calls")
+    check_answers(document, blocks, run, folder / "calls")
+    if document == "README.md":
+        the_demo_happened()
+
+
+def the_demo_happened() -> None:
+    """What the README's demo says happens after its blocks: the calls and the texts."""
     # The demo's calls happen: the lead is answered, the busy lead is dialed three times
     # on the (scaled) cadence and ends BUSY, the click-to-call call is set up.
     leads = list(Lead.objects.exclude(call=None).order_by("pk"))
@@ -272,8 +310,9 @@ def test_readme_blocks_run_as_written_and_answer_as_documented(live):
     assert (busy.status, busy.attempts) == (CallStatus.BUSY, 3)
     assert click.status == CallStatus.ANSWER
     assert click.phone == "+13035550177"
-    # README, "Texting the lead": the busy lead is texted, answers "Call me please", the
-    # reply reaches the agent who took the call, and a new call is placed at once.
+    # docs/texting.md (and the README's "Texting the lead"): the busy lead is texted,
+    # answers "Call me please", the reply reaches the agent who took the call, and a new
+    # call is placed at once.
     wait_for(
         lambda: Text.objects.filter(
             lead_phone=busy.phone, direction=Direction.IN, queued_call__isnull=False
@@ -293,21 +332,9 @@ def test_readme_blocks_run_as_written_and_answer_as_documented(live):
     assert texts.filter(purpose=Purpose.FORWARD, recipient=busy.agent).exists()
 
 
-def test_the_integrators_guide_blocks_run_as_written_and_answer_as_documented(live):
-    port, folder = live
-    guide = ROOT / "docs" / "integrators-guide.md"
-    blocks, _ = shell_blocks(guide)
-    assert len(blocks) >= 4
-
-    run = run_blocks(blocks, port=port, cwd=folder, calls=folder / "calls")
-
-    check_answers(guide.name, blocks, run, folder / "calls")
-
-
 def test_no_document_points_outside_the_repository():
-    documents = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    assert len(documents) >= 2
-    for document in documents:
+    assert len(documents()) >= 3
+    for document in documents():
         text = document.read_text()
         assert "../shared" not in text, document
         assert "/work/" not in text, document

@@ -466,7 +466,7 @@ TWILIO_AUTH_TOKEN = env("TWILIO_AUTH_TOKEN", default="")
 # Tests point the official client at a local server that speaks Twilio's REST shapes.
 TWILIO_API_BASE_URL = env("TWILIO_API_BASE_URL", default="")
 
-# Understanding calls (the insights app; README "Transcription"). The simulator speaks its
+# Understanding calls (the insights app; docs/transcription.md). The simulator speaks its
 # calls' conversations into their recordings (espeak-ng, offline) unless this is off.
 SIMULATOR_SPEECH = env.bool("SIMULATOR_SPEECH", default=True)
 # Speech-to-text: "faster_whisper" (default), "remote" (an OpenAI-compatible

@@ -7,7 +7,7 @@ no agent is left held by a dead leg.
 
 Every wait is a condition that returns the moment it holds; its limit only guards against
 a hang, at ten times what it takes on a quiet machine (``tests.processes.HANG_GUARD``), so a
-loaded machine is slower, never failed. The bounds the design gives are in the README
+loaded machine is slower, never failed. The bounds the design gives are in docs/architecture.md
 ("Recovery"), and ``make bench`` measures the latencies."""
 
 import http.client
@@ -51,7 +51,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 # The simulator plays its calls 20 times faster than real time (talks of 1.5 to 15 s);
 # every recovery setting keeps its shipped default.
 FAST_CALLS = {"SIMULATOR_TIME_SCALE": "0.05"}
-# How long a burst takes to settle after its fault on a quiet machine (README, "Recovery":
+# How long a burst takes to settle after its fault on a quiet machine (docs/architecture.md, "Recovery":
 # ``make bench`` part 9, rounded up); the waits' hang guard is ten times it.
 SETTLES_IN = 45
 
