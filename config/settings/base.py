@@ -517,6 +517,9 @@ LOGGING = {
 # Pages for scorers, managers and agents (scoring/views.py): our own static files (htmx,
 # the stylesheet), sign-in, and password-reset mail (printed to the console unless set).
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Files served at the site's root by WhiteNoise: /favicon.ico (browsers ask for it on
+# every page; a 404 there was two log lines a page view).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 LOGIN_URL = "auth:login"
 LOGIN_REDIRECT_URL = "pages:home"
 LOGOUT_REDIRECT_URL = "auth:login"
