@@ -72,6 +72,22 @@ def close_old_connections(**kwargs: Any) -> None:
 
 
 @signals.worker_process_init.connect
+def stop_handler(**kwargs: Any) -> None:
+    """Each worker process: a warm shutdown interrupts a long job that hands its work
+    back (core/shutdown.py), instead of waiting minutes for it."""
+    from core.shutdown import install_stop_handler
+
+    install_stop_handler()
+
+
+@signals.worker_shutting_down.connect
+def interrupt_long_jobs(**kwargs: Any) -> None:
+    from core.shutdown import interrupt_running_tasks
+
+    interrupt_running_tasks()
+
+
+@signals.worker_process_init.connect
 def frozen_after_start(**kwargs: Any) -> None:
     """Each worker process, once started: start-up's objects out of the collector's way
     (config/frozen.py)."""

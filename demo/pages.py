@@ -42,8 +42,10 @@ def seed_demo(demo: DemoData) -> None:
             user.set_password(PASSWORD)
             user.save(update_fields=["password"])
             given.append((role, user))
-    # Printed once, when the passwords are set, as the admin's password is.
+    # Printed once, when the passwords are set, as the admin's password is (last, framed).
     if given:
-        demo.log(f"Pages: sign in at /login/ (password {PASSWORD} for each):")
+        demo.sign_ins.append(
+            f"Pages: sign in at /login/ (password {PASSWORD} for each):"
+        )
     for role, user in given:
-        demo.log(f"  {role:<28} {user.username}")
+        demo.sign_ins.append(f"  {role:<28} {user.username}")

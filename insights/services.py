@@ -29,9 +29,11 @@ from calls.services import call_transcription_save
 from config.celery import publish_or_leave_to_sweep
 from core.handover import lost_before
 from core.logging import log_event
+from core.shutdown import WorkerStopping, interruptible
 from core.sweeps import each
 from insights.engines import (
     PermanentError,
+    Segment,
     TransientError,
     engine_for_settings,
     no_speech_reason,
@@ -109,7 +111,8 @@ def transcription_run(*, call_id: int) -> Transcription | None:
     the call with the outcome in one transaction. A recording with no speech on the lead's
     side is "no conversation", with the reason, and its summary says so. A transient error
     is tried again later, up to ``TRANSCRIPTION_MAX_TRIES``; a permanent one fails at once.
-    Returns the transcription run, or None when there was nothing to run."""
+    A run whose worker is stopping is handed back (``_hand_back``). Returns the
+    transcription run, or None when there was nothing to run or it was handed back."""
     claimed = timezone.now()
     if not _claim(call_id, claimed):
         return None
@@ -117,25 +120,12 @@ def transcription_run(*, call_id: int) -> Transcription | None:
         call_id=call_id
     )
     try:
-        engine = engine_for_settings()
-        if engine is None:
-            return _settle(
-                job, claimed, lambda: _finish(job, TranscriptionStatus.SKIPPED)
-            )
-        job.engine, job.model = engine.name, engine.model[:255]
-        channels = read_wav(_audio(call_id))
-        job.audio_seconds = round(channels.seconds, 3)
-        # Nothing to hear on the lead's side (no audio, too short, silent): no engine run.
-        silence = no_speech_reason(channels)
-        agent, lead = [], []
-        started = time.monotonic()
-        if not silence:
-            if channels.agent is not None:
-                agent = engine.transcribe(channels.agent)
-            lead = engine.transcribe(channels.lead)
-            if not lead:
-                silence = "no words were heard on the lead's side"
-        job.took_seconds = round(time.monotonic() - started, 3)
+        # The worker stopping ends this block (core/shutdown.py): the run is handed back.
+        with interruptible():
+            heard = _hear(job)
+    except WorkerStopping:
+        _hand_back(job, claimed)
+        return None
     except PermanentError as error:
         reason = str(error)
         return _settle(job, claimed, lambda: _fail(job, reason))
@@ -146,6 +136,9 @@ def transcription_run(*, call_id: int) -> Transcription | None:
         log.exception("transcription.engine_error call_id=%s", call_id)
         reason = f"{type(error).__name__}: {error}"
         return _settle(job, claimed, lambda: _retry_or_fail(job, reason))
+    if heard is None:
+        return _settle(job, claimed, lambda: _finish(job, TranscriptionStatus.SKIPPED))
+    agent, lead, silence = heard
     call = job.call
     turns = turns_from(agent, lead)
     if silence:
@@ -178,6 +171,31 @@ def transcription_run(*, call_id: int) -> Transcription | None:
     return _settle(job, claimed, done)
 
 
+def _hear(job: Transcription) -> tuple[list[Segment], list[Segment], str] | None:
+    """The engine's part of a run: the agent's and the lead's segments and, when there was
+    no conversation, why; None when no engine is configured. Notes the engine, the audio's
+    length and the time taken on ``job`` (saved with the outcome)."""
+    engine = engine_for_settings()
+    if engine is None:
+        return None
+    job.engine, job.model = engine.name, engine.model[:255]
+    channels = read_wav(_audio(job.call_id))
+    job.audio_seconds = round(channels.seconds, 3)
+    # Nothing to hear on the lead's side (no audio, too short, silent): no engine run.
+    silence = no_speech_reason(channels)
+    agent: list[Segment] = []
+    lead: list[Segment] = []
+    started = time.monotonic()
+    if not silence:
+        if channels.agent is not None:
+            agent = engine.transcribe(channels.agent)
+        lead = engine.transcribe(channels.lead)
+        if not lead:
+            silence = "no words were heard on the lead's side"
+    job.took_seconds = round(time.monotonic() - started, 3)
+    return agent, lead, silence
+
+
 def _claim(call_id: int, claimed: datetime) -> bool:
     """Take a pending transcription to run, counting the try, under a lease that ends
     shortly after the run's hard time limit (sized to the recording). Refused while another
@@ -208,6 +226,22 @@ def _claim(call_id: int, claimed: datetime) -> bool:
             job.save(update_fields=["claimed_at", "claimed_until"])
             _fail(job, f"gave up after {job.tries} tries: {NO_OUTCOME}")
     return False
+
+
+def _hand_back(job: Transcription, claimed: datetime) -> None:
+    """A run its worker stopped (core/shutdown.py): the claim released, the try not
+    counted, and the transcription handed over again (to the sweep if the broker is
+    down), so the next worker runs it at once; this delivery then ends as done."""
+    if Transcription.objects.filter(
+        pk=job.pk, status=TranscriptionStatus.PENDING, claimed_at=claimed
+    ).update(
+        claimed_at=None,
+        claimed_until=None,
+        tries=F("tries") - 1,
+        dispatched_at=timezone.now(),
+    ):
+        log_event(log, "transcription.handed_back", call_id=job.call_id)
+        _dispatch(job.call_id)
 
 
 def _settle(

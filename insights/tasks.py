@@ -21,9 +21,12 @@ RETRY_WHILE_DATABASE_IS_DOWN = {
 }
 
 
-@shared_task(**RETRY_WHILE_DATABASE_IS_DOWN)
+# A worker stopping interrupts it (core/shutdown.py): the run is handed over again, so
+# Ctrl-C or a deploy never waits minutes for it.
+@shared_task(**RETRY_WHILE_DATABASE_IS_DOWN, interrupt_on_shutdown=True)
 def transcription_task(*, call_id: int) -> None:
-    """Transcribe one call's recording; one not pending (or being run) is left alone."""
+    """Transcribe one call's recording; one not pending (or being run) is left alone, and
+    one interrupted by its worker stopping is handed over again."""
     from core.priority import yield_cpu_to_calls
     from insights.services import transcription_run
 

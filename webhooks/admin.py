@@ -42,6 +42,7 @@ from webhooks.models import (
 from webhooks.services import (
     webhook_delivery_resend,
     webhook_endpoint_create,
+    webhook_endpoint_delete,
     webhook_endpoint_replay,
     webhook_endpoint_update,
     webhook_secret_rotate,
@@ -192,6 +193,26 @@ class WebhookEndpointAdmin(ObjectToolsAdmin):
         fields = list(self.readonly_fields)
         # Moving an endpoint to another organization would send it someone else's events.
         return [*fields, "organization"] if obj else fields
+
+    # Deleting an endpoint deletes its deliveries with it (webhook_endpoint_delete): they
+    # are its attempts to reach that URL, pending ones must stop, and the events stay for
+    # every other endpoint. Deliveries are read-only here, so the admin would otherwise
+    # refuse ("no permission to delete webhook deliveries") whenever one exists.
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(
+            objs, request
+        )
+        perms_needed.discard(WebhookDelivery._meta.verbose_name)
+        return deleted, counts, perms_needed, protected
+
+    def delete_model(self, request: HttpRequest, obj: WebhookEndpoint) -> None:
+        webhook_endpoint_delete(endpoint=obj)
+
+    def delete_queryset(
+        self, request: HttpRequest, queryset: QuerySet[WebhookEndpoint]
+    ) -> None:
+        for endpoint in queryset:
+            webhook_endpoint_delete(endpoint=endpoint)
 
     @admin.display(description="deliveries")
     def deliveries_link(self, obj: WebhookEndpoint) -> str:

@@ -517,13 +517,18 @@ LOGGING = {
 # Pages for scorers, managers and agents (scoring/views.py): our own static files (htmx,
 # the stylesheet), sign-in, and password-reset mail (printed to the console unless set).
 STATICFILES_DIRS = [BASE_DIR / "static"]
+# Files served at the site's root by WhiteNoise: /favicon.ico (browsers ask for it on
+# every page; a 404 there was two log lines a page view).
+WHITENOISE_ROOT = BASE_DIR / "static" / "root"
 LOGIN_URL = "auth:login"
 LOGIN_REDIRECT_URL = "pages:home"
 LOGOUT_REDIRECT_URL = "auth:login"
 # E-mail (password resets, notify/: CRM write-back, alerts, the morning report): printed
-# to the console unless EMAIL_URL names an SMTP server (smtp://user:pass@host:587 or
-# submission://... for STARTTLS) or EMAIL_BACKEND a provider's backend through
-# django-anymail (e.g. anymail.backends.postmark.EmailBackend, its keys in ANYMAIL_*).
+# readably on the sending process's standard output (core/mail.py; under `make run`, a
+# framed "E-mail (not sent ...)" block among the worker's or web's lines) unless EMAIL_URL
+# names an SMTP server (smtp://user:pass@host:587 or submission://... for STARTTLS) or
+# EMAIL_BACKEND a provider's backend through django-anymail
+# (e.g. anymail.backends.postmark.EmailBackend, its keys in ANYMAIL_*).
 _email_url = (
     env.email_url_config(env("EMAIL_URL")) if env("EMAIL_URL", default="") else {}
 )
@@ -536,8 +541,7 @@ if _email_url:
     EMAIL_USE_SSL = _email_url.get("EMAIL_USE_SSL", False)
 EMAIL_BACKEND = env(
     "EMAIL_BACKEND",
-    default=_email_url.get("EMAIL_BACKEND")
-    or "django.core.mail.backends.console.EmailBackend",
+    default=_email_url.get("EMAIL_BACKEND") or "core.mail.ConsoleEmailBackend",
 )
 # A mail server that does not answer within this is a failed try (tried again later).
 EMAIL_TIMEOUT = env.float("EMAIL_TIMEOUT", default=10)

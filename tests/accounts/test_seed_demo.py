@@ -354,3 +354,41 @@ def test_env_file_holds_the_export_lines_for_its_owner_only(tmp_path):
     seed("--env-file", str(path))  # a second run rewrites it with the new keys
 
     assert_first_account_values(shell_values(f". {path}"))
+
+
+def test_the_passwords_come_last_framed_and_the_admins_stays_in_the_env_file(tmp_path):
+    path = tmp_path / "var" / "demo.env"
+
+    out, err = seed("--env-file", str(path))
+
+    lines = err.rstrip("\n").splitlines()
+    rule = "=" * 72
+    # The block closes the output: no progress line scrolls it away.
+    assert lines[-1] == rule
+    block = lines[lines.index(rule) + 1 : -1]
+    match = re.fullmatch(r"Superuser 'admin' created; password: (\S+)", block[0])
+    assert match
+    password = match.group(1)
+    assert f"kept in {path} as ADMIN_PASSWORD" in block[1]
+    assert block[2].startswith("Pages: sign in at /login/ (password ")
+    assert password not in out
+    assert admin_password_in(path) == password
+
+    _, again = seed("--env-file", str(path))  # nothing new to show: no block
+
+    assert rule not in again
+    assert admin_password_in(path) == password
+    assert User.objects.get(username="admin").check_password(password)
+
+
+def admin_password_in(path) -> str:
+    """ADMIN_PASSWORD as a POSIX shell holds it after sourcing the env file."""
+    import subprocess
+
+    return subprocess.run(
+        ["sh", "-c", f'. "{path}"; printf %s "$ADMIN_PASSWORD"'],
+        env={"PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout

@@ -22,7 +22,7 @@ from PIL import Image
 
 from accounts.models import Account
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
-from notify.models import Message, MessageKind
+from notify.models import Message, MessageKind, MessageStatus
 from notify.report import report_build
 from scoring.figures import dashboard_figures
 from scoring.services import score_save
@@ -361,7 +361,9 @@ def test_a_day_without_calls_still_reports_so(world):
     )
 
 
-def test_the_command_prints_the_report_or_stores_it_once(world):
+def test_the_command_prints_the_report_or_stores_it_once(
+    world, django_capture_on_commit_callbacks
+):
     out = io.StringIO()
     call_command(
         "morning_report",
@@ -390,7 +392,26 @@ def test_the_command_prints_the_report_or_stores_it_once(world):
     assert message.account == world.north
     assert message.user == world.manager
     assert len(message.images) == 2
-    with pytest.raises(CommandError, match="stored before"):
+    # Already stored (as by the scheduler's 07:00 run): said plainly, not an error.
+    again = io.StringIO()
+    call_command(
+        "morning_report",
+        "--user",
+        world.manager.email,
+        "--day",
+        "2026-03-04",
+        "--send",
+        stdout=again,
+    )
+    assert again.getvalue().startswith(
+        f"The report of 2026-03-04 for {world.manager.email} was already stored"
+    )
+    assert f"message {message.pk}, " in again.getvalue()
+    assert "add --again" in again.getvalue()
+    assert '"Send again"' in again.getvalue()
+    assert Message.objects.filter(kind=MessageKind.REPORT).count() == 1
+    Message.objects.filter(pk=message.pk).update(status=MessageStatus.SENT, attempts=1)
+    with django_capture_on_commit_callbacks() as sent:
         call_command(
             "morning_report",
             "--user",
@@ -398,7 +419,14 @@ def test_the_command_prints_the_report_or_stores_it_once(world):
             "--day",
             "2026-03-04",
             "--send",
+            "--again",
+            stdout=again,
         )
+    assert f"Sending message {message.pk} " in again.getvalue()
+    message.refresh_from_db()
+    assert (message.status, message.attempts) == (MessageStatus.PENDING, 0)
+    assert len(sent) == 1  # handed to a worker once the command's transaction commits
+    assert Message.objects.filter(kind=MessageKind.REPORT).count() == 1
     with pytest.raises(CommandError, match="No users"):
         call_command("morning_report", "--user", "nobody@example.com")
     agent = User.objects.filter(groups=Group.objects.get(name="Agent")).first()

@@ -275,3 +275,32 @@ def test_the_account_picker_offers_only_the_endpoints_organization(
     assert response.status_code == 200
     assert "is not one of the available choices" in text_of(response)
     assert list(endpoint.accounts.all()) == []
+
+
+def test_support_deletes_an_endpoint_with_its_deliveries_and_the_events_stay(
+    client, tenant, hooks, broker, django_capture_on_commit_callbacks
+):
+    from webhooks.models import WebhookEvent
+
+    sign_in_support(client)
+    endpoint, _ = webhook_endpoint_create(
+        organization=tenant.organization, url=hooks.url("/hook")
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        webhook_event_emit(
+            type="call_completed",
+            organization_id=tenant.organization.pk,
+            account=tenant.account,
+            objects={},
+        )
+    assert WebhookDelivery.objects.filter(endpoint=endpoint).count() == 1
+    delete = reverse("admin:webhooks_webhookendpoint_delete", args=[endpoint.pk])
+
+    page = client.get(delete)
+    assert page.status_code == 200
+    assert "Are you sure" in text_of(page)  # not "no permission to delete deliveries"
+    assert client.post(delete, {"post": "yes"}).status_code == 302
+
+    assert not WebhookEndpoint.objects.filter(pk=endpoint.pk).exists()
+    assert not WebhookDelivery.objects.exists()
+    assert WebhookEvent.objects.filter(type="call_completed").exists()

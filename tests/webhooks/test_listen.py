@@ -14,6 +14,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from config.settings import base, local
+from tests.processes import BIN
 from webhooks.management.commands.webhook_listen import Command
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from webhooks.services import (
@@ -127,3 +128,43 @@ def test_webhook_listen_explains_a_refusal_outside_make_runs_settings(tenant):
             stdout=io.StringIO(),
         )
     assert not WebhookEndpoint.objects.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_webhook_listen_stopped_by_sigterm_removes_its_endpoint(tenant, tmp_path):
+    import signal
+
+    from tests.processes import Process, service_env, wait_for
+
+    # make run's settings (plain HTTP to loopback) on this test's database.
+    env = service_env(DJANGO_SETTINGS_MODULE="config.settings.local")
+    listen = Process(
+        [
+            str(BIN / "python"),
+            "manage.py",
+            "webhook_listen",
+            "--organization",
+            str(tenant.organization.pk),
+            "--port",
+            "0",
+        ],
+        env,
+        tmp_path / "listen.log",
+    )
+    try:
+        wait_for(
+            lambda: "Listening on" in listen.log.read_text(),
+            timeout=60,
+            what="the listener",
+            process=listen,
+        )
+        assert WebhookEndpoint.objects.filter(organization=tenant.organization).exists()
+
+        listen.handle.send_signal(signal.SIGTERM)
+        assert listen.handle.wait(timeout=30) == 0, listen.log.read_text()
+    finally:
+        listen.kill()
+
+    assert "removed." in listen.log.read_text()
+    assert not WebhookEndpoint.objects.filter(organization=tenant.organization).exists()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shlex
 import string
@@ -242,6 +243,8 @@ class DemoData:
     log: Callable[[str], None]
     organizations: list[DemoOrganization] = field(default_factory=list)
     admin_password: str | None = None  # set only when this run created the superuser
+    # Lines for the framed sign-in block printed last (the pages' demo sign-ins).
+    sign_ins: list[str] = field(default_factory=list)
 
 
 class Command(BaseCommand):
@@ -261,10 +264,6 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         demo = seed(log=self.note)
-        if demo.admin_password:
-            self.note(
-                f"Superuser {ADMIN_USERNAME!r} created; password: {demo.admin_password}"
-            )
         env_file: Path | None = options["env_file"]
         if env_file is not None:
             write_env_file(env_file, demo)
@@ -272,6 +271,10 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(as_json(demo), indent=2))
         else:
             self.stdout.write(summary(demo, env_file=env_file))
+        # Last, framed: the one-time passwords must not scroll away among other lines.
+        self.stdout.flush()
+        for line in sign_in_block(demo, env_file=env_file):
+            self.note(line)
 
     def note(self, line: str) -> None:
         """An ordinary line (progress, the admin password) on standard error, which keeps
@@ -481,16 +484,43 @@ def export_lines(demo: DemoData) -> list[str]:
 
 
 def write_env_file(path: Path, demo: DemoData) -> None:
-    """The export lines in ``path``, readable by its owner only (it holds live keys)."""
+    """The export lines in ``path``, readable by its owner only (it holds live keys), with
+    the admin's password: the one this run created, else the one an earlier run wrote."""
     path.parent.mkdir(parents=True, exist_ok=True)
     header = [
         "# Written by `manage.py seed_demo` (make run); the keys change on every run.",
         f"# {demo.organizations[0].organization.name}, {demo.organizations[0].accounts[0].account.name}.",
     ]
+    if demo.admin_password:
+        admin = [f"export ADMIN_PASSWORD={shlex.quote(demo.admin_password)}"]
+    else:
+        earlier = path.read_text() if path.exists() else ""
+        admin = re.findall(r"^export ADMIN_PASSWORD=.*$", earlier, re.MULTILINE)[-1:]
+    if admin:
+        header.append(
+            f"# The admin's password ({ADMIN_USERNAME!r} at /admin/), set once."
+        )
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w") as file:
-        file.write("\n".join([*header, *export_lines(demo)]) + "\n")
+        file.write("\n".join([*header, *admin, *export_lines(demo)]) + "\n")
     path.chmod(0o600)  # an existing file keeps its mode through O_CREAT
+
+
+def sign_in_block(demo: DemoData, *, env_file: Path | None = None) -> list[str]:
+    """The passwords set by this run (the admin's, the pages' sign-ins), framed; nothing
+    when it set none."""
+    lines = []
+    if demo.admin_password:
+        lines += [
+            f"Superuser {ADMIN_USERNAME!r} created; password: {demo.admin_password}",
+            "  (sign in at /admin/; shown once"
+            + (f", kept in {env_file} as ADMIN_PASSWORD)" if env_file else ")"),
+        ]
+    lines += demo.sign_ins
+    if not lines:
+        return []
+    rule = "=" * 72
+    return [rule, *lines, rule]
 
 
 def summary(demo: DemoData, *, env_file: Path | None = None) -> str:
@@ -518,7 +548,8 @@ def summary(demo: DemoData, *, env_file: Path | None = None) -> str:
             ]
         lines.append("")
     lines.append(
-        f"Admin: /admin/ as {ADMIN_USERNAME!r} (the password was printed on standard error when it was created)."
+        f"Admin: /admin/ as {ADMIN_USERNAME!r} (the password was printed on standard error when it was created"
+        + (f"; {env_file} keeps it as ADMIN_PASSWORD)." if env_file else ").")
     )
     first = demo.organizations[0]
     where = f" (or `. {env_file}`)" if env_file else ""

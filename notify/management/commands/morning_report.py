@@ -9,7 +9,9 @@ from zoneinfo import ZoneInfo
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from notify.report import report_build, report_store
+from notify.models import Message
+from notify.report import report_build, report_key, report_store
+from notify.services import message_send_again
 from scoring.selectors import accounts_coachable_by
 from users.models import User
 
@@ -17,7 +19,8 @@ from users.models import User
 class Command(BaseCommand):
     help = (
         "Print the morning report of a manager or global manager (its plain-text part); "
-        "with --send, store it and send it by e-mail as the 07:00 run would."
+        "with --send, store it and send it by e-mail as the 07:00 run would (once: "
+        "--again sends the stored one again)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -34,6 +37,13 @@ class Command(BaseCommand):
             "--send",
             action="store_true",
             help="Store the report and send it by e-mail (once per user and morning).",
+        )
+        parser.add_argument(
+            "--again",
+            action="store_true",
+            help="With --send: when the report was stored before (by the 07:00 run or an "
+            "earlier --send), send that stored report again, as the admin's "
+            '"Send again" does.',
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -53,12 +63,24 @@ class Command(BaseCommand):
             self.stdout.write(report.text)
             return
         message = report_store(user=user, day=day)
-        if message is None:
-            raise CommandError(
-                f"The report of {day} for {user.email} was stored before; send it again "
-                'from the admin (Notify > Messages, "Send again").'
+        if message is not None:
+            self.stdout.write(
+                f"Stored message {message.pk} ({message.subject}) for {user.email}; "
+                "a worker sends it now."
             )
+            return
+        stored = Message.objects.get(key=report_key(user, day + timedelta(days=1)))
+        if options["again"]:
+            stored = message_send_again(message=stored)
+            self.stdout.write(
+                f"Sending message {stored.pk} ({stored.subject}) to {user.email} again; "
+                "a worker sends it now."
+            )
+            return
+        # Not an error: the report exists (the scheduler's 07:00 run stores it too).
         self.stdout.write(
-            f"Stored message {message.pk} ({message.subject}) for {user.email}; "
-            "a worker sends it now."
+            f"The report of {day} for {user.email} was already stored, by the 07:00 run "
+            f"or an earlier --send: message {stored.pk}, {stored.get_status_display()} "
+            f"since {stored.status_at:%Y-%m-%d %H:%M} UTC. Nothing new was sent. To send "
+            'it again, add --again, or use the admin (Notify > Messages, "Send again").'
         )

@@ -10,9 +10,11 @@ endpoint.
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import FrameType
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -85,6 +87,10 @@ class Command(BaseCommand):
         )
         self.stdout.flush()
         self.listening.set()
+        if threading.current_thread() is threading.main_thread():
+            # SIGTERM (kill, a supervisor, a closed terminal's shell) stops it as Ctrl-C
+            # does: the endpoint is removed, not left registered to a dead port.
+            signal.signal(signal.SIGTERM, _interrupt)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
@@ -97,6 +103,10 @@ class Command(BaseCommand):
     def delivery_print(self, line: str) -> None:
         self.stdout.write(line)
         self.stdout.flush()
+
+
+def _interrupt(_signum: int, _frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
 
 
 class _Receiver(BaseHTTPRequestHandler):
