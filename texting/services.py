@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -19,7 +18,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallStatus
-from core.handover import HELD_BY_BROKER, hand_over, to_hand_over
+from core.handover import HELD_BY_BROKER, HandOver, to_hand_over
 from core.logging import log_event, log_event_on_commit, mask_phone
 from core.sweeps import each
 from texting import compose
@@ -53,6 +52,15 @@ from texting.selectors import (
 from users.models import User
 
 log = logging.getLogger(__name__)
+text_hand_over = HandOver(
+    task="texting.tasks.text_send_task",
+    key="text_id",
+    event="texting.dispatch_failed",
+    log=log,
+    waiting=lambda text_id: Text.objects.filter(
+        pk=text_id, status=TextStatus.SCHEDULED
+    ),
+)
 
 # Texts due within core.handover.HELD_BY_BROKER are handed to the broker with a
 # countdown; later ones (quiet hours) to the sweep, so no worker holds a task overnight.
@@ -174,21 +182,8 @@ def _text_store(
     )
     if dispatch:
         countdown = max(0.0, (due_at - now).total_seconds()) or None
-        transaction.on_commit(partial(_dispatch, text.pk, countdown), robust=True)
+        text_hand_over.on_commit(text.pk, countdown)
     return text
-
-
-def _dispatch(text_id: int, countdown: float | None = None) -> None:
-    from texting.tasks import text_send_task
-
-    hand_over(
-        text_send_task,
-        kwargs={"text_id": text_id},
-        event="texting.dispatch_failed",
-        log=log,
-        rows=Text.objects.filter(pk=text_id, status=TextStatus.SCHEDULED),
-        countdown=countdown,
-    )
 
 
 def _log_on_commit(event: str, **fields: Any) -> None:
@@ -431,5 +426,5 @@ def texts_sweep(*, now: datetime | None = None) -> int:
         .order_by("due_at")
         .values_list("pk", flat=True)[:1000]
     )
-    each(sweep="texts", items=due, handle=_dispatch)
+    each(sweep="texts", items=due, handle=text_hand_over)
     return len(due)
