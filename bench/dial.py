@@ -32,7 +32,7 @@ import django  # noqa: E402
 django.setup()
 
 from bench.adfdoc import lead_form  # noqa: E402
-from bench.celery_noop import NOOP_STARTED, _redis, bench_noop  # noqa: E402
+from bench.celery_noop import NOOP_STARTED, bench_noop, redis_client  # noqa: E402
 from calls.models import Call, CallAttempt, Leg  # noqa: E402
 from leads.models import Lead  # noqa: E402
 
@@ -78,7 +78,7 @@ def noop_latencies(
         bench_noop.apply_async(kwargs={"key": key}, queue="calls")
 
     paced(count, rate, clients, send)
-    client = _redis()
+    client = redis_client()
     deadline = time.monotonic() + timeout
     while True:
         started = {

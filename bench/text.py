@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.celery_noop import NOOP_STARTED, _redis, bench_noop  # noqa: E402
+from bench.celery_noop import NOOP_STARTED, bench_noop, redis_client  # noqa: E402
 from bench.dial import LeadPoster, paced  # noqa: E402  (sets Django up)
 from calls.models import Call  # noqa: E402
 from texting.models import Purpose, Text  # noqa: E402
@@ -54,7 +54,7 @@ def interleaved(
 
 
 def noop_started(sent: dict[str, float], deadline: float) -> list[float]:
-    client = _redis()
+    client = redis_client()
     while True:
         started = {
             k.decode(): float(v)

@@ -34,10 +34,10 @@ from texting.selectors import (
 from texting.services import (
     MAX_BODY,
     UNDER_WAY,
-    _log_on_commit,
-    _set_status,
-    _text_store,
 )
+from texting.services import log_on_commit as _log_on_commit
+from texting.services import text_status_advance as _set_status
+from texting.services import text_store as _text_store
 from users.models import User
 
 log = logging.getLogger(__name__)

@@ -114,7 +114,7 @@ def text_automatic(
     if automatic_texts_sent(account_id=account.pk, phone=call.phone) >= (
         config.automatic_limit
     ):
-        _log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
+        log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
         return None
     now = timezone.now()
     zone = compose.lead_zone(call.phone, account.timezone)
@@ -129,7 +129,7 @@ def text_automatic(
     due = compose.allowed_from(
         now, zone=zone, start=config.quiet_start, end=config.quiet_end
     )
-    return _text_store(
+    return text_store(
         account=account,
         config=config,
         lead_phone=call.phone,
@@ -141,7 +141,7 @@ def text_automatic(
     )
 
 
-def _text_store(
+def text_store(
     *,
     account: Account,
     config: TextingSettings | None,
@@ -173,7 +173,7 @@ def _text_store(
         recipient=recipient,
         provider=text_provider(is_test=account.is_test).name,
     )
-    _log_on_commit(
+    log_on_commit(
         "texting.stored",
         text_id=text.pk,
         purpose=purpose,
@@ -186,7 +186,7 @@ def _text_store(
     return text
 
 
-def _log_on_commit(event: str, **fields: Any) -> None:
+def log_on_commit(event: str, **fields: Any) -> None:
     log_event_on_commit(log, event, **fields)
 
 
@@ -216,7 +216,7 @@ def text_reply_send(*, call: Call, user: User, body: str) -> Text:
                 "This lead opted out of texts (replied STOP): nothing can be sent "
                 "until they text START."
             )
-        return _text_store(
+        return text_store(
             account=call.account,
             config=config,
             lead_phone=call.phone,
@@ -250,7 +250,7 @@ def text_send(*, text_id: int) -> str:
         config = texting_settings_of(text.account)
         reason = _not_sendable(text, config)
         if reason:
-            _set_status(text, TextStatus.CANCELED, error=reason)
+            text_status_advance(text, TextStatus.CANCELED, error=reason)
             return "canceled"
         if text.automatic:
             assert config is not None  # _not_sendable checked
@@ -264,7 +264,7 @@ def text_send(*, text_id: int) -> str:
                 text.due_at, text.dispatched_at = allowed, None
                 text.save(update_fields=["due_at", "dispatched_at"])
                 return "not due"
-        _set_status(text, TextStatus.SENDING)
+        text_status_advance(text, TextStatus.SENDING)
     outgoing = OutgoingText(
         text_id=text.pk,
         to=text.to_number,
@@ -291,7 +291,7 @@ def text_send(*, text_id: int) -> str:
         text = Text.objects.select_for_update(of=("self",)).get(pk=text.pk)
         text.provider_id, text.handed_at = provider_id, timezone.now()
         text.save(update_fields=["provider_id", "handed_at"])
-        _set_status(text, TextStatus.QUEUED)
+        text_status_advance(text, TextStatus.QUEUED)
         text_event_emit(text=text, type="text_sent")
     _log_sent(text)
     return "sent"
@@ -330,13 +330,13 @@ def _not_sendable(text: Text, config: TextingSettings | None) -> str:
 def _text_failed(text_id: int, reason: str) -> None:
     with transaction.atomic():
         text = Text.objects.select_for_update(of=("self",)).get(pk=text_id)
-        _set_status(text, TextStatus.FAILED, error=reason)
+        text_status_advance(text, TextStatus.FAILED, error=reason)
     log_event(
         log, "texting.failed", level=logging.WARNING, text_id=text_id, reason=reason
     )
 
 
-def _set_status(text: Text, status: str, *, error: str = "") -> bool:
+def text_status_advance(text: Text, status: str, *, error: str = "") -> bool:
     """Move the text's status forward (never back); returns whether it moved."""
     now_at = STATUS_ORDER[TextStatus(text.status)]
     if now_at == FINAL or STATUS_ORDER[TextStatus(status)] < now_at:
@@ -378,7 +378,7 @@ def text_status_update(*, text_id: int, status: str, error: str = "") -> bool:
         text = Text.objects.select_for_update(of=("self",)).filter(pk=text_id).first()
         if text is None or text.direction != Direction.OUT:
             return False
-        return _set_status(text, ours, error=error)
+        return text_status_advance(text, ours, error=error)
 
 
 def text_staff_send(
@@ -389,7 +389,7 @@ def text_staff_send(
     config = texting_settings_of(account)
     if config is None or not config.enabled or not user.phone_number:
         return None
-    return _text_store(
+    return text_store(
         account=account,
         config=config,
         lead_phone=call.phone if call else "",
