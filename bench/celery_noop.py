@@ -19,14 +19,14 @@ NOOP_STARTED = "bench:noop:started"
 
 
 @cache
-def _redis() -> redis.Redis:
+def redis_client() -> redis.Redis:
     return redis.Redis.from_url(os.environ["REDIS_URL"])
 
 
 @app.task(name="bench_noop", ignore_result=True, acks_late=True)
 def bench_noop(*, key: str) -> None:
     """Record the moment a worker started this task under ``key``."""
-    _redis().hset(NOOP_STARTED, key, repr(time.time()))
+    redis_client().hset(NOOP_STARTED, key, repr(time.time()))
 
 
 __all__ = ["app", "bench_noop"]

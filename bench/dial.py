@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -32,7 +33,7 @@ import django  # noqa: E402
 django.setup()
 
 from bench.adfdoc import lead_form  # noqa: E402
-from bench.celery_noop import NOOP_STARTED, _redis, bench_noop  # noqa: E402
+from bench.celery_noop import NOOP_STARTED, bench_noop, redis_client  # noqa: E402
 from calls.models import Call, CallAttempt, Leg  # noqa: E402
 from leads.models import Lead  # noqa: E402
 
@@ -78,12 +79,12 @@ def noop_latencies(
         bench_noop.apply_async(kwargs={"key": key}, queue="calls")
 
     paced(count, rate, clients, send)
-    client = _redis()
+    client = redis_client()
     deadline = time.monotonic() + timeout
     while True:
         started = {
             k.decode(): float(v)
-            for k, v in client.hgetall(NOOP_STARTED).items()
+            for k, v in cast(dict[bytes, bytes], client.hgetall(NOOP_STARTED)).items()
             if k.decode() in sent
         }
         if len(started) == count or time.monotonic() > deadline:
@@ -157,7 +158,7 @@ def first_dials(lead_ids: list[int], timeout: float) -> list[dict[str, float | N
         )
     )
     call_ids = [lead["call_id"] for lead in leads if lead["call_id"]]
-    first: dict[int, dict] = {}
+    first: dict[int, Any] = {}
     deadline = time.monotonic() + timeout
     while True:
         pending = [c for c in call_ids if c not in first]
@@ -178,8 +179,8 @@ def first_dials(lead_ids: list[int], timeout: float) -> list[dict[str, float | N
         time.sleep(POLL)
     rows = []
     for lead in leads:
-        attempt = first.get(lead["call_id"])
-        dialed = attempt["dial_requested_at"] if attempt else None
+        leg = first.get(lead["call_id"])
+        dialed = leg["dial_requested_at"] if leg else None
         rows.append(
             {
                 "first_dial": _ms(dialed, lead["call__received_at"]),
@@ -193,7 +194,9 @@ def first_dials(lead_ids: list[int], timeout: float) -> list[dict[str, float | N
     return rows
 
 
-def hand_overs(lead_ids: list[int], timeout: float) -> dict[str, list[float] | int]:
+def hand_overs(
+    lead_ids: list[int], timeout: float
+) -> dict[str, list[float | None] | int]:
     """Once these leads' calls ended (or at the timeout): for each agent leg that ended
     while a call that agent then took was already waiting, ms from that end to the
     agent's next leg being dialed; and each waiting call's receipt -> first dial."""

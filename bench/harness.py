@@ -313,22 +313,22 @@ class Processes:
     def stop_all(self) -> None:
         for _, process in reversed(self.running):
             if process.poll() is None:
-                _signal_group(process, signal.SIGTERM)
+                signal_group(process, signal.SIGTERM)
         for _, process in reversed(self.running):
             try:
                 process.wait(timeout=20)
             except subprocess.TimeoutExpired:
-                _signal_group(process, signal.SIGKILL)
+                signal_group(process, signal.SIGKILL)
                 process.wait(timeout=10)
             # Children a stopped master left behind (its session is its pid).
-            _signal_group(process, signal.SIGKILL)
+            signal_group(process, signal.SIGKILL)
         self.running.clear()
 
     def discard_logs(self) -> None:
         shutil.rmtree(self.logs, ignore_errors=True)
 
 
-def _signal_group(process: subprocess.Popen, sig: int) -> None:
+def signal_group(process: subprocess.Popen, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, sig)
 

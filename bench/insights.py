@@ -119,6 +119,7 @@ def busy() -> None:
     channels = read_wav(conversation.recording.wav)
     while True:
         for channel in (channels.agent, channels.lead):
+            assert channel is not None  # the bench's recordings have both sides
             engine.transcribe(channel)
 
 

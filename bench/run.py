@@ -110,7 +110,6 @@ from bench.harness import (  # noqa: E402
     SAMPLES,
     WEBHOOK_RATE,
     Processes,
-    _signal_group,
     burst_with_cpu,
     drop_database,
     environment,
@@ -119,6 +118,7 @@ from bench.harness import (  # noqa: E402
     prepare_database,
     python,
     seed_service,
+    signal_group,
     start_gunicorn,
     start_workers,
     step,
@@ -202,7 +202,7 @@ def measure_dialing(
         )
         queued = dialing.run_part(env, dialing.queue_options(base, seed))
         for hog in hogs:
-            _signal_group(hog, signal.SIGKILL)
+            signal_group(hog, signal.SIGKILL)
         part_rows, part_details = dialing.rows_for(
             names, suffix, burst, queued, Row, ms
         )
@@ -220,7 +220,7 @@ def measure_dialing(
     step(f"4d burst of {dialing.BURST_LEADS} leads (transcription worker busy)")
     bursts["busy"] = dialing.run_part(env, dialing.burst_options(base, seed))
     alive = busy.poll() is None
-    _signal_group(busy, signal.SIGKILL)
+    signal_group(busy, signal.SIGKILL)
     idle, loaded = (dialing.first_dials_ms(bursts[k]) for k in ("idle", "busy"))
     rows.append(
         Row(

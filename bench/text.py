@@ -20,11 +20,12 @@ import secrets
 import sys
 import time
 from pathlib import Path
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.celery_noop import NOOP_STARTED, _redis, bench_noop  # noqa: E402
+from bench.celery_noop import NOOP_STARTED, bench_noop, redis_client  # noqa: E402
 from bench.dial import LeadPoster, paced  # noqa: E402  (sets Django up)
 from calls.models import Call  # noqa: E402
 from texting.models import Purpose, Text  # noqa: E402
@@ -54,11 +55,11 @@ def interleaved(
 
 
 def noop_started(sent: dict[str, float], deadline: float) -> list[float]:
-    client = _redis()
+    client = redis_client()
     while True:
         started = {
             k.decode(): float(v)
-            for k, v in client.hgetall(NOOP_STARTED).items()
+            for k, v in cast(dict[bytes, bytes], client.hgetall(NOOP_STARTED)).items()
             if k.decode() in sent
         }
         if len(started) == len(sent) or time.monotonic() > deadline:
@@ -67,7 +68,7 @@ def noop_started(sent: dict[str, float], deadline: float) -> list[float]:
     return [(started[key] - sent[key]) * 1000 for key in sent if key in started]
 
 
-def _texts_handed(lead_ids: list[int], deadline: float) -> dict[str, object]:
+def _texts_handed(lead_ids: list[int], deadline: float) -> dict[str, Any]:
     """Once every lead's call has its text handed to the provider (or at the deadline):
     ms from the call's final status to the hand-over, per call, and what fell short."""
     calls = Call.objects.filter(lead__pk__in=lead_ids)
@@ -86,7 +87,11 @@ def _texts_handed(lead_ids: list[int], deadline: float) -> dict[str, object]:
     for status in calls.values_list("status", flat=True):
         statuses[status] = statuses.get(status, 0) + 1
     return {
-        "latencies": [(h - e).total_seconds() * 1000 for h, e in rows],
+        "latencies": [
+            (h - e).total_seconds() * 1000
+            for h, e in rows
+            if h is not None and e is not None  # filtered so above
+        ],
         "calls": calls.count(),
         "call_statuses": statuses,
         "texts": texts.count(),

@@ -138,11 +138,13 @@ def _run(options: dict) -> dict:
             c in receiver.arrived for c in calls
         ):
             time.sleep(POLL)
-        ended = dict(
-            Call.objects.filter(pk__in=calls, ended_at__isnull=False).values_list(
-                "pk", "ended_at"
-            )
-        )
+        ended = {
+            pk: at
+            for pk, at in Call.objects.filter(
+                pk__in=calls, ended_at__isnull=False
+            ).values_list("pk", "ended_at")
+            if at is not None  # filtered so above
+        }
         latencies = [
             (receiver.arrived[c] - ended[c].timestamp()) * 1000
             for c in calls

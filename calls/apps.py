@@ -16,7 +16,7 @@ class CallsConfig(AppConfig):
         from config.celery import broker_reconnected
 
         broker_reconnected.connect(
-            workers._on_broker_reconnected, dispatch_uid="calls.broker_reconnected"
+            workers.on_broker_reconnected, dispatch_uid="calls.broker_reconnected"
         )
         # Every outbox's sweep makes again what was handed to a broker server since
         # replaced (core.handover.lost_before); the calls app watches which one answers.

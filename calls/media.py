@@ -41,7 +41,7 @@ from calls.models import (
     Recording,
     RecordingStatus,
 )
-from config.celery import publish_or_leave_to_sweep
+from core import handover
 from core.compiled import CompiledQuery
 from core.handover import lost_before
 from core.logging import log_event
@@ -447,14 +447,17 @@ def _store_later(
     from calls.tasks import recording_store_task
 
     limits: dict[str, Any] = media_time_limits(seconds)
-    if not publish_or_leave_to_sweep(
+    handover.hand_over(
         recording_store_task,
         kwargs={"call_id": call_id},
         event="call.recording_dispatch_failed",
         log=log,
+        rows=Recording.objects.filter(
+            call_id=call_id, status=RecordingStatus.PENDING, dispatched_at=marked
+        ),
+        marked_first=True,
         **limits,
-    ):
-        _unmark(call_id, marked)
+    )
 
 
 def _unmark(call_id: int, marked: datetime | None) -> None:

@@ -11,25 +11,16 @@ from calls.media import RecordingNotYetStored
 from calls.telephony.base import TelephonyUnavailable
 from core.locks import one_at_a_time
 from core.logging import log_event
+from core.tasks import retry_while_down
 
 log = logging.getLogger(__name__)
 
 # Known transient errors only (the provider or the database out of reach); everything
 # else is the service's to handle. Backoff 1, 2, 4 ... 30 s: a database back within a
 # few minutes loses nothing.
-RETRY_WHILE_PROVIDER_IS_DOWN = {
-    "acks_late": True,
-    "autoretry_for": (TelephonyUnavailable, OperationalError, InterfaceError),
-    "retry_backoff": 1,
-    "retry_backoff_max": 30,
-    "retry_jitter": True,
-    "max_retries": 12,
-}
+RETRY_WHILE_PROVIDER_IS_DOWN = retry_while_down(TelephonyUnavailable, backoff_max=30)
 # A provider event is never dropped: it retries while the database is out of reach.
-RETRY_WHILE_DATABASE_IS_DOWN = {
-    **RETRY_WHILE_PROVIDER_IS_DOWN,
-    "autoretry_for": (OperationalError, InterfaceError),
-}
+RETRY_WHILE_DATABASE_IS_DOWN = retry_while_down(backoff_max=30)
 
 
 @shared_task(**RETRY_WHILE_PROVIDER_IS_DOWN)

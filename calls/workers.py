@@ -189,6 +189,6 @@ def _on_worker_shutdown(sender: Any = None, **kwargs: Any) -> None:
             log.warning("could not sign the worker off: %r", error)
 
 
-def _on_broker_reconnected(sender: Any, *, hostname: str, **kwargs: Any) -> None:
+def on_broker_reconnected(sender: Any, *, hostname: str, **kwargs: Any) -> None:
     if _heart is not None and _heart.name == hostname:
         worker_reconnected(name=hostname)

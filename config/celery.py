@@ -109,10 +109,3 @@ def versions_scope_end(**kwargs: Any) -> None:
     from core.versioned import scope_end
 
     scope_end()
-
-
-# The hand-over to the broker lives in the toolkit (core.handover), where the outbox uses
-# it; these names stay here for the apps that import them from the Celery app.
-from core.handover import breaker, publish_or_leave_to_sweep  # noqa: E402
-
-__all__ = ["app", "breaker", "broker_reconnected", "publish_or_leave_to_sweep"]

@@ -4,7 +4,10 @@ texts, webhook deliveries, recordings, transcriptions):
 - ``publish_or_leave_to_sweep``: a publish that never waits long and never raises; a
   broker that is down leaves the work stored, to the sweep that owns it;
 - ``hand_over``: that publish, and the row's hand-over mark kept true (``dispatched_at``:
-  when the broker got it; empty when it did not);
+  when the broker got it; ``REFUSED`` when it did not);
+- ``HandOver``: one outbox's hand-over of a row (its task, the keyword naming the row,
+  the rows still waiting for it), now or once the caller's transaction commits. Every
+  hand-over of a row goes through ``hand_over``, the one seam tests replace;
 - ``to_hand_over``: what a sweep hands over: rows never handed over (past a short grace
   for the publish on commit), and rows whose hand-over may have been lost
   (``lost_before``: the broker's visibility timeout passed, or the broker answering now
@@ -19,13 +22,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 from celery import current_app
 from django.conf import settings as django_settings
+from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
+from django.utils.module_loading import import_string
 
 
 def fail_fast(app: Any, *, timeout: float) -> dict[str, Any]:
@@ -208,14 +215,65 @@ def hand_over(
     log: Any,
     rows: QuerySet[Any] | None = None,
     mark: str = "dispatched_at",
+    marked_first: bool = False,
     **options: Any,
 ) -> bool:
     """``publish_or_leave_to_sweep``, and the hand-over mark of ``rows`` (the row the task
     is for) set to now once the broker has it, to ``REFUSED`` when it does not: the sweep
-    then hands it over at its next run. Returns whether it was handed over."""
+    then hands it over at its next run. Rows ``marked_first`` (before the publish: see
+    below) keep their mark when the broker has it and lose it when it does not. Returns
+    whether it was handed over.
+
+    Two conventions of marking remain, and both mean "handed over" the same way:
+
+    - marked after the publish (effects, messages, texts, webhook deliveries): an empty
+      mark is a publish on commit not yet made, left to it for ``SWEEP_GRACE``;
+    - marked first (recordings, transcriptions, a call's setup): the row is marked in the
+      transaction that makes it due, or by a sweep's compare-and-set on the mark (so two
+      sweeps never hand one row over twice); an empty mark is a refused publish, handed
+      over at the sweep's next run. Making one of the two the other changes what the
+      sweeps read (and their timing), so it is not done here."""
     sent = publish_or_leave_to_sweep(
         task, kwargs=kwargs, event=event, log=log, **options
     )
     if rows is not None:
-        rows.update(**{mark: timezone.now() if sent else REFUSED})
+        if marked_first:
+            if not sent:
+                rows.update(**{mark: None})
+        else:
+            rows.update(**{mark: timezone.now() if sent else REFUSED})
     return sent
+
+
+@dataclass(frozen=True)
+class HandOver:
+    """One outbox's hand-over of a row to its task: ``task`` (its dotted path, imported at
+    the first hand-over, since a task module imports its services) called with the row's
+    id as ``key``; ``waiting(row_id)``: the row while it still waits for a hand-over (its
+    mark kept by ``hand_over``); ``event``: what ``log`` says when the broker refuses it,
+    the row then left to its sweep. Call it to hand a row over now (a sweep, a retry),
+    ``on_commit`` to hand it over once the caller's transaction commits."""
+
+    task: str
+    key: str
+    event: str
+    log: logging.Logger
+    waiting: Callable[[int], QuerySet[Any]]
+
+    def __call__(
+        self, row_id: int, countdown: float | None = None, **options: Any
+    ) -> bool:
+        return hand_over(
+            import_string(self.task),
+            kwargs={self.key: row_id},
+            event=self.event,
+            log=self.log,
+            rows=self.waiting(row_id),
+            countdown=countdown,
+            **options,
+        )
+
+    def on_commit(
+        self, row_id: int, countdown: float | None = None, **options: Any
+    ) -> None:
+        transaction.on_commit(partial(self, row_id, countdown, **options), robust=True)

@@ -25,18 +25,27 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any, TypeVar
 
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from core.handover import hand_over, to_hand_over
+from core.handover import HandOver, to_hand_over
 from core.logging import log_event, log_event_on_commit
 from core.models import Effect, EffectStatus, SetAside
 
 log = logging.getLogger(__name__)
+# Handed over to the queue of the effect's kind (``queue=HANDLERS[kind].queue``).
+effect_hand_over = HandOver(
+    task="core.tasks.effect_run_task",
+    key="effect_id",
+    event="effect.dispatch_failed",
+    log=log,
+    waiting=lambda effect_id: Effect.objects.filter(
+        pk=effect_id, status=EffectStatus.PENDING
+    ),
+)
 T = TypeVar("T")
 
 MAX_TRIES = 6
@@ -79,7 +88,7 @@ def effect_record(*, kind: str, key: str, about: str = "", **params: Any) -> boo
             defaults={"kind": kind, "params": params, "about": about, "due_at": now},
         )
     if created:
-        transaction.on_commit(partial(_dispatch, row.pk, kind), robust=True)
+        effect_hand_over.on_commit(row.pk, queue=HANDLERS[kind].queue)
     return created
 
 
@@ -119,20 +128,6 @@ def effect_guarded(
             error=type(error).__name__,
         )
         return None
-
-
-def _dispatch(effect_id: int, kind: str, countdown: float | None = None) -> None:
-    from core.tasks import effect_run_task
-
-    hand_over(
-        effect_run_task,
-        kwargs={"effect_id": effect_id},
-        event="effect.dispatch_failed",
-        log=log,
-        rows=Effect.objects.filter(pk=effect_id, status=EffectStatus.PENDING),
-        queue=HANDLERS[kind].queue,
-        countdown=countdown,
-    )
 
 
 def effect_run(*, effect_id: int) -> str:
@@ -191,7 +186,7 @@ def _failed(row: Effect, error: Exception) -> str:
         error=type(error).__name__,
     )
     if transient:
-        _dispatch(row.pk, row.kind, countdown=wait)
+        effect_hand_over(row.pk, countdown=wait, queue=HANDLERS[row.kind].queue)
         return "retry"
     return "failed"
 
@@ -201,7 +196,11 @@ def effect_send_again(*, effect: Effect) -> None:
     Effect.objects.filter(pk=effect.pk).exclude(status=EffectStatus.DONE).update(
         status=EffectStatus.PENDING, tries=0, due_at=timezone.now(), dispatched_at=None
     )
-    transaction.on_commit(partial(_dispatch, effect.pk, effect.kind), robust=True)
+    # Its kind's queue read once committed, as the effect's run reads its handler.
+    transaction.on_commit(
+        lambda: effect_hand_over(effect.pk, queue=HANDLERS[effect.kind].queue),
+        robust=True,
+    )
 
 
 def effects_sweep(*, now: datetime | None = None) -> int:
@@ -215,7 +214,7 @@ def effects_sweep(*, now: datetime | None = None) -> int:
         .values_list("pk", "kind")[:1000]
     )
     for effect_id, kind in due:
-        _dispatch(effect_id, kind)
+        effect_hand_over(effect_id, queue=HANDLERS[kind].queue)
     return len(due)
 
 

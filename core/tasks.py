@@ -14,15 +14,25 @@ from core.logging import log_event
 log = logging.getLogger(__name__)
 
 
-# A task that only stores rows: tried again while the database is out of reach (1, 2, 4
-# ... 60 s, twelve times), and for nothing else.
-RETRY_WHILE_DATABASE_IS_DOWN: dict[str, Any] = {
-    "acks_late": True,
-    "autoretry_for": (OperationalError, InterfaceError),
-    "retry_backoff": 1,
-    "retry_backoff_max": 60,
-    "max_retries": 12,
-}
+def retry_while_down(
+    *unavailable: type[Exception], backoff_max: int = 60
+) -> dict[str, Any]:
+    """A task's retries, one set for every app: tried again while the database (or what
+    ``unavailable`` says is out of reach: a provider) is down, and for nothing else, with
+    a growing, jittered wait (1, 2, 4 ... ``backoff_max`` s), twelve times; acknowledged
+    late, so a worker lost mid-task leaves it to another."""
+    return {
+        "acks_late": True,
+        "autoretry_for": (*unavailable, OperationalError, InterfaceError),
+        "retry_backoff": 1,
+        "retry_backoff_max": backoff_max,
+        "retry_jitter": True,  # Celery's default, said here
+        "max_retries": 12,
+    }
+
+
+# A task that only stores rows: tried again while the database is out of reach.
+RETRY_WHILE_DATABASE_IS_DOWN = retry_while_down()
 
 
 @shared_task(**RETRY_WHILE_DATABASE_IS_DOWN)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from demo.management.commands.seed_demo import PersonSpec, _user
+from demo.management.commands.seed_demo import PersonSpec, user_make
 
 if TYPE_CHECKING:
     from demo.management.commands.seed_demo import DemoData
@@ -23,7 +23,7 @@ def seed_demo(demo: DemoData) -> None:
     """Create the global manager, and give every page login its password."""
     organization = demo.organizations[0]
     first = organization.accounts[0]
-    global_manager = _user(
+    global_manager = user_make(
         organization.organization,
         [first.account],
         PersonSpec("Glenn", "Hart", GLOBAL_MANAGER),

@@ -26,7 +26,7 @@ from calls import transcripts
 from calls.media import media_time_limits
 from calls.models import Call, Recording, RecordingStatus
 from calls.services import call_transcription_save
-from config.celery import publish_or_leave_to_sweep
+from core import handover
 from core.handover import lost_before
 from core.logging import log_event
 from core.shutdown import WorkerStopping, interruptible
@@ -349,14 +349,17 @@ def _dispatch(
     options: dict[str, Any] = media_time_limits(seconds)
     if countdown:
         options["countdown"] = countdown
-    if not publish_or_leave_to_sweep(
+    handover.hand_over(
         transcription_task,
         kwargs={"call_id": call_id},
         event="transcription.dispatch_failed",
         log=log,
+        rows=Transcription.objects.filter(
+            call_id=call_id, status=TranscriptionStatus.PENDING
+        ),
+        marked_first=True,
         **options,
-    ):
-        _unmark(call_id)
+    )
 
 
 def _unmark(call_id: int) -> None:

@@ -3,22 +3,15 @@
 import logging
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
 from core.logging import log_event
+from core.tasks import retry_while_down
 
 log = logging.getLogger(__name__)
 
 # The engine's own errors are the service's to count and retry; only the database out of
 # reach is retried here.
-RETRY_WHILE_DATABASE_IS_DOWN = {
-    "acks_late": True,
-    "autoretry_for": (OperationalError, InterfaceError),
-    "retry_backoff": 1,
-    "retry_backoff_max": 30,
-    "retry_jitter": True,
-    "max_retries": 12,
-}
+RETRY_WHILE_DATABASE_IS_DOWN = retry_while_down(backoff_max=30)
 
 
 # A worker stopping interrupts it (core/shutdown.py): the run is handed over again, so

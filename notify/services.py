@@ -11,7 +11,6 @@ import logging
 import smtplib
 from datetime import datetime, timedelta
 from email.mime.image import MIMEImage
-from functools import partial
 from typing import Any
 
 from anymail.exceptions import (
@@ -26,7 +25,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call
-from core.handover import HELD_BY_BROKER, REFUSED, hand_over, to_hand_over
+from core.handover import HELD_BY_BROKER, REFUSED, HandOver, to_hand_over
 from core.logging import log_event, log_event_on_commit
 from core.sweeps import each
 from core.text import one_line
@@ -34,6 +33,15 @@ from notify.models import Channel, Message, MessageStatus
 from users.models import User
 
 log = logging.getLogger(__name__)
+message_hand_over = HandOver(
+    task="notify.tasks.message_send_task",
+    key="message_id",
+    event="notify.dispatch_failed",
+    log=log,
+    waiting=lambda message_id: Message.objects.filter(
+        pk=message_id, status=MessageStatus.PENDING
+    ),
+)
 
 # Waits between tries: 10 s, 20 s, 40 s, ... at most an hour; given up after MAX_TRIES.
 FIRST_WAIT = 10.0
@@ -98,21 +106,8 @@ def message_queue(
         held=held or None,
     )
     if channel == Channel.EMAIL and not held:
-        transaction.on_commit(partial(_dispatch, message.pk), robust=True)
+        message_hand_over.on_commit(message.pk)
     return message
-
-
-def _dispatch(message_id: int, countdown: float | None = None) -> None:
-    from notify.tasks import message_send_task
-
-    hand_over(
-        message_send_task,
-        kwargs={"message_id": message_id},
-        event="notify.dispatch_failed",
-        log=log,
-        rows=Message.objects.filter(pk=message_id, status=MessageStatus.PENDING),
-        countdown=countdown,
-    )
 
 
 def message_id_header(message: Message) -> str:
@@ -237,7 +232,7 @@ def _failed(message: Message, error: Exception, *, for_good: bool = False) -> st
         error=type(error).__name__,
     )
     if soon:
-        _dispatch(message.pk, countdown=wait.total_seconds())
+        message_hand_over(message.pk, countdown=wait.total_seconds())
     return "retry"
 
 
@@ -255,7 +250,7 @@ def message_send_again(*, message: Message) -> Message:
             status_at=now,
             attempts=0,
         )
-        transaction.on_commit(partial(_dispatch, message.pk), robust=True)
+        message_hand_over.on_commit(message.pk)
     message.refresh_from_db()
     return message
 
@@ -284,5 +279,5 @@ def messages_sweep(*, now: datetime | None = None) -> int:
         .order_by("due_at")
         .values_list("pk", flat=True)[:1000]
     )
-    each(sweep="messages", items=due, handle=_dispatch)
+    each(sweep="messages", items=due, handle=message_hand_over)
     return len(due)

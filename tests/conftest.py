@@ -37,19 +37,20 @@ def _effects_run_when_handed_over(
     if request.node.get_closest_marker("outbox"):
         return
     from core import outbox
+    from tests.handover import hold_hand_overs
 
-    monkeypatch.setattr(
-        outbox,
-        "_dispatch",
-        lambda effect_id, kind, countdown=None: outbox.effect_run(effect_id=effect_id),
+    hold_hand_overs(
+        monkeypatch,
+        "core.tasks.effect_run_task",
+        then=lambda effect_id, countdown: outbox.effect_run(effect_id=effect_id),
     )
 
 
 @pytest.fixture(autouse=True)
 def _broker_breaker_closed() -> Iterator[None]:
-    """A broker a test made fail opens this process's breaker (config/celery.py); the next
+    """A broker a test made fail opens this process's breaker (core/handover.py); the next
     test starts with it closed."""
-    from config.celery import breaker
+    from core.handover import breaker
 
     breaker.succeeded()
     yield

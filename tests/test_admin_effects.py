@@ -10,6 +10,7 @@ from core.models import Effect, EffectStatus, SetAside
 from core.outbox import effect, effect_record, effect_run
 from core.sweeps import SET_ASIDE_AFTER, each
 from tests.admin_pages import sign_in_support
+from tests.handover import hold_hand_overs
 from tests.test_admin_overview import INDEX, counts, listed, overview_rows
 
 pytestmark = [pytest.mark.django_db, pytest.mark.outbox]
@@ -24,7 +25,7 @@ def admin_probe(**params: object) -> None:
 
 
 def failed_effect(capture, monkeypatch) -> Effect:
-    monkeypatch.setattr("core.outbox._dispatch", lambda *a, **k: None)
+    hold_hand_overs(monkeypatch, "core.tasks.effect_run_task")
     with capture(execute=True):
         effect_record(kind="tests.admin_probe", key="admin:1", about="call 9")
     row = Effect.objects.get(key="admin:1")

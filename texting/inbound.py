@@ -38,9 +38,9 @@ from texting.selectors import (
 from texting.services import (
     MAX_BODY,
     UNDER_WAY,
-    _log_on_commit,
-    _set_status,
-    _text_store,
+    log_on_commit,
+    text_status_advance,
+    text_store,
 )
 from users.models import User
 
@@ -156,7 +156,7 @@ def _received(
         _opt_in(account, config, text, call)
     elif keyword in compose.HELP_WORDS:
         help_text = config.help_template if config else TextingSettings().help_template
-        _text_store(
+        text_store(
             account=account,
             config=config,
             lead_phone=from_number,
@@ -175,7 +175,7 @@ def _received(
         if text.queued_call is not None:
             text.save(update_fields=["queued_call"])
     _forward(account, config, text, call)
-    _log_on_commit(
+    log_on_commit(
         "texting.received",
         text_id=text.pk,
         account_id=account.pk,
@@ -252,8 +252,10 @@ def _stopped(
         status=TextStatus.SCHEDULED,
     ).exclude(purpose__in=[Purpose.OPT_OUT, Purpose.HELP, *STAFF])
     for waiting in canceled.select_for_update():
-        _set_status(waiting, TextStatus.CANCELED, error="The lead opted out of texts.")
-    _text_store(
+        text_status_advance(
+            waiting, TextStatus.CANCELED, error="The lead opted out of texts."
+        )
+    text_store(
         account=account,
         config=config,
         lead_phone=phone,
@@ -288,7 +290,7 @@ def _opt_in(
         opted_in_at__isnull=True,
     ).update(opted_in_at=text.created_at, opt_in_message=text.body)
     if updated:
-        _text_store(
+        text_store(
             account=account,
             config=config,
             lead_phone=text.from_number,
@@ -352,7 +354,7 @@ def _forward(
             " confirms or dismisses it on the call page]"
         )
     for member in team_to_tell(account=account, call=call):
-        _text_store(
+        text_store(
             account=account,
             config=config,
             lead_phone=text.from_number,
@@ -410,7 +412,7 @@ def possible_opt_out_confirm(*, call: Call, user: User) -> OptOut:
             text,
             latest_call(account_id=pause.account_id, phone=pause.phone),
         )
-    _log_on_commit(
+    log_on_commit(
         "texting.opt_out_confirmed", account_id=pause.account_id, user_id=user.pk
     )
     return opt_out
@@ -426,7 +428,7 @@ def possible_opt_out_dismiss(*, call: Call, user: User) -> OptOut:
         pause.decided_by = user
         pause.decided_at = now
         pause.save(update_fields=["opted_in_at", "decided_by", "decided_at"])
-    _log_on_commit(
+    log_on_commit(
         "texting.opt_out_dismissed", account_id=pause.account_id, user_id=user.pk
     )
     return pause

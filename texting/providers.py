@@ -23,7 +23,7 @@ from twilio.base.exceptions import TwilioException, TwilioRestException
 
 from calls.telephony.simulator import time_scale
 from calls.telephony.twilio import twilio_client
-from config.celery import publish_or_leave_to_sweep
+from core.handover import publish_or_leave_to_sweep
 
 log = logging.getLogger(__name__)
 

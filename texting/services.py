@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
-from functools import partial
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -19,7 +18,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallStatus
-from core.handover import HELD_BY_BROKER, hand_over, to_hand_over
+from core.handover import HELD_BY_BROKER, HandOver, to_hand_over
 from core.logging import log_event, log_event_on_commit, mask_phone
 from core.sweeps import each
 from texting import compose
@@ -54,6 +53,15 @@ from texting.selectors import (
 from users.models import User
 
 log = logging.getLogger(__name__)
+text_hand_over = HandOver(
+    task="texting.tasks.text_send_task",
+    key="text_id",
+    event="texting.dispatch_failed",
+    log=log,
+    waiting=lambda text_id: Text.objects.filter(
+        pk=text_id, status=TextStatus.SCHEDULED
+    ),
+)
 
 # Texts due within core.handover.HELD_BY_BROKER are handed to the broker with a
 # countdown; later ones (quiet hours) to the sweep, so no worker holds a task overnight.
@@ -113,7 +121,7 @@ def text_automatic(
     if automatic_texts_sent(account_id=account.pk, phone=call.phone) >= (
         config.automatic_limit
     ):
-        _log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
+        log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
         return None
     now = timezone.now()
     zone = compose.lead_zone(call.phone, account.timezone)
@@ -128,7 +136,7 @@ def text_automatic(
     due = compose.allowed_from(
         now, zone=zone, start=config.quiet_start, end=config.quiet_end
     )
-    return _text_store(
+    return text_store(
         account=account,
         config=config,
         lead_phone=call.phone,
@@ -140,7 +148,7 @@ def text_automatic(
     )
 
 
-def _text_store(
+def text_store(
     *,
     account: Account,
     config: TextingSettings | None,
@@ -172,7 +180,7 @@ def _text_store(
         recipient=recipient,
         provider=text_provider(is_test=account.is_test).name,
     )
-    _log_on_commit(
+    log_on_commit(
         "texting.stored",
         text_id=text.pk,
         purpose=purpose,
@@ -181,24 +189,11 @@ def _text_store(
     )
     if dispatch:
         countdown = max(0.0, (due_at - now).total_seconds()) or None
-        transaction.on_commit(partial(_dispatch, text.pk, countdown), robust=True)
+        text_hand_over.on_commit(text.pk, countdown)
     return text
 
 
-def _dispatch(text_id: int, countdown: float | None = None) -> None:
-    from texting.tasks import text_send_task
-
-    hand_over(
-        text_send_task,
-        kwargs={"text_id": text_id},
-        event="texting.dispatch_failed",
-        log=log,
-        rows=Text.objects.filter(pk=text_id, status=TextStatus.SCHEDULED),
-        countdown=countdown,
-    )
-
-
-def _log_on_commit(event: str, **fields: Any) -> None:
+def log_on_commit(event: str, **fields: Any) -> None:
     log_event_on_commit(log, event, **fields)
 
 
@@ -230,7 +225,7 @@ def text_reply_send(*, call: Call, user: User, body: str) -> Text:
                 "This lead opted out of texts (replied STOP): nothing can be sent "
                 "until they text START."
             )
-        return _text_store(
+        return text_store(
             account=call.account,
             config=config,
             lead_phone=call.phone,
@@ -264,7 +259,7 @@ def text_send(*, text_id: int) -> str:
         config = texting_settings_of(text.account)
         reason = _not_sendable(text, config)
         if reason:
-            _set_status(text, TextStatus.CANCELED, error=reason)
+            text_status_advance(text, TextStatus.CANCELED, error=reason)
             return "canceled"
         if text.automatic:
             assert config is not None  # _not_sendable checked
@@ -278,7 +273,7 @@ def text_send(*, text_id: int) -> str:
                 text.due_at, text.dispatched_at = allowed, None
                 text.save(update_fields=["due_at", "dispatched_at"])
                 return "not due"
-        _set_status(text, TextStatus.SENDING)
+        text_status_advance(text, TextStatus.SENDING)
     outgoing = OutgoingText(
         text_id=text.pk,
         to=text.to_number,
@@ -305,7 +300,7 @@ def text_send(*, text_id: int) -> str:
         text = Text.objects.select_for_update(of=("self",)).get(pk=text.pk)
         text.provider_id, text.handed_at = provider_id, timezone.now()
         text.save(update_fields=["provider_id", "handed_at"])
-        _set_status(text, TextStatus.QUEUED)
+        text_status_advance(text, TextStatus.QUEUED)
         text_event_emit(text=text, type="text_sent")
     _log_sent(text)
     return "sent"
@@ -346,13 +341,13 @@ def _not_sendable(text: Text, config: TextingSettings | None) -> str:
 def _text_failed(text_id: int, reason: str) -> None:
     with transaction.atomic():
         text = Text.objects.select_for_update(of=("self",)).get(pk=text_id)
-        _set_status(text, TextStatus.FAILED, error=reason)
+        text_status_advance(text, TextStatus.FAILED, error=reason)
     log_event(
         log, "texting.failed", level=logging.WARNING, text_id=text_id, reason=reason
     )
 
 
-def _set_status(text: Text, status: str, *, error: str = "") -> bool:
+def text_status_advance(text: Text, status: str, *, error: str = "") -> bool:
     """Move the text's status forward (never back); returns whether it moved."""
     now_at = STATUS_ORDER[TextStatus(text.status)]
     if now_at == FINAL or STATUS_ORDER[TextStatus(status)] < now_at:
@@ -394,7 +389,7 @@ def text_status_update(*, text_id: int, status: str, error: str = "") -> bool:
         text = Text.objects.select_for_update(of=("self",)).filter(pk=text_id).first()
         if text is None or text.direction != Direction.OUT:
             return False
-        return _set_status(text, ours, error=error)
+        return text_status_advance(text, ours, error=error)
 
 
 def text_staff_send(
@@ -405,7 +400,7 @@ def text_staff_send(
     config = texting_settings_of(account)
     if config is None or not config.enabled or not user.phone_number:
         return None
-    return _text_store(
+    return text_store(
         account=account,
         config=config,
         lead_phone=call.phone if call else "",
@@ -442,5 +437,5 @@ def texts_sweep(*, now: datetime | None = None) -> int:
         .order_by("due_at")
         .values_list("pk", flat=True)[:1000]
     )
-    each(sweep="texts", items=due, handle=_dispatch)
+    each(sweep="texts", items=due, handle=text_hand_over)
     return len(due)

@@ -7,22 +7,15 @@ from __future__ import annotations
 import logging
 
 from celery import shared_task
-from django.db import InterfaceError, OperationalError
 
 from core.locks import one_at_a_time
 from core.logging import log_event
+from core.tasks import retry_while_down
 from texting.providers import TextingUnavailable
 
 log = logging.getLogger(__name__)
 
-RETRY_WHILE_DOWN = {
-    "acks_late": True,
-    "autoretry_for": (TextingUnavailable, OperationalError, InterfaceError),
-    "retry_backoff": 1,
-    "retry_backoff_max": 60,
-    "retry_jitter": True,
-    "max_retries": 12,
-}
+RETRY_WHILE_DOWN = retry_while_down(TextingUnavailable)
 
 
 @shared_task(**RETRY_WHILE_DOWN)

@@ -26,8 +26,8 @@ from webhooks.endpoints import REFUSALS, endpoint_disable, endpoint_secrets
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from webhooks.outbox import (
     blocked_by_earlier,
+    delivery_hand_over,
     enqueue_next_of_subject,
-    enqueue_on_commit,
 )
 from webhooks.signing import signed_headers
 
@@ -251,5 +251,5 @@ def _failed(delivery: WebhookDelivery, response: Response, *, now: datetime) -> 
     # A later retry is left to the sweep: no task holds it (its mark goes on saving).
     delivery.dispatched_at = None
     if delay <= HELD_BY_BROKER:
-        enqueue_on_commit(delivery.pk, countdown=delay.total_seconds())
+        delivery_hand_over.on_commit(delivery.pk, countdown=delay.total_seconds())
     return "retry"

@@ -17,7 +17,7 @@ from accounts.models import Account
 from core.outbox import effect_guarded
 from webhooks.endpoints import organization_subscriptions
 from webhooks.models import EventType, WebhookDelivery, WebhookEndpoint, WebhookEvent
-from webhooks.outbox import enqueue_on_commit
+from webhooks.outbox import delivery_hand_over
 
 
 @overload
@@ -104,7 +104,7 @@ def _event_write(
         for endpoint_id in endpoint_ids
     )
     for delivery in deliveries:
-        enqueue_on_commit(delivery.pk)
+        delivery_hand_over.on_commit(delivery.pk)
     return event
 
 

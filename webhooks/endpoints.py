@@ -21,7 +21,7 @@ from core.logging import log_event
 from core.outbound import Deadline, DestinationError, destination_vet
 from core.versioned import VersionedCache
 from webhooks.models import SUBSCRIBABLE, WebhookEndpoint
-from webhooks.outbox import SWEEP_GRACE, due_deliveries, enqueue_due
+from webhooks.outbox import DUE_GRACE, due_deliveries, enqueue_due
 from webhooks.signing import secret_decrypt, secret_encrypt, secret_new, secret_prefix
 
 # Each organization's endpoints as events need them, by organization id: every event of an
@@ -166,7 +166,7 @@ def webhook_endpoint_update(
         transaction.on_commit(
             # Due now, without the sweep's grace: re-activation sends at once.
             lambda: enqueue_due(
-                due_deliveries(timezone.now() + SWEEP_GRACE), endpoint.pk
+                due_deliveries(timezone.now() + DUE_GRACE), endpoint.pk
             ),
             robust=True,
         )

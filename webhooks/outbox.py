@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
-from core.handover import hand_over, to_hand_over
+from core.handover import HandOver, to_hand_over
 from webhooks.models import (
     DeliveryStatus,
     EventType,
@@ -25,10 +25,22 @@ from webhooks.models import (
 )
 
 log = logging.getLogger(__name__)
+# A delivery to a worker, now or on commit; with the broker down the sweep hands it over
+# later. Retries due within core.handover.HELD_BY_BROKER are handed over with a countdown;
+# later ones are left to the sweep.
+delivery_hand_over = HandOver(
+    task="webhooks.tasks.webhook_deliver_task",
+    key="delivery_id",
+    event="webhook.dispatch_failed",
+    log=log,
+    waiting=lambda delivery_id: WebhookDelivery.objects.filter(
+        pk=delivery_id, status=DeliveryStatus.PENDING
+    ),
+)
 
-# Retries due within core.handover.HELD_BY_BROKER are handed to the broker with a
-# countdown; later ones to the sweep. Support's tools take deliveries due this soon.
-SWEEP_GRACE = timedelta(seconds=5)
+# The sweep takes a delivery due this long ago (the hand-over on commit has it before);
+# support's tools take deliveries due this soon.
+DUE_GRACE = timedelta(seconds=5)
 
 
 def blocked_by_earlier() -> Exists:
@@ -40,26 +52,6 @@ def blocked_by_earlier() -> Exists:
             event__subject=OuterRef("event__subject"),
             event_id__lt=OuterRef("event_id"),
         ).exclude(event__subject="")
-    )
-
-
-def enqueue_on_commit(delivery_id: int, countdown: float | None = None) -> None:
-    transaction.on_commit(lambda: _enqueue(delivery_id, countdown), robust=True)
-
-
-def _enqueue(delivery_id: int, countdown: float | None = None) -> None:
-    """Hand a delivery to a worker; with the broker down the sweep hands it over later."""
-    from webhooks.tasks import webhook_deliver_task
-
-    hand_over(
-        webhook_deliver_task,
-        kwargs={"delivery_id": delivery_id},
-        event="webhook.dispatch_failed",
-        log=log,
-        rows=WebhookDelivery.objects.filter(
-            pk=delivery_id, status=DeliveryStatus.PENDING
-        ),
-        countdown=countdown,
     )
 
 
@@ -79,7 +71,7 @@ def enqueue_next_of_subject(delivery: WebhookDelivery) -> None:
         .first()
     )
     if following is not None:
-        _enqueue(following)
+        delivery_hand_over(following)
 
 
 def due_deliveries(now: datetime) -> QuerySet[WebhookDelivery]:
@@ -87,7 +79,7 @@ def due_deliveries(now: datetime) -> QuerySet[WebhookDelivery]:
         WebhookDelivery.objects.filter(
             status=DeliveryStatus.PENDING,
             endpoint__is_active=True,
-            next_attempt_at__lte=now - SWEEP_GRACE,
+            next_attempt_at__lte=now - DUE_GRACE,
         )
         .filter(Q(leased_until__isnull=True) | Q(leased_until__lt=now))
         .exclude(blocked_by_earlier())
@@ -104,7 +96,7 @@ def enqueue_due(
     for delivery_id in (
         deliveries.order_by("event_id").values_list("pk", flat=True).iterator()
     ):
-        _enqueue(delivery_id)
+        delivery_hand_over(delivery_id)
         count += 1
     return count
 
@@ -129,7 +121,7 @@ def webhook_delivery_resend(*, delivery: WebhookDelivery) -> None:
             retry_until=now + settings.WEBHOOK_RETRY_WINDOW,
             leased_until=None,
         )
-        enqueue_on_commit(delivery.pk)
+        delivery_hand_over.on_commit(delivery.pk)
 
 
 def webhook_endpoint_replay(*, endpoint: WebhookEndpoint, since: datetime) -> int:
@@ -158,7 +150,7 @@ def webhook_endpoint_replay(*, endpoint: WebhookEndpoint, since: datetime) -> in
                     "leased_until": None,
                 },
             )
-            enqueue_on_commit(delivery.pk)
+            delivery_hand_over.on_commit(delivery.pk)
         count += 1
     return count
 

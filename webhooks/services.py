@@ -7,7 +7,6 @@ deliveries to the broker, the sweep, resending, replay, pruning). This module na
 them all for the callers elsewhere.
 """
 
-from core.handover import HELD_BY_BROKER
 from webhooks.delivery import (
     EXCERPT_BYTES,
     GONE,
@@ -30,7 +29,6 @@ from webhooks.endpoints import (
     webhook_url_check,
 )
 from webhooks.outbox import (
-    SWEEP_GRACE,
     webhook_deliveries_sweep,
     webhook_delivery_resend,
     webhook_endpoint_replay,
@@ -40,10 +38,8 @@ from webhooks.outbox import (
 __all__ = [
     "EXCERPT_BYTES",
     "GONE",
-    "HELD_BY_BROKER",
     "NOT_ALLOWED",
     "NOT_HTTPS",
-    "SWEEP_GRACE",
     "TIMED_OUT",
     "UNRESOLVABLE",
     "USER_AGENT",

@@ -11,8 +11,8 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
+from accounts.admin.keys import ISSUED_KEY as _ISSUED_KEY
 from accounts.admin.keys import (
-    _ISSUED_KEY,
     ApiKeyInline,
     KeyToolsAdmin,
     last_used_of,

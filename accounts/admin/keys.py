@@ -30,7 +30,7 @@ from core.admin import (
 )
 
 # Carries a key issued in save_form() to response_add() within one request; never stored.
-_ISSUED_KEY = "_accounts_admin_issued_key"
+ISSUED_KEY = "_accounts_admin_issued_key"
 
 
 # --- query helpers: counts and prefixes as subqueries, so list pages stay at a fixed number of queries

@@ -14,7 +14,7 @@ from datetime import datetime
 from django.utils import timezone
 
 from calls.models import Call, CallAttempt, CallStatus
-from config.celery import publish_or_leave_to_sweep
+from core import handover
 
 # The pipeline logs as the service layer it is (the name operators filter on).
 log = logging.getLogger("calls.services")
@@ -24,17 +24,18 @@ def dispatch_setup(call_id: int, at: datetime | None = None) -> None:
     """Hand a call to a worker; with the broker down the sweep dispatches it later."""
     from calls.tasks import call_setup_task
 
-    if not publish_or_leave_to_sweep(
+    # Marked when it was made due: with none pending after all, the sweep's next run
+    # dispatches it.
+    handover.hand_over(
         call_setup_task,
         kwargs={"call_id": call_id},
         event="call.dispatch_failed",
         log=log,
+        rows=Call.objects.filter(pk=call_id, status=CallStatus.QUEUED),
+        mark="setup_dispatched_at",
+        marked_first=True,
         eta=at,
-    ):
-        # No setup is pending after all: the sweep's next run dispatches it.
-        Call.objects.filter(pk=call_id, status=CallStatus.QUEUED).update(
-            setup_dispatched_at=None
-        )
+    )
 
 
 def dispatch_dial(attempt_id: int) -> None:
@@ -42,7 +43,9 @@ def dispatch_dial(attempt_id: int) -> None:
     (or the mark not made) the sweep dials it later."""
     from calls.tasks import attempt_dial_task
 
-    if publish_or_leave_to_sweep(
+    # Marked once sent, and left empty when not: the sweep dials a leg never marked only
+    # after ``UNDIALED_AFTER`` (``hand_over`` would mark it ``REFUSED``, dialed at once).
+    if handover.publish_or_leave_to_sweep(
         attempt_dial_task,
         kwargs={"attempt_id": attempt_id},
         event="call.dial_dispatch_failed",

@@ -23,8 +23,8 @@ from calls.models import (
 )
 from calls.pipeline import broker
 from calls.pipeline.events import call_event, locked_calls
-from calls.pipeline.transitions import _agent_attempt, dialing_settings
-from calls.pipeline.waiting import _no_agent_now
+from calls.pipeline.transitions import agent_attempt, dialing_settings
+from calls.pipeline.waiting import no_agent_now
 from calls.routing import (
     agent_first_available,
     agents_available,
@@ -106,7 +106,7 @@ def call_setup(*, call_id: int) -> None:
         else:
             agents = agents_claim(agents_available(call=call, at=now), at=now)
         if not agents:
-            _no_agent_now(call, config, now)
+            no_agent_now(call, config, now)
             return
         call.status = CallStatus.DIALING
         call.rounds += 1
@@ -121,7 +121,7 @@ def call_setup(*, call_id: int) -> None:
                 "setup_dispatched_at",
             ]
         )
-        attempts = [_agent_attempt(call, agent) for agent in agents]
+        attempts = [agent_attempt(call, agent) for agent in agents]
     for attempt in attempts:
         try:
             _ring_agent(attempt, call, config)

@@ -16,8 +16,8 @@ from django.db.models import QuerySet, Subquery
 from django.utils import timezone
 
 from calls.models import Call, CallAttempt, Leg
-from calls.pipeline.legs import _lead_event
-from calls.pipeline.offers import _agent_event
+from calls.pipeline.legs import lead_event
+from calls.pipeline.offers import agent_event
 from calls.telephony.base import Event, EventKind, Instruction
 from core.compiled import CompiledQuery
 
@@ -32,19 +32,19 @@ def call_event(event: Event) -> Instruction:
         return Instruction.nothing()
     followups: list[Any] = []
     with transaction.atomic():
-        call = _locked_call(event.attempt_id)
+        call = locked_call(event.attempt_id)
         if call is None:
             return Instruction.nothing()
         attempt = _LOCKED_LEG.get(attempt_id=event.attempt_id)
         attempt.call = call  # the locked one: whoever hears of this leg reads it there
-        handler = _agent_event if attempt.leg == Leg.AGENT else _lead_event
+        handler = agent_event if attempt.leg == Leg.AGENT else lead_event
         instruction = handler(call, attempt, event, followups)
     for followup in followups:
         followup()
     return instruction
 
 
-def _locked_call(attempt_id: int) -> Call | None:
+def locked_call(attempt_id: int) -> Call | None:
     """The call of the leg ``attempt_id``, its row locked, read with its account and dialing
     settings in one query; None for a leg we do not know. The call is locked before its leg,
     as every step of the pipeline locks them, so two events of a call queue up, never

@@ -15,14 +15,14 @@ from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from calls.pipeline.transitions import (
     EVENT_OUTCOME,
     FINAL,
-    _end_attempt,
-    _finish,
-    _log_on_commit,
-    _mark,
-    _phone_time,
-    _requeue,
-    _seconds,
+    attempt_end,
+    attempt_mark,
+    call_finish,
+    call_requeue,
     dialing_settings,
+    log_on_commit,
+    phone_time,
+    seconds_between,
 )
 from calls.telephony.base import Event, EventKind, Instruction
 
@@ -33,7 +33,7 @@ LEAD_OUTCOME_STATUS = {
 }
 
 
-def _lead_event(
+def lead_event(
     call: Call, attempt: CallAttempt, event: Event, followups: list[Any]
 ) -> Instruction:
     now = timezone.now()
@@ -57,11 +57,11 @@ def _lead_event(
             duration = (
                 event.duration
                 if event.duration is not None
-                else _seconds(attempt.answered_at, now)
+                else seconds_between(attempt.answered_at, now)
             )
-            _end_attempt(attempt, AttemptOutcome.ANSWERED, followups, duration=duration)
+            attempt_end(attempt, AttemptOutcome.ANSWERED, followups, duration=duration)
             call.duration = duration
-            _finish(call, CallStatus.ANSWER, save_also=["duration"])
+            call_finish(call, CallStatus.ANSWER, save_also=["duration"])
             media.recording_make_ended(attempt=attempt)  # the simulator's, when spoken
         else:
             _lead_missed(call, attempt, AttemptOutcome.NOANSWER, followups)
@@ -72,13 +72,13 @@ def _lead_event(
 
 def _answered(call: Call, attempt: CallAttempt, at: datetime) -> None:
     """The lead picked up: the call is answered (bridged and recording) from here on."""
-    _mark(attempt, answered_at=at)
+    attempt_mark(attempt, answered_at=at)
     call.status = CallStatus.ANSWER
     call.next_attempt_at = None
     if call.response_time is None:
-        call.response_time = _seconds(call.received_at, at)
+        call.response_time = seconds_between(call.received_at, at)
     call.save(update_fields=["status", "next_attempt_at", "response_time"])
-    _log_on_commit(
+    log_on_commit(
         "call.lead_answered",
         call_id=call.pk,
         attempt_id=attempt.pk,
@@ -97,7 +97,7 @@ def _late_answer(
     attempt.answered_at = attempt.answered_at or now
     attempt.duration = event.duration if event.duration else attempt.duration
     attempt.save(update_fields=["outcome", "answered_at", "duration"])
-    _log_on_commit(
+    log_on_commit(
         "call.late_event_reconciled",
         call_id=call.pk,
         attempt_id=attempt.pk,
@@ -107,28 +107,30 @@ def _late_answer(
     if call.status in FINAL:
         return  # a final status never changes; the leg's record is corrected above
     for open_leg in call.attempts_log.filter(ended_at__isnull=True):
-        _end_attempt(open_leg, AttemptOutcome.CANCELED, followups, hangup=True)
+        attempt_end(open_leg, AttemptOutcome.CANCELED, followups, hangup=True)
     accepted = call.attempts_log.filter(
         leg=Leg.AGENT, outcome=AttemptOutcome.ACCEPTED, round=attempt.round
     ).first()
     call.agent_id = accepted.agent_id if accepted else call.agent_id
     if call.response_time is None:
-        call.response_time = _seconds(call.received_at, attempt.answered_at)
+        call.response_time = seconds_between(call.received_at, attempt.answered_at)
     call.duration = attempt.duration
-    _finish(call, CallStatus.ANSWER, save_also=["agent", "response_time", "duration"])
+    call_finish(
+        call, CallStatus.ANSWER, save_also=["agent", "response_time", "duration"]
+    )
 
 
-def _lead_not_placed(call: Call, attempt: CallAttempt, followups: list[Any]) -> None:
+def lead_not_placed(call: Call, attempt: CallAttempt, followups: list[Any]) -> None:
     """The lead's leg never reached the provider (the switch had hung up the agent's leg it
     was to be dialed from): no dial of the lead, so neither "no answer" nor one of the
     call's attempts (CONTRACT.md: ``callAttempts`` counts dials). The leg ends as hung up
     by us and the call goes back to the queue at once, to be dialed within its limit; the
     wait its cadence asks before this dial was already waited."""
-    _end_attempt(attempt, AttemptOutcome.CANCELED, followups)
+    attempt_end(attempt, AttemptOutcome.CANCELED, followups)
     for agent_leg in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True):
-        _end_attempt(agent_leg, AttemptOutcome.ACCEPTED, followups, hangup=True)
+        attempt_end(agent_leg, AttemptOutcome.ACCEPTED, followups, hangup=True)
     call.attempts = max(0, call.attempts - 1)  # counted when the agent took the call
-    _log_on_commit(
+    log_on_commit(
         "call.lead_leg_not_placed",
         call_id=call.pk,
         attempt_id=attempt.pk,
@@ -150,30 +152,30 @@ def _lead_not_placed(call: Call, attempt: CallAttempt, followups: list[Any]) -> 
             .first()
         )
         outcome = AttemptOutcome(last or AttemptOutcome.NOANSWER)
-        _finish(call, LEAD_OUTCOME_STATUS[outcome], save_also=["attempts"])
+        call_finish(call, LEAD_OUTCOME_STATUS[outcome], save_also=["attempts"])
         return
     call.agent = None
-    _requeue(call, timezone.now(), save_also=["agent", "attempts"])
+    call_requeue(call, timezone.now(), save_also=["agent", "attempts"])
 
 
 def _lead_missed(
     call: Call, attempt: CallAttempt, outcome: str, followups: list[Any]
 ) -> None:
     """The lead did not answer: retry on the account's cadence, or end with the outcome."""
-    _end_attempt(attempt, outcome, followups)
+    attempt_end(attempt, outcome, followups)
     for agent_leg in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True):
-        _end_attempt(agent_leg, AttemptOutcome.ACCEPTED, followups, hangup=True)
+        attempt_end(agent_leg, AttemptOutcome.ACCEPTED, followups, hangup=True)
     config = dialing_settings(call.account)
     if call.status in FINAL:
         return
     if call.attempts >= config.lead_attempt_limit:
-        _finish(call, LEAD_OUTCOME_STATUS[AttemptOutcome(outcome)])
+        call_finish(call, LEAD_OUTCOME_STATUS[AttemptOutcome(outcome)])
         return
     cadence = list(config.retry_cadence or [0])
     delay = cadence[min(call.attempts, len(cadence) - 1)]
     call.agent = None
-    _requeue(
+    call_requeue(
         call,
-        timezone.now() + _phone_time(call, timedelta(seconds=delay)),
+        timezone.now() + phone_time(call, timedelta(seconds=delay)),
         save_also=["agent"],
     )

@@ -15,15 +15,15 @@ from calls.payloads import call_event_emit
 from calls.pipeline import broker
 from calls.pipeline.transitions import (
     EVENT_OUTCOME,
-    _agent_attempt,
-    _agent_taken,
-    _end_attempt,
-    _finish,
-    _log_on_commit,
-    _mark,
-    _phone_time,
-    _requeue,
+    agent_attempt,
+    agent_taken,
+    attempt_end,
+    attempt_mark,
+    call_finish,
+    call_requeue,
     dialing_settings,
+    log_on_commit,
+    phone_time,
 )
 from calls.routing import agent_first_available
 from calls.telephony.base import Event, EventKind, Instruction
@@ -33,7 +33,7 @@ PROMPT = "Press 1 to be connected."
 TAKEN = "Another agent has taken this call. Goodbye."
 
 
-def _agent_event(
+def agent_event(
     call: Call, attempt: CallAttempt, event: Event, followups: list[Any]
 ) -> Instruction:
     if attempt.ended_at:
@@ -45,22 +45,22 @@ def _agent_event(
         )
     now = timezone.now()
     if event.kind == EventKind.ANSWERED:
-        _mark(attempt, answered_at=attempt.answered_at or now)
-        if call.status != CallStatus.DIALING or _agent_taken(call):
-            _end_attempt(attempt, AttemptOutcome.CANCELED, followups)
+        attempt_mark(attempt, answered_at=attempt.answered_at or now)
+        if call.status != CallStatus.DIALING or agent_taken(call):
+            attempt_end(attempt, AttemptOutcome.CANCELED, followups)
             return Instruction.end(TAKEN)
         if dialing_settings(call.account).press_one_required:
             return Instruction(say=f"{call.whisper} {PROMPT}".strip(), gather=True)
         return _accept(call, attempt, followups, say=call.whisper)
     if event.kind == EventKind.DIGITS:
-        taken = _agent_taken(call)
+        taken = agent_taken(call)
         if (
             event.digits.startswith("1")
             and call.status == CallStatus.DIALING
             and not taken
         ):
             return _accept(call, attempt, followups)
-        _end_attempt(
+        attempt_end(
             attempt,
             AttemptOutcome.CANCELED if taken else AttemptOutcome.REFUSED,
             followups,
@@ -73,7 +73,7 @@ def _agent_event(
             event.kind,
             AttemptOutcome.REFUSED if attempt.answered_at else AttemptOutcome.NOANSWER,
         )
-        _end_attempt(attempt, outcome, followups, duration=event.duration)
+        attempt_end(attempt, outcome, followups, duration=event.duration)
         if not accepted:
             _after_agent_miss(call, followups)
     return Instruction.nothing()
@@ -92,7 +92,7 @@ def _accept(
     for other in call.attempts_log.filter(leg=Leg.AGENT, ended_at__isnull=True).exclude(
         pk=attempt.pk
     ):
-        _end_attempt(other, AttemptOutcome.CANCELED, followups, hangup=True)
+        attempt_end(other, AttemptOutcome.CANCELED, followups, hangup=True)
     lead_attempt = CallAttempt.objects.create(
         call=call,
         leg=Leg.LEAD,
@@ -101,14 +101,14 @@ def _accept(
         provider=attempt.provider,
         dial_requested_at=timezone.now(),
     )
-    _log_on_commit(
+    log_on_commit(
         "call.agent_accepted",
         call_id=call.pk,
         attempt_id=attempt.pk,
         agent_id=attempt.agent_id,
         round=call.rounds,
     )
-    _log_on_commit(
+    log_on_commit(
         "call.lead_dialed",
         call_id=call.pk,
         attempt_id=lead_attempt.pk,
@@ -128,7 +128,7 @@ def _accept(
 
 def _after_agent_miss(call: Call, followups: list[Any]) -> None:
     """An agent did not take the call: offer it to the next agent, or end the round."""
-    if call.status != CallStatus.DIALING or _agent_taken(call):
+    if call.status != CallStatus.DIALING or agent_taken(call):
         return
     if call.attempts_log.filter(
         leg=Leg.AGENT, round=call.rounds, ended_at__isnull=True
@@ -146,16 +146,16 @@ def _after_agent_miss(call: Call, followups: list[Any]) -> None:
             call=call, at=now, exclude={a for a in offered if a}
         )
         if following:
-            attempt = _agent_attempt(call, following)
+            attempt = agent_attempt(call, following)
             followups.append(lambda: broker.dispatch_dial(attempt.pk))
             return
     call.unanswered_rounds += 1
     if call.unanswered_rounds >= config.agent_rounds:
-        _finish(call, CallStatus.NOAGENT, save_also=["unanswered_rounds"])
+        call_finish(call, CallStatus.NOAGENT, save_also=["unanswered_rounds"])
         return
-    _requeue(
+    call_requeue(
         call,
         timezone.now()
-        + _phone_time(call, timedelta(seconds=config.agent_round_pause_seconds)),
+        + phone_time(call, timedelta(seconds=config.agent_round_pause_seconds)),
         save_also=["unanswered_rounds"],
     )

@@ -19,9 +19,9 @@ from django.utils import timezone
 from calls import media
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from calls.pipeline import broker
-from calls.pipeline.events import _locked_call, call_event
-from calls.pipeline.legs import _lead_not_placed
-from calls.pipeline.transitions import _finish, _seconds
+from calls.pipeline.events import call_event, locked_call
+from calls.pipeline.legs import lead_not_placed
+from calls.pipeline.transitions import call_finish, seconds_between
 from calls.pipeline.waiting import calls_hand_over_counted
 from calls.telephony import PROVIDERS, provider_named
 from calls.telephony.base import Event, EventKind, LegStatus, TelephonyUnavailable
@@ -284,7 +284,7 @@ def _lead_leg_not_placed(attempt_id: int) -> str:
     """End a lead leg the provider never placed: no dial, no attempt (``legs``)."""
     followups: list[Any] = []
     with transaction.atomic():
-        call = _locked_call(attempt_id)
+        call = locked_call(attempt_id)
         attempt = (
             CallAttempt.objects.select_for_update()
             .filter(
@@ -298,7 +298,7 @@ def _lead_leg_not_placed(attempt_id: int) -> str:
         if call is None or attempt is None:
             return "ended"  # an event came meanwhile: it is no longer ours to settle
         attempt.call = call
-        _lead_not_placed(call, attempt, followups)
+        lead_not_placed(call, attempt, followups)
     for followup in followups:
         followup()
     return "ended"
@@ -309,7 +309,7 @@ def _estimated_end(attempt: CallAttempt) -> str:
     was up; its call is marked ``end_estimated``."""
     answered_at = attempt.answered_at
     assert answered_at is not None
-    duration = _seconds(answered_at, attempt.checked_at or answered_at)
+    duration = seconds_between(answered_at, attempt.checked_at or answered_at)
     Call.objects.filter(pk=attempt.call_id).update(end_estimated=True)
     log_event(
         log,
@@ -370,14 +370,18 @@ def _answered_finish(call_id: int) -> bool:
         if leg is None or leg.answered_at is None or leg.ended_at is None:
             # Cannot be (ANSWER comes with a lead's answer): ended now, length unknown.
             call.duration, call.end_estimated = call.duration or 0, True
-            _finish(call, CallStatus.ANSWER, save_also=["duration", "end_estimated"])
+            call_finish(
+                call, CallStatus.ANSWER, save_also=["duration", "end_estimated"]
+            )
         else:
             measured = leg.duration is not None
             call.duration = (
-                leg.duration if measured else _seconds(leg.answered_at, leg.ended_at)
+                leg.duration
+                if measured
+                else seconds_between(leg.answered_at, leg.ended_at)
             )
             call.end_estimated = call.end_estimated or not measured
-            _finish(
+            call_finish(
                 call,
                 CallStatus.ANSWER,
                 save_also=["duration", "end_estimated"],

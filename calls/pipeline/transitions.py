@@ -64,7 +64,7 @@ def dialing_settings(account: Account) -> DialingSettings:
         return DialingSettings(account=account)
 
 
-def _agent_attempt(call: Call, agent: User | None) -> CallAttempt:
+def agent_attempt(call: Call, agent: User | None) -> CallAttempt:
     """An agent leg: ``agent``'s phone, or with None the call's agent who is not a user."""
     return CallAttempt.objects.create(
         call=call,
@@ -76,7 +76,7 @@ def _agent_attempt(call: Call, agent: User | None) -> CallAttempt:
     )
 
 
-def _agent_taken(call: Call) -> bool:
+def agent_taken(call: Call) -> bool:
     """Whether an agent took the call (pressed 1) and its lead is being dialed. A user who
     did is the call's agent; an agent who is not a user (``agent_number``) leaves no agent
     on the call, only their leg accepted in this round while the call is dialing."""
@@ -91,24 +91,24 @@ def _agent_taken(call: Call) -> bool:
     )
 
 
-def _seconds(since: datetime, until: datetime) -> int:
+def seconds_between(since: datetime, until: datetime) -> int:
     """Whole seconds from ``since`` to ``until``, never negative (clocks disagree)."""
     return max(0, int((until - since).total_seconds()))
 
 
-def _phone_time(call: Call, wait: timedelta) -> timedelta:
+def phone_time(call: Call, wait: timedelta) -> timedelta:
     """``wait`` at the call's provider's time scale: the simulator's sped-up calls wait
     sped-up too; a real network waits the full time."""
     return wait * provider_for(is_test=call.is_test).time_scale
 
 
-def _mark(attempt: CallAttempt, **moments: datetime) -> None:
+def attempt_mark(attempt: CallAttempt, **moments: datetime) -> None:
     for name, value in moments.items():
         setattr(attempt, name, value)
     attempt.save(update_fields=list(moments))
 
 
-def _end_attempt(
+def attempt_end(
     attempt: CallAttempt,
     outcome: str,
     followups: list[Any],
@@ -120,7 +120,7 @@ def _end_attempt(
     attempt.outcome = attempt.outcome or outcome
     attempt.duration = duration if duration is not None else attempt.duration
     attempt.save(update_fields=["ended_at", "outcome", "duration"])
-    _log_on_commit(
+    log_on_commit(
         "call.leg_ended",
         call_id=attempt.call_id,
         attempt_id=attempt.pk,
@@ -130,7 +130,7 @@ def _end_attempt(
         duration=attempt.duration,
     )
     if attempt.leg == Leg.AGENT and attempt.agent_id:
-        _hand_over(attempt.agent_id)
+        hand_over_to_agent(attempt.agent_id)
         offer_ended.send(sender=CallAttempt, attempt=attempt)
     if hangup and attempt.dial_requested_at:
         provider = provider_named(attempt.provider)
@@ -140,7 +140,7 @@ def _end_attempt(
         )
 
 
-def _requeue(
+def call_requeue(
     call: Call,
     when: datetime,
     *,
@@ -161,14 +161,14 @@ def _requeue(
             *(save_also or []),
         ]
     )
-    _log_on_commit("call.requeued", call_id=call.pk, due_at=when.isoformat())
+    log_on_commit("call.requeued", call_id=call.pk, due_at=when.isoformat())
     if dispatch:
         transaction.on_commit(
             lambda: broker.dispatch_setup(call.pk, at=when), robust=True
         )
 
 
-def _finish(
+def call_finish(
     call: Call,
     status: str,
     *,
@@ -192,7 +192,7 @@ def _finish(
     )
     call_event_emit(call=call, type="call_completed")
     call_finished.send(sender=Call, call=call)
-    _log_on_commit(
+    log_on_commit(
         "call.ended",
         call_id=call.pk,
         status=status,
@@ -204,7 +204,7 @@ def _finish(
     )
 
 
-def _hand_over(agent_id: int) -> int | None:
+def hand_over_to_agent(agent_id: int) -> int | None:
     """The agent is free: dispatch the oldest waiting call they may take, at once, on
     commit. The call is locked and marked dispatched in this transaction, so two agents
     freed at once never take the same call. Returns the call's id, if any."""
@@ -218,11 +218,11 @@ def _hand_over(agent_id: int) -> int | None:
     call.setup_dispatched_at = timezone.now()
     call.save(update_fields=["setup_dispatched_at"])
     transaction.on_commit(partial(broker.dispatch_setup, call.pk), robust=True)
-    _log_on_commit("call.handed_over", call_id=call.pk, agent_id=agent_id)
+    log_on_commit("call.handed_over", call_id=call.pk, agent_id=agent_id)
     return call.pk
 
 
-def _log_on_commit(event: str, **fields: Any) -> None:
+def log_on_commit(event: str, **fields: Any) -> None:
     """Log a step of a call's life once it is committed: a rolled-back step never happened."""
     log_event_on_commit(log, event, **fields)
 
@@ -232,11 +232,11 @@ def call_cancel(*, call: Call) -> bool:
     followups: list[Any] = []
     with transaction.atomic():
         call = Call.objects.select_for_update(of=("self",)).get(pk=call.pk)
-        if call.status in FINAL or _agent_taken(call):
+        if call.status in FINAL or agent_taken(call):
             return False
         for attempt in call.attempts_log.filter(ended_at__isnull=True):
-            _end_attempt(attempt, AttemptOutcome.CANCELED, followups, hangup=True)
-        _finish(call, CallStatus.CANCEL)
+            attempt_end(attempt, AttemptOutcome.CANCELED, followups, hangup=True)
+        call_finish(call, CallStatus.CANCEL)
     for followup in followups:
         followup()
     return True

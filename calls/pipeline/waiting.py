@@ -13,7 +13,12 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from calls.models import Call, CallStatus, DialingSettings, NoAgentPolicy
-from calls.pipeline.transitions import _finish, _hand_over, _phone_time, _requeue
+from calls.pipeline.transitions import (
+    call_finish,
+    call_requeue,
+    hand_over_to_agent,
+    phone_time,
+)
 from calls.routing import agents_on_duty, free_agents_with_calls_waiting, next_opening
 from calls.signals import call_waiting
 from core.logging import log_event
@@ -25,34 +30,34 @@ log = logging.getLogger("calls.services")
 
 
 # Agents on duty but all on calls: the call waits, and is handed to the first agent whose
-# leg ends (``_hand_over``). As a fallback it is looked at again after this, then after
+# leg ends (``hand_over_to_agent``). As a fallback it is looked at again after this, then after
 # as long again as it has waited, up to BUSY_RECHECK_MAX. The first wait exists only
-# because phones are slow, so it runs at the provider's time scale (``_phone_time``).
+# because phones are slow, so it runs at the provider's time scale (``phone_time``).
 BUSY_RECHECK = timedelta(seconds=5)
 BUSY_RECHECK_MAX = timedelta(seconds=60)
 
 
-def _no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
+def no_agent_now(call: Call, config: DialingSettings, now: datetime) -> None:
     """Nobody can take the call now: wait for an agent (handed over the moment one is free or
     comes on duty; looked at again briefly if agents are on duty but busy, else at the next
     schedule opening), or end it as NOAGENT, as the account says."""
     if config.no_agent_policy == NoAgentPolicy.END:
-        _finish(call, CallStatus.NOAGENT)
+        call_finish(call, CallStatus.NOAGENT)
     elif agents_on_duty(call=call, at=now):
         # Wait for the hand-over; look again as a fallback, less often the longer it waits.
         call.waiting_since = call.waiting_since or now
         recheck = min(
-            max(now - call.waiting_since, _phone_time(call, BUSY_RECHECK)),
+            max(now - call.waiting_since, phone_time(call, BUSY_RECHECK)),
             BUSY_RECHECK_MAX,
         )
-        _requeue(call, now + recheck, save_also=["waiting_since"], dispatch=False)
+        call_requeue(call, now + recheck, save_also=["waiting_since"], dispatch=False)
     elif (opening := next_opening(call=call, after=now)) is not None:
         # Waiting for an agent too: one who comes on duty sooner is handed it at once.
         call.waiting_since = call.waiting_since or now
-        _requeue(call, opening, save_also=["waiting_since"])
+        call_requeue(call, opening, save_also=["waiting_since"])
         call_waiting.send(sender=Call, call=call, opening=opening)
     else:
-        _finish(call, CallStatus.NOAGENT)
+        call_finish(call, CallStatus.NOAGENT)
 
 
 def calls_hand_over(*, now: datetime | None = None) -> list[int]:
@@ -70,7 +75,7 @@ def calls_hand_over_counted(*, now: datetime | None = None) -> tuple[list[int], 
 
     def hand_over(agent_id: int) -> None:
         with transaction.atomic():
-            call_id = _hand_over(agent_id)
+            call_id = hand_over_to_agent(agent_id)
         if call_id is not None:
             handed.append(call_id)
 
@@ -111,12 +116,12 @@ def agents_on_duty_hand_over(
 
 
 def _hand_over_each(agents: QuerySet[User]) -> list[int]:
-    """``_hand_over`` to each of ``agents``, each in a transaction of its own (its locks held
+    """``hand_over_to_agent`` to each of ``agents``, each in a transaction of its own (its locks held
     no longer than its own hand-over). Returns the calls dispatched."""
     handed = []
     for agent_id in agents.values_list("pk", flat=True):
         with transaction.atomic():
-            call_id = _hand_over(agent_id)
+            call_id = hand_over_to_agent(agent_id)
         if call_id is not None:
             handed.append(call_id)
     return handed

@@ -38,8 +38,8 @@ from calls.telephony.base import (
     LegStatus,
     Provider,
 )
-from config.celery import publish_or_leave_to_sweep
 from core.compiled import CompiledQuery
+from core.handover import publish_or_leave_to_sweep
 
 log = logging.getLogger(__name__)
 

@@ -324,7 +324,7 @@ else:
     }
 # Publishing (intake, click-to-call, the pipeline) never waits long on a broker that is down:
 # a connection is given up after this many seconds, with no retry, and the process then
-# leaves the broker alone for BROKER_BREAK_SECONDS (config/celery.py, ``Breaker``); the
+# leaves the broker alone for BROKER_BREAK_SECONDS (core/handover.py, ``Breaker``); the
 # sweeps hand the work over once it answers again.
 BROKER_PUBLISH_TIMEOUT_SECONDS = env.float(
     "BROKER_PUBLISH_TIMEOUT_SECONDS", default=1.0

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from lxml import etree
 
 from leads.adf.guards import parse_root
-from leads.adf.mapping import _attr, _children, _line, _name
+from leads.adf.mapping import attr_value, children_of, local_name, one_line
 from leads.adf.values import AdfError, Phone
 
 
@@ -86,16 +86,16 @@ def prospect_extras(document: str | bytes, *, index: int = 0) -> ProspectExtras:
         root = parse_root(document)
     except AdfError:
         return ProspectExtras()
-    if _name(root.tag) == "prospect":
+    if local_name(root.tag) == "prospect":
         prospects = [root]
     else:
-        prospects = [c for c in _children(root) if _name(c.tag) == "prospect"]
+        prospects = [c for c in children_of(root) if local_name(c.tag) == "prospect"]
     if index >= len(prospects):
         return ProspectExtras()
     vehicles: list[VehicleExtras] = []
     vendor = None
-    for child in _children(prospects[index]):
-        name = _name(child.tag)
+    for child in children_of(prospects[index]):
+        name = local_name(child.tag)
         if name == "vehicle":
             vehicles.append(_vehicle(child))
         elif name == "vendor" and vendor is None:
@@ -106,14 +106,14 @@ def prospect_extras(document: str | bytes, *, index: int = 0) -> ProspectExtras:
 
 def _firsts(element: etree._Element) -> dict[str, etree._Element]:
     found: dict[str, etree._Element] = {}
-    for child in _children(element):
-        found.setdefault(_name(child.tag), child)
+    for child in children_of(element):
+        found.setdefault(local_name(child.tag), child)
     return found
 
 
 def _text(firsts: dict[str, etree._Element], name: str) -> str:
     element = firsts.get(name)
-    return "" if element is None else _line(element)
+    return "" if element is None else one_line(element)
 
 
 def _vendor_contact(vendor: etree._Element | None) -> tuple[str, tuple[Phone, ...]]:
@@ -122,16 +122,16 @@ def _vendor_contact(vendor: etree._Element | None) -> tuple[str, tuple[Phone, ..
         return "", ()
     email = ""
     phones: list[Phone] = []
-    for child in _children(contact):
-        name = _name(child.tag)
+    for child in children_of(contact):
+        name = local_name(child.tag)
         if name == "email":
-            email = email or _line(child)
-        elif name == "phone" and _line(child):
+            email = email or one_line(child)
+        elif name == "phone" and one_line(child):
             phones.append(
                 Phone(
-                    _line(child),
-                    _attr(child, "type").lower(),
-                    _attr(child, "time").lower(),
+                    one_line(child),
+                    attr_value(child, "type").lower(),
+                    attr_value(child, "time").lower(),
                 )
             )
     return email, tuple(phones)
@@ -141,9 +141,9 @@ def _price(element: etree._Element | None) -> PriceExtras | None:
     if element is None:
         return None
     return PriceExtras(
-        _line(element),
+        one_line(element),
         *(
-            _attr(element, a)
+            attr_value(element, a)
             for a in ("type", "currency", "delta", "relativeto", "source")
         ),
     )
@@ -151,10 +151,10 @@ def _price(element: etree._Element | None) -> PriceExtras | None:
 
 def _amount(element: etree._Element) -> Amount:
     return Amount(
-        _line(element),
-        _attr(element, "type"),
-        _attr(element, "limit"),
-        _attr(element, "currency"),
+        one_line(element),
+        attr_value(element, "type"),
+        attr_value(element, "limit"),
+        attr_value(element, "currency"),
     )
 
 
@@ -162,8 +162,8 @@ def _vehicle(vehicle: etree._Element) -> VehicleExtras:
     colors: list[ColorCombination] = []
     options: list[Option] = []
     firsts: dict[str, etree._Element] = {}
-    for child in _children(vehicle):
-        name = _name(child.tag)
+    for child in children_of(vehicle):
+        name = local_name(child.tag)
         if name == "colorcombination":
             parts = _firsts(child)
             combination = ColorCombination(
@@ -201,10 +201,10 @@ def _finance(finance: etree._Element | None) -> Finance | None:
         return None
     method = balance = None
     amounts: list[Amount] = []
-    for child in _children(finance):
-        name = _name(child.tag)
+    for child in children_of(finance):
+        name = local_name(child.tag)
         if name == "method" and method is None:
-            method = _line(child)
+            method = one_line(child)
         elif name == "amount":
             amounts.append(_amount(child))
         elif name == "balance" and balance is None:

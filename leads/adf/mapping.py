@@ -3,7 +3,7 @@
 Real-world quirks are tolerated: CDATA, element and attribute names in any case, and
 namespace prefixes. Elements are matched on their lower-cased local name.
 
-The walk: `_children` lists an element's children once. Each reader below
+The walk: `children_of` lists an element's children once. Each reader below
 (`_prospect`, `_vehicle`, `_customer`, ...) takes one pass over that list, keeping the
 children it wants (in `firsts`, the first child of each name; in lists, every one of a
 repeatable element), then reads those. Text and attributes are read only where they
@@ -41,7 +41,7 @@ _NO_PROSPECT = "The document holds no prospect."
 def parse_adf(data: bytes | str) -> list[ParsedLead]:
     """Parse an ADF document into one lead per prospect; anything unreadable or hostile raises AdfError."""
     root = parse_root(data)
-    root_name = _name(root.tag)
+    root_name = local_name(root.tag)
     if root_name == "prospect":
         return [_prospect(root)]
     if root_name != "adf":
@@ -49,8 +49,8 @@ def parse_adf(data: bytes | str) -> list[ParsedLead]:
     names = _local_names
     leads = [
         _prospect(child)
-        for child in _children(root)
-        if (names.get(child.tag) or _name(child.tag)) == "prospect"
+        for child in children_of(root)
+        if (names.get(child.tag) or local_name(child.tag)) == "prospect"
     ]
     if not leads:
         raise AdfError(_NO_PROSPECT, not_adf=True)
@@ -78,7 +78,7 @@ def _value(cls: type, fields: dict[str, Any]) -> Any:
 _local_names: dict[Any, str] = {}
 
 
-def _name(tag: Any) -> str:
+def local_name(tag: Any) -> str:
     """The lower-cased local name of a tag or attribute: `{ns}Prospect` -> `prospect`."""
     name = _local_names.get(tag)
     if name is None:
@@ -91,15 +91,15 @@ def _name(tag: Any) -> str:
     return name
 
 
-def _children(element: etree._Element) -> list[etree._Element]:
+def children_of(element: etree._Element) -> list[etree._Element]:
     """The element's children; the one place the walk lists them."""
     # A slice lists the children in one call, a fifth quicker than iterating them.
     return element[:]
 
 
-# The readers inline `_line` in their loops, where a call per element costs more than
+# The readers inline `one_line` in their loops, where a call per element costs more than
 # the work; these are the same expression.
-def _line(element: etree._Element) -> str:
+def one_line(element: etree._Element) -> str:
     """The element's text on one line, white space collapsed."""
     text = "".join(element.itertext()) if len(element) else element.text
     if not text:
@@ -116,7 +116,7 @@ def _block(element: etree._Element) -> str:
     return "\n".join(" ".join(line.split()) for line in text.splitlines()).strip("\n")
 
 
-def _attr(element: etree._Element, name: str) -> str:
+def attr_value(element: etree._Element, name: str) -> str:
     """An attribute by lower-cased local name, stripped; "" when absent."""
     value = element.get(name)
     if value is None:
@@ -124,7 +124,7 @@ def _attr(element: etree._Element, name: str) -> str:
         # an element with thousands of attributes.
         value = ""
         for key in element.attrib:
-            if _name(key) == name:
+            if local_name(key) == name:
                 value = element.get(key)
                 break
     # XML already turned line breaks and tabs in attribute values into spaces.
@@ -141,8 +141,8 @@ def _prospect(prospect: etree._Element) -> ParsedLead:
     vehicles: list[Vehicle] = []
     firsts: dict[str, etree._Element] = {}  # of the other children, the first by name
     names = _local_names
-    for child in _children(prospect):
-        name = names.get(child.tag) or _name(child.tag)
+    for child in children_of(prospect):
+        name = names.get(child.tag) or local_name(child.tag)
         if name == "id":  # every one is kept
             ids.append(_identifier(child))
         elif name == "vehicle":  # every one is kept
@@ -161,7 +161,7 @@ def _prospect(prospect: etree._Element) -> ParsedLead:
             "prospect_id": main_id.value,
             "prospect_source": main_id.source,
             "prospect_ids": tuple(ids),
-            "prospect_status": _attr(prospect, "status").lower(),
+            "prospect_status": attr_value(prospect, "status").lower(),
             "request_date": _line_of(firsts.get("requestdate")),
             "request_type": _line_of(firsts.get("requesttype")),
             "vehicles": tuple(vehicles),
@@ -174,14 +174,15 @@ def _prospect(prospect: etree._Element) -> ParsedLead:
 
 
 def _line_of(element: etree._Element | None) -> str:
-    return "" if element is None else _line(element)
+    return "" if element is None else one_line(element)
 
 
 def _identifier(element: etree._Element | None) -> Identifier:
     if element is None:
         return _NO_ID
     return _value(  # type: ignore[no-any-return]
-        Identifier, {"value": _line(element), "source": _attr(element, "source")}
+        Identifier,
+        {"value": one_line(element), "source": attr_value(element, "source")},
     )
 
 
@@ -221,13 +222,13 @@ def _vehicle(vehicle: etree._Element) -> Vehicle:
     names = _local_names
     firsts: dict[str, etree._Element] = {}  # of the other children, the first by name
     colors = None
-    for child in _children(vehicle):
-        name = names.get(child.tag) or _name(child.tag)
+    for child in children_of(vehicle):
+        name = names.get(child.tag) or local_name(child.tag)
         field_name = text_fields.get(name)
         if field_name is not None:
             # Every text field's default is "": the first non-empty counts.
             if not values[field_name]:
-                values[field_name] = _line(child)
+                values[field_name] = one_line(child)
         elif name == "colorcombination":
             # ADF lists the combinations by preference: the first naming a colour counts.
             colors = colors or _colors(child)
@@ -243,9 +244,9 @@ def _vehicle(vehicle: etree._Element) -> Vehicle:
         values["odometer"] = _value(
             Odometer,
             {
-                "value": _line(odometer),
-                "units": _attr(odometer, "units"),
-                "status": _attr(odometer, "status"),
+                "value": one_line(odometer),
+                "units": attr_value(odometer, "units"),
+                "status": attr_value(odometer, "status"),
             },
         )
     price = firsts.get("price")
@@ -253,9 +254,9 @@ def _vehicle(vehicle: etree._Element) -> Vehicle:
         values["price"] = _value(
             Price,
             {
-                "value": _line(price),
-                "type": _attr(price, "type"),
-                "currency": _attr(price, "currency"),
+                "value": one_line(price),
+                "type": attr_value(price, "type"),
+                "currency": attr_value(price, "currency"),
             },
         )
     values["interest"], values["status"] = _interest_status(vehicle)
@@ -263,11 +264,11 @@ def _vehicle(vehicle: etree._Element) -> Vehicle:
 
 
 def _interest_status(vehicle: etree._Element) -> tuple[str, str]:
-    interest = _attr(vehicle, "interest").lower()
+    interest = attr_value(vehicle, "interest").lower()
     # "trade-in" is the ADF value; senders also write trade, tradein or trade_in.
     if interest.startswith("trade"):
         return "trade-in", "used"
-    status = "new" if _attr(vehicle, "status").lower() == "new" else "used"
+    status = "new" if attr_value(vehicle, "status").lower() == "new" else "used"
     return interest or "buy", status
 
 
@@ -276,12 +277,12 @@ def _colors(combination: etree._Element) -> tuple[str, str] | None:
     each), or None when it names neither."""
     interior = exterior = ""
     names = _local_names
-    for color in _children(combination):
-        name = names.get(color.tag) or _name(color.tag)
+    for color in children_of(combination):
+        name = names.get(color.tag) or local_name(color.tag)
         if name == "interiorcolor":
-            interior = interior or _line(color)
+            interior = interior or one_line(color)
         elif name == "exteriorcolor":
-            exterior = exterior or _line(color)
+            exterior = exterior or one_line(color)
     return (interior, exterior) if interior or exterior else None
 
 
@@ -298,12 +299,12 @@ def _full_first_last(name_elements: list[etree._Element]) -> tuple[str, str, str
     full = ""
     parts: dict[str, str] = {}
     for element in name_elements:
-        part = _attr(element, "part").lower()
+        part = attr_value(element, "part").lower()
         if part in _NAME_PARTS:
             if not parts.get(part):
-                parts[part] = _line(element)
+                parts[part] = one_line(element)
         elif not full:
-            full = _line(element)
+            full = one_line(element)
     if not full:
         full = " ".join([parts[p] for p in _NAME_PARTS if parts.get(p)])
     if parts.get("first") or parts.get("last"):
@@ -320,8 +321,8 @@ def _full_name(element: etree._Element | None) -> str:
     return _full_first_last(
         [
             child
-            for child in _children(element)
-            if (names.get(child.tag) or _name(child.tag)) == "name"
+            for child in children_of(element)
+            if (names.get(child.tag) or local_name(child.tag)) == "name"
         ]
     )[0]
 
@@ -329,8 +330,8 @@ def _full_name(element: etree._Element | None) -> str:
 def _customer(customer: etree._Element) -> Customer:
     firsts: dict[str, etree._Element] = {}
     names = _local_names
-    for child in _children(customer):
-        name = names.get(child.tag) or _name(child.tag)
+    for child in children_of(customer):
+        name = names.get(child.tag) or local_name(child.tag)
         if name not in firsts:
             firsts[name] = child
     contact = firsts.get("contact")
@@ -353,8 +354,8 @@ def _contact(contact: etree._Element) -> dict[str, Any]:
     email = language = locale = ""  # the first non-empty of each counts
     address = None
     names = _local_names
-    for child in _children(contact):
-        name = names.get(child.tag) or _name(child.tag)
+    for child in children_of(contact):
+        name = names.get(child.tag) or local_name(child.tag)
         if name == "name":  # every one is read: see _full_first_last
             name_elements.append(child)
         elif name == "phone":  # every one is kept
@@ -362,18 +363,18 @@ def _contact(contact: etree._Element) -> dict[str, Any]:
                 _value(
                     Phone,
                     {
-                        "number": _line(child),
-                        "type": _attr(child, "type").lower(),
-                        "time": _attr(child, "time").lower(),
+                        "number": one_line(child),
+                        "type": attr_value(child, "type").lower(),
+                        "time": attr_value(child, "time").lower(),
                     },
                 )
             )
         elif name == "email":
-            email = email or _line(child)
+            email = email or one_line(child)
         elif name == "language":
-            language = language or _line(child)
+            language = language or one_line(child)
         elif name == "locale":
-            locale = locale or _line(child)
+            locale = locale or one_line(child)
         elif name == "address":
             address = address or _address(child)
     full_name, first_name, last_name = _full_first_last(name_elements)
@@ -407,12 +408,12 @@ def _address(address: etree._Element) -> Address:
         "country": "",
     }
     names = _local_names
-    for child in _children(address):
-        name = names.get(child.tag) or _name(child.tag)
+    for child in children_of(address):
+        name = names.get(child.tag) or local_name(child.tag)
         if name == "street":  # every line is kept
-            streets.append(_line(child))
+            streets.append(one_line(child))
         elif name in _ADDRESS_FIELDS and not values[name]:  # the first non-empty counts
-            values[name] = _line(child)
+            values[name] = one_line(child)
     values["street"] = ", ".join([s for s in streets if s])
     return _value(Address, values)  # type: ignore[no-any-return]
 
@@ -423,8 +424,8 @@ _ADDRESS_FIELDS = frozenset({"city", "regioncode", "postalcode", "country"})
 def _vendor(vendor: etree._Element) -> Vendor:
     firsts: dict[str, etree._Element] = {}
     names = _local_names
-    for child in _children(vendor):
-        name = names.get(child.tag) or _name(child.tag)
+    for child in children_of(vendor):
+        name = names.get(child.tag) or local_name(child.tag)
         if name not in firsts:
             firsts[name] = child
     identifier = _identifier(firsts.get("id"))
@@ -443,8 +444,8 @@ def _provider(provider: etree._Element) -> Provider:
     name_elements: list[etree._Element] = []
     firsts: dict[str, etree._Element] = {}
     names = _local_names
-    for child in _children(provider):
-        name = names.get(child.tag) or _name(child.tag)
+    for child in children_of(provider):
+        name = names.get(child.tag) or local_name(child.tag)
         if name == "name":  # every one is read: see _full_first_last
             name_elements.append(child)
         elif name not in firsts:

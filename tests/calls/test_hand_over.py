@@ -152,7 +152,7 @@ def test_two_agents_freed_at_once_take_different_calls(monkeypatch, sent):
     def free(taker):
         try:
             with transaction.atomic():
-                handed.append(transitions._hand_over(taker.pk))
+                handed.append(transitions.hand_over_to_agent(taker.pk))
         finally:
             connection.close()
 

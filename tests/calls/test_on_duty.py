@@ -215,7 +215,7 @@ def test_a_failing_hand_over_never_undoes_the_change_that_came_first(
         tried.append(agent_id)
         raise OperationalError("the database went away mid-hand-over")
 
-    monkeypatch.setattr(waiting, "_hand_over", broken)
+    monkeypatch.setattr(waiting, "hand_over_to_agent", broken)
     with django_capture_on_commit_callbacks(execute=True):
         response = tenant.client().put(
             f"/api/users/{taker.pk}", {"firstName": "Kept"}, format="json"

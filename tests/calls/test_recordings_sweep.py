@@ -25,7 +25,7 @@ from calls.models import (
     RecordingStatus,
     WorkerBeat,
 )
-from config.celery import breaker
+from core.handover import breaker
 from core.models import SetAside
 from tests.accounts.factories import AccountFactory
 from tests.calls.broker_queue import Message, emptied, transcription_queue

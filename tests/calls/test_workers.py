@@ -139,7 +139,7 @@ def test_a_dial_whose_publish_failed_is_left_to_the_sweep(undialed_leg, monkeypa
         raise ConnectionError("broker down")
 
     monkeypatch.setattr("calls.tasks.attempt_dial_task.apply_async", broker_down)
-    monkeypatch.setattr("config.celery.breaker.allow", lambda: True)
+    monkeypatch.setattr("core.handover.breaker.allow", lambda: True)
     broker.dispatch_dial(undialed_leg.pk)
     undialed_leg.refresh_from_db()
     assert undialed_leg.dial_dispatched_at is None

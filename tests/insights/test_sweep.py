@@ -18,8 +18,9 @@ from django.utils import timezone
 from calls import workers
 from calls.models import Recording, WorkerBeat
 from calls.signals import recording_stored
+from core import handover
 from core.models import SetAside
-from insights import engines, services
+from insights import engines
 from insights.models import Transcription, TranscriptionStatus
 from insights.services import insights_sweep, transcription_run
 from tests.calls.broker_queue import Message, emptied, taken, transcription_queue
@@ -213,14 +214,14 @@ def test_one_poisoned_transcription_does_not_stop_the_ten_others(
         [Transcription(call=call, dispatched_at=None) for call in calls]
     )
     poisoned = calls[0].pk  # the first the sweep meets
-    dispatch = services._dispatch
+    hand_over = handover.hand_over
 
-    def poisoning(call_id, **options):
-        if call_id == poisoned:
+    def poisoning(task, *, kwargs, **options):
+        if kwargs == {"call_id": poisoned}:
             raise ValueError("Ctl\x01char")
-        dispatch(call_id, **options)
+        return hand_over(task, kwargs=kwargs, **options)
 
-    monkeypatch.setattr(services, "_dispatch", poisoning)
+    monkeypatch.setattr(handover, "hand_over", poisoning)
     assert insights_sweep() == {"pending": 10, "created": 0}
 
     assert by_call(transcription_queue()) == [

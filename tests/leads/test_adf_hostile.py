@@ -400,13 +400,13 @@ def test_elements_with_thousands_of_attributes_are_read_in_linear_work(
     document = f"<adf><prospect><vehicle {many}/></prospect></adf>"
     assert len(document) <= MAX_ADF_BYTES
     names = []
-    real_name = adf_mapping._name
+    real_name = adf_mapping.local_name
 
     def counted(tag: str) -> str:
         names.append(1)
         return real_name(tag)
 
-    monkeypatch.setattr(adf_mapping, "_name", counted)
+    monkeypatch.setattr(adf_mapping, "local_name", counted)
 
     [lead] = parse_adf(document)
 

@@ -724,14 +724,14 @@ def test_parsing_is_one_lxml_parse_and_one_visit_per_element(monkeypatch):
             parses.append(body)
             return etree.fromstring(body, parser)
 
-    real_children = adf_mapping._children
+    real_children = adf_mapping.children_of
 
     def children(element):
         visited.append(element.getroottree().getpath(element))
         return real_children(element)
 
     monkeypatch.setattr(adf_guards, "etree", Lxml())
-    monkeypatch.setattr(adf_mapping, "_children", children)
+    monkeypatch.setattr(adf_mapping, "children_of", children)
 
     [lead] = parse_adf(data)
 

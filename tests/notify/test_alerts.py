@@ -17,13 +17,13 @@ from calls.models import (
     Leg,
     NoAgentPolicy,
 )
-from notify import services
 from notify.alerts import alerts_for_offer, alerts_sweep
 from notify.models import AlertKind, AlertSubscription, Message, MessageStatus
 from notify.services import message_send
 from scoring.services import score_save
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World
+from tests.handover import hold_hand_overs
 from tests.notify.conftest import parts
 from tests.scoring.factories import CallFactory, in_role
 from tests.users.factories import agent
@@ -39,15 +39,17 @@ OPEN = datetime(2026, 11, 25, 17, 0, tzinfo=UTC)
 @pytest.fixture
 def dispatched(monkeypatch):
     ids: list[int] = []
-    monkeypatch.setattr(
-        services, "_dispatch", lambda message_id, countdown=None: ids.append(message_id)
+    hold_hand_overs(
+        monkeypatch,
+        "notify.tasks.message_send_task",
+        then=lambda message_id, countdown: ids.append(message_id),
     )
     return ids
 
 
 @pytest.fixture
 def world(monkeypatch, django_capture_on_commit_callbacks, dispatched):
-    monkeypatch.setattr("texting.services._dispatch", lambda *a, **k: None)
+    hold_hand_overs(monkeypatch, "texting.tasks.text_send_task")
     return World(monkeypatch, django_capture_on_commit_callbacks)
 
 

@@ -14,6 +14,7 @@ from notify.crm import crm_writeback_queue
 from notify.models import Message, NotifySettings
 from notify.services import message_send
 from tests.accounts.factories import AccountFactory
+from tests.handover import hold_hand_overs
 from tests.scoring.factories import CallFactory, in_role
 from tests.users.factories import agent
 
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def no_broker(monkeypatch):
-    monkeypatch.setattr("notify.services._dispatch", lambda *a, **k: None)
+    hold_hand_overs(monkeypatch, "notify.tasks.message_send_task")
 
 
 def test_a_manager_reads_who_was_told_and_when_the_agent_does_not(

@@ -13,11 +13,11 @@ from rest_framework.test import APIClient
 from calls.models import Call, CallStatus, DialingSettings
 from leads.adf import parse_adf
 from leads.models import Lead
-from notify import services
 from notify.models import CrmSendOn, Message, MessageKind, MessageStatus, NotifySettings
 from notify.services import message_send
 from scoring.services import score_save
 from tests.calls.harness import World
+from tests.handover import hold_hand_overs
 from tests.leads.factories import (
     ParsingRuleFactory,
     VendorRegistrationFactory,
@@ -38,8 +38,10 @@ OTHER_CRM = "adf@dealersocket.other.example"
 def dispatched(monkeypatch):
     """The messages handed to the broker (tasks never run eagerly): their ids."""
     ids: list[int] = []
-    monkeypatch.setattr(
-        services, "_dispatch", lambda message_id, countdown=None: ids.append(message_id)
+    hold_hand_overs(
+        monkeypatch,
+        "notify.tasks.message_send_task",
+        then=lambda message_id, countdown: ids.append(message_id),
     )
     return ids
 

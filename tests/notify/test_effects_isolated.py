@@ -13,11 +13,11 @@ from lxml import etree
 from calls.models import CallStatus, DialingSettings
 from core.models import Effect, EffectStatus
 from leads.adf import parse_adf
-from notify import services
 from notify.models import Message, MessageKind, NotifySettings
 from notify.services import message_send
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World
+from tests.handover import hold_hand_overs
 from tests.scoring.factories import in_role
 from tests.users.factories import agent
 from texting.models import Purpose, Text, TextingSettings
@@ -33,8 +33,8 @@ XML_ERROR = "All strings must be XML compatible: Unicode or ASCII, no NULL bytes
 
 @pytest.fixture
 def world(monkeypatch, django_capture_on_commit_callbacks):
-    monkeypatch.setattr(services, "_dispatch", lambda *a, **k: None)
-    monkeypatch.setattr("texting.services._dispatch", lambda *a, **k: None)
+    hold_hand_overs(monkeypatch, "notify.tasks.message_send_task")
+    hold_hand_overs(monkeypatch, "texting.tasks.text_send_task")
     return World(monkeypatch, django_capture_on_commit_callbacks)
 
 
@@ -185,7 +185,7 @@ def test_a_webhook_event_that_cannot_be_built_fails_alone_and_is_sent_again(
     from webhooks.services import webhook_endpoint_create
 
     settings.WEBHOOK_ALLOWED_ADDRESSES = ["127.0.0.1"]
-    monkeypatch.setattr("webhooks.outbox._enqueue", lambda *a, **k: None)
+    hold_hand_overs(monkeypatch, "webhooks.tasks.webhook_deliver_task")
     webhook_endpoint_create(
         organization=account.organization, url="https://127.0.0.1:9/hook"
     )

@@ -18,6 +18,7 @@ from notify import services
 from notify.models import Message, MessageKind, MessageStatus
 from notify.services import message_queue, message_send, messages_sweep
 from tests.accounts.factories import AccountFactory
+from tests.handover import hold_hand_overs
 
 pytestmark = pytest.mark.django_db
 
@@ -28,10 +29,10 @@ TO = "leads@crm.example"
 def dispatched(monkeypatch):
     """(message id, countdown) for each hand-over to the broker."""
     handed: list[tuple[int, float | None]] = []
-    monkeypatch.setattr(
-        services,
-        "_dispatch",
-        lambda message_id, countdown=None: handed.append((message_id, countdown)),
+    hold_hand_overs(
+        monkeypatch,
+        "notify.tasks.message_send_task",
+        then=lambda message_id, countdown: handed.append((message_id, countdown)),
     )
     return handed
 

@@ -22,6 +22,7 @@ from leads.models import Lead
 from notify import crm
 from notify.models import CrmSendOn, Message, MessageKind, NotifySettings
 from tests.calls.harness import World
+from tests.handover import hold_hand_overs
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.notify.adf_dtd import DTD_PATH, dtd_errors
 from tests.scoring.factories import CallFactory
@@ -36,7 +37,7 @@ CALLER_ID = "+13035550100"
 
 @pytest.fixture
 def world(monkeypatch, django_capture_on_commit_callbacks):
-    monkeypatch.setattr("notify.services._dispatch", lambda *a, **k: None)
+    hold_hand_overs(monkeypatch, "notify.tasks.message_send_task")
     return World(monkeypatch, django_capture_on_commit_callbacks)
 
 
@@ -542,7 +543,7 @@ def test_a_click_to_call_is_written_back_valid(world, tenant, dealer):
 
 
 def test_a_call_without_a_lead_writes_back_its_own_vehicles(dealer, monkeypatch):
-    monkeypatch.setattr("notify.services._dispatch", lambda *a, **k: None)
+    hold_hand_overs(monkeypatch, "notify.tasks.message_send_task")
     call = CallFactory(
         account=dealer,
         status=CallStatus.NOANSWER,

@@ -21,10 +21,10 @@ from calls.models import Call
 from notify.models import Channel, Message, MessageKind, MessageStatus
 from scoring.services import coaching_save, score_save
 from tests.accounts.factories import AccountFactory
+from tests.handover import hold_hand_overs
 from tests.pages.conftest import PASSWORD, World, make_world
 from tests.scoring.factories import CallFactory, answered_call, in_role
 from tests.texting.factories import text_in_thread, texting_on
-from texting import services as texting_services
 
 SCORED = {
     "cat1": True,
@@ -197,7 +197,7 @@ def request(client: Client, path: str, data: dict[str, str] | None) -> int:
 @pytest.fixture
 def texting(monkeypatch: pytest.MonkeyPatch) -> None:
     """A text handed to the broker is dropped, not sent."""
-    monkeypatch.setattr(texting_services, "_dispatch", lambda *a, **k: None)
+    hold_hand_overs(monkeypatch, "texting.tasks.text_send_task")
 
 
 # The pages' world with one more of everything, then five more: the same count for both.

@@ -5,7 +5,8 @@ import pytest
 from calls.models import DialingSettings
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World
-from texting import providers, services
+from tests.handover import hold_hand_overs
+from texting import providers
 from texting.models import TextingSettings
 
 ALL_DAY = {"quiet_start": time(0, 0), "quiet_end": time(23, 59, 59)}
@@ -15,8 +16,10 @@ ALL_DAY = {"quiet_start": time(0, 0), "quiet_end": time(23, 59, 59)}
 def dispatched(monkeypatch):
     """The texts handed to the broker (never run eagerly): their ids, in order."""
     ids: list[int] = []
-    monkeypatch.setattr(
-        services, "_dispatch", lambda text_id, countdown=None: ids.append(text_id)
+    hold_hand_overs(
+        monkeypatch,
+        "texting.tasks.text_send_task",
+        then=lambda text_id, countdown: ids.append(text_id),
     )
     return ids
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.handover import hold_hand_overs
 from tests.scoring.factories import CallFactory
 from tests.texting.test_twilio_texts import (
     EMPTY_TWIML,
@@ -33,8 +34,10 @@ INBOUND = "/texts/twilio/inbound"
 def dispatched(monkeypatch) -> list[int]:
     """The texts handed to a worker, recorded instead of published: no task runs here."""
     recorded: list[int] = []
-    monkeypatch.setattr(
-        services, "_dispatch", lambda text_id, countdown=None: recorded.append(text_id)
+    hold_hand_overs(
+        monkeypatch,
+        "texting.tasks.text_send_task",
+        then=lambda text_id, countdown: recorded.append(text_id),
     )
     return recorded
 

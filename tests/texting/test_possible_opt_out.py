@@ -13,6 +13,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from tests.handover import hold_hand_overs
 from tests.pages.conftest import World, make_world
 from tests.scoring.factories import CallFactory
 from tests.texting.factories import SENDER, texting_on
@@ -55,8 +56,10 @@ def world(db) -> World:
 @pytest.fixture
 def dispatched(monkeypatch) -> list[int]:
     ids: list[int] = []
-    monkeypatch.setattr(
-        services, "_dispatch", lambda text_id, countdown=None: ids.append(text_id)
+    hold_hand_overs(
+        monkeypatch,
+        "texting.tasks.text_send_task",
+        then=lambda text_id, countdown: ids.append(text_id),
     )
     return ids
 

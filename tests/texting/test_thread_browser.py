@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from tests.handover import hold_hand_overs
 from tests.pages.conftest import PASSWORD, make_world
 from tests.texting.factories import text_in_thread, texting_on
 from texting.models import Purpose, Text
@@ -31,9 +32,10 @@ def world(db):
 @pytest.fixture
 def dispatched(monkeypatch) -> list[int]:
     ids: list[int] = []
-    monkeypatch.setattr(
-        "texting.services._dispatch",
-        lambda text_id, countdown=None: ids.append(text_id),
+    hold_hand_overs(
+        monkeypatch,
+        "texting.tasks.text_send_task",
+        then=lambda text_id, countdown: ids.append(text_id),
     )
     return ids
 

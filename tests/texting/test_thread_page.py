@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from calls.models import CallStatus
 from scoring.selectors import call_may_be_texted_by
+from tests.handover import hold_hand_overs
 from tests.pages.conftest import World, make_world
 from tests.scoring.factories import CallFactory
 from tests.texting.factories import SENDER, text_in_thread, texting_on
@@ -43,9 +44,10 @@ def signed_in(client):
 def dispatched(monkeypatch) -> list[int]:
     """The ids of the texts handed to the broker (nothing is published)."""
     ids: list[int] = []
-    monkeypatch.setattr(
-        "texting.services._dispatch",
-        lambda text_id, countdown=None: ids.append(text_id),
+    hold_hand_overs(
+        monkeypatch,
+        "texting.tasks.text_send_task",
+        then=lambda text_id, countdown: ids.append(text_id),
     )
     return ids
 

@@ -20,6 +20,7 @@ from calls.models import CallOrigin, CallStatus
 from calls.telephony import twilio
 from tests.accounts.factories import AccountFactory
 from tests.calls.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, BASE
+from tests.handover import hold_hand_overs
 from tests.scoring.factories import CallFactory
 from tests.users.factories import agent
 from texting import services
@@ -55,10 +56,10 @@ EMPTY_TWIML = b'<?xml version="1.0" encoding="UTF-8"?><Response />'
 def dispatched(monkeypatch) -> list[int]:
     """The texts handed to a worker, recorded instead of published: no task runs here."""
     recorded: list[int] = []
-    monkeypatch.setattr(
-        services,
-        "_dispatch",
-        lambda text_id, countdown=None: recorded.append(text_id),
+    hold_hand_overs(
+        monkeypatch,
+        "texting.tasks.text_send_task",
+        then=lambda text_id, countdown: recorded.append(text_id),
     )
     return recorded
 

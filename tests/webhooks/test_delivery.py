@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.utils import timezone
 
-from config.celery import breaker
+from core.handover import HELD_BY_BROKER, breaker
 from tests.accounts.factories import AccountFactory
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.webhooks.conftest import guide_verifier
@@ -20,7 +20,6 @@ from tests.webhooks.receiver import Answer
 from webhooks.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from webhooks.services import (
     GONE,
-    HELD_BY_BROKER,
     NOT_ALLOWED,
     NOT_HTTPS,
     webhook_deliveries_sweep,

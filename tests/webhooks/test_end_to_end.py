@@ -10,6 +10,7 @@ import pytest
 from calls.models import CallAttempt
 from config.celery import app
 from leads.models import Lead
+from tests.handover import hold_hand_overs
 from tests.leads.factories import ParsingRuleFactory, VendorRegistrationFactory, adf
 from tests.processes import (
     free_port,
@@ -20,7 +21,6 @@ from tests.processes import (
     wait_for,
 )
 from tests.users.factories import agent
-from webhooks import outbox
 from webhooks.models import WebhookDelivery
 from webhooks.services import webhook_endpoint_create, webhook_test_send
 from webhooks.tasks import webhook_deliver_task
@@ -130,7 +130,7 @@ def test_events_reach_the_receiver_through_a_real_worker_also_when_the_broker_wa
         )
 
         # One delivery handed to the worker twice is sent once.
-        monkeypatch.setattr(outbox, "_enqueue", lambda *args, **kwargs: None)
+        hold_hand_overs(monkeypatch, "webhooks.tasks.webhook_deliver_task")
         twice = webhook_test_send(endpoint=endpoint)
         marker = webhook_test_send(endpoint=endpoint)
         with app.connection_for_write(broker_url) as connection:

@@ -11,6 +11,7 @@ from calls.services import call_transcription_save
 from leads.services import NO_RULE
 from scoring.services import coaching_save, score_save
 from tests.calls.harness import World
+from tests.handover import hold_hand_overs
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.scoring.factories import in_role
 from tests.users.factories import agent
@@ -36,7 +37,7 @@ def test_every_event_type_is_sent_as_documented_and_signed(
 ):
     capture = django_capture_on_commit_callbacks
     # Texts are sent here, not by a worker, and the simulator plays no callbacks.
-    monkeypatch.setattr(texting, "_dispatch", lambda text_id, countdown=None: None)
+    hold_hand_overs(monkeypatch, "texting.tasks.text_send_task")
     monkeypatch.setattr(providers, "_later", lambda *args, **kwargs: None)
     VendorRegistrationFactory(account=tenant.account, vendor_id="V-1000")
     catch_all_rule(tenant.account, department="Sales")

@@ -300,7 +300,7 @@ def seed(*, log: Callable[[str], None]) -> DemoData:
         for account_spec in spec.accounts:
             demo_organization.accounts.append(_seed_account(organization, account_spec))
         demo_organization.scorers = [
-            _user(
+            user_make(
                 organization,
                 [acc.account for acc in demo_organization.accounts],
                 spec.scorer,
@@ -364,13 +364,15 @@ def _seed_account(organization: Organization, spec: AccountSpec) -> DemoAccount:
         vendor_name=spec.name,
     )
     demo_account.agents = [
-        _user(organization, [account], person, "Agent") for person in spec.agents
+        user_make(organization, [account], person, "Agent") for person in spec.agents
     ]
-    demo_account.managers = [_user(organization, [account], spec.manager, "Manager")]
+    demo_account.managers = [
+        user_make(organization, [account], spec.manager, "Manager")
+    ]
     return demo_account
 
 
-def _user(
+def user_make(
     organization: Organization,
     accounts: list[Account],
     person: PersonSpec,
