@@ -197,9 +197,15 @@ class ApiCredentialAdmin(KeyToolsAdmin):
 
     # Rotation and revocation.
 
-    def issue_explanation(self) -> list[str]:
+    def issue_explanation(self, objects: list[Any]) -> list[str]:
+        first = "A new key is issued and shown once, on the next page."
+        if not ApiKey.objects.filter(usable_now(), credential__in=objects).exists():
+            return [
+                first,
+                "These credentials have no working key yet: the new key works at once.",
+            ]
         return [
-            "A new key is issued and shown once, on the next page.",
+            first,
             f"The current key keeps working for {describe(settings.API_KEY_ROTATION_GRACE)}, then stops, so the "
             "integrator has time to switch.",
         ]

@@ -90,7 +90,8 @@ class KeyToolsAdmin(ObjectToolsAdmin):
     )
     revoke_action_label = ""
 
-    def issue_explanation(self) -> list[str]:
+    def issue_explanation(self, objects: list[Any]) -> list[str]:
+        """What issuing a key for ``objects`` does (whether a current key keeps working)."""
         raise NotImplementedError
 
     def revoke_explanation(self) -> list[str]:
@@ -119,7 +120,7 @@ class KeyToolsAdmin(ObjectToolsAdmin):
             request,
             title=f"{self.issue_label}?",
             objects=[obj],
-            explanation=self.issue_explanation(),
+            explanation=self.issue_explanation([obj]),
             button=self.issue_label,
         )
 

@@ -17,6 +17,7 @@ from accounts.admin.keys import (
     ScoredDataKeyInline,
     last_used_of,
     newest_usable_prefix,
+    usable_now,
 )
 from accounts.admin.schedules import (
     AccountScheduleDayInline,
@@ -190,9 +191,15 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
     def scored_data_key(self, obj: Any) -> str:
         return f"{obj.scored_data_prefix}…" if obj.scored_data_prefix else "—"
 
-    def issue_explanation(self) -> list[str]:
+    def issue_explanation(self, objects: list[Any]) -> list[str]:
+        first = "A new scored-data key is issued and shown once, on the next page."
+        if not ScoredDataKey.objects.filter(usable_now(), account__in=objects).exists():
+            return [
+                first,
+                "This account has no scored-data key yet: the new key works at once.",
+            ]
         return [
-            "A new scored-data key is issued and shown once, on the next page.",
+            first,
             f"The account's current key keeps working for {describe(settings.API_KEY_ROTATION_GRACE)}, then stops.",
         ]
 

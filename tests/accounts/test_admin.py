@@ -998,3 +998,29 @@ def test_credential_add_refuses_a_foreign_account_then_offers_only_the_organizat
     assert offered_accounts(response) == ["Demo Motors North"]
     assert not ApiCredential.objects.filter(api_user="crm").exists()
     assert not ApiKey.objects.exists()
+
+
+def test_issuing_the_first_scored_data_key_does_not_promise_a_grace_period(
+    admin_client,
+):
+    account = AccountFactory()
+    confirm = admin_client.get(url("account", "issue_key", account.pk))
+
+    page = confirm.content.decode()
+    assert "This account has no scored-data key yet: the new key works at once." in page
+    assert "keeps working" not in page
+
+    issue_scored_data_key(account)
+    page = admin_client.get(url("account", "issue_key", account.pk)).content.decode()
+    assert "current key keeps working for 24 hours" in page
+
+
+def test_a_credential_whose_keys_were_all_revoked_is_told_the_new_key_works_at_once(
+    admin_client,
+):
+    credential, _ = issue_credential(OrganizationFactory())
+    ApiKey.objects.filter(credential=credential).update(revoked_at=timezone.now())
+
+    page = admin_client.get(url("apicredential", "issue_key", credential.pk))
+
+    assert "no working key yet: the new key works at once" in page.content.decode()
