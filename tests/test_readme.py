@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from calls.models import Call, CallOrigin, CallStatus
+from calls.models import Call, CallAttempt, CallOrigin, CallStatus
 from config.celery import app
 from leads.models import Lead
 from tests.processes import (
@@ -330,6 +330,8 @@ def the_demo_happened() -> None:
     assert reply.queued_call.origin == CallOrigin.TEXT_REPLY
     assert busy.agent is not None
     assert texts.filter(purpose=Purpose.FORWARD, recipient=busy.agent).exists()
+    # The User API's example agent (Jane) is never on duty: no call rang her.
+    assert not CallAttempt.objects.filter(number="+13035550123").exists()
 
 
 def test_no_document_points_outside_the_repository():
