@@ -54,6 +54,50 @@ def print_table(rows: list[Row]) -> None:
         print(line(r, "" if r.met is None else ("yes" if r.met else "NO")))
 
 
+class Report:
+    """A run's figures, printed part by part as each part ends (a run cut short still says
+    what it measured), then all together with the aims met."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.details: list[str] = []
+
+    def add(self, part: str, rows: list[Row], details: list[str] | None = None) -> None:
+        self.rows += rows
+        self.details += details or []
+        print(f"\n=== part {part}")
+        print_table(rows)
+        for line in details or []:
+            print(line)
+        print(flush=True)
+
+    def missed(self) -> list[str]:
+        return [r.measure for r in self.rows if r.met is False]
+
+    def summary(self, *, seconds: float) -> int:
+        """The whole table, the details and the aims met; the exit status: 1 when an aim
+        printed was missed."""
+        print()
+        print_table(self.rows)
+        print(
+            "Ratio: figure / baseline. Throughput: higher is better; latency and parse "
+            "time: lower is better."
+        )
+        print()
+        print("Details:")
+        for line in self.details:
+            print(line)
+        print()
+        aimed = [r for r in self.rows if r.met is not None]
+        missed = self.missed()
+        print(
+            f"Aims met: {len(aimed) - len(missed)} of {len(aimed)}."
+            + (f" Missed: {'; '.join(missed)}." if missed else "")
+        )
+        print(f"(whole run {seconds:.0f} s)", flush=True)
+        return 1 if missed else 0
+
+
 def throughput_rows(
     label: str, result: Result, baseline: Result, aim: float
 ) -> list[Row]:

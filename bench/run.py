@@ -55,9 +55,11 @@ Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tes
 used to time). Every process started here is stopped at
 the end (also on Ctrl-C or an error); Redis db 15 is flushed before and after, and the
 bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates it).
+Each part's figures are printed as it ends; the exit status is 1 when an aim was missed.
 
 Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
-BENCH_PARTS (e.g. "3,5" or "2,4,6" or "13"; all by default), BENCH_DIAL_LEADS (200, the burst),
+BENCH_PARTS (e.g. "3,5" or "2,4,6" or "13"; every part but 9 by default, "all" for
+all), BENCH_DIAL_LEADS (200, the burst),
 BENCH_DIAL_CLIENTS (4), BENCH_QUEUE_LEADS (100), BENCH_QUEUE_RATE (leads/s, 5),
 BENCH_QUEUE_AGENTS (4), BENCH_DIAL_SCALE (the simulator's, 0.01), BENCH_DIAL_WAIT (s, 120),
 BENCH_CELERY_APP (the workers' -A, bench.celery_noop),
@@ -66,8 +68,8 @@ BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents), BENCH
 (part 11's calls, 200), BENCH_TEXT_RATE (its leads/s, 5), BENCH_TEXT_WAIT (s, 120),
 BENCH_WRITEBACKS, BENCH_WRITEBACK_RATE, BENCH_WRITEBACK_WAIT (part 12's: 200, 5, 120),
 BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench),
-BENCH_BEFORE (0 skips the runs of main before issue 22 that parts 1, 2 and 4a are set
-against, bench/before.py) and
+BENCH_BEFORE (1 adds the runs of main before issue 22 that parts 1, 2 and 4a are set
+against, bench/before.py; off by default) and
 BENCH_BEFORE_REDIS_URL (that run's broker and cache, redis://127.0.0.1:6379/13).
 """
 
@@ -127,13 +129,13 @@ from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.report import (  # noqa: E402
     INSIGHTS,
+    Report,
     Row,
     cpu_row,
     hostile_row,
     insights_rows,
     ms,
     parse_row,
-    print_table,
 )
 from bench.webhooks import measure_webhooks  # noqa: E402
 
@@ -356,16 +358,14 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
     # The workers send e-mail to part 12's SMTP server (nothing else here writes any).
     env = {**environment(port), "EMAIL_URL": f"smtp://127.0.0.1:{writeback.SMTP_PORT}"}
     processes = Processes()
-    rows: list[Row] = []
-    details: list[str] = []
+    report = Report()
     stack = contextlib.ExitStack()
     try:
         if "3" in PARTS:
             timings, notes = measure_parsing()
-            rows += [parse_row(t) for t in timings]
-            details += [f"  {note}" for note in notes]
-        # In-process like part 3, before any server starts; printed last.
-        hostile = [hostile_row(t) for t in measure_hostile()] if "5" in PARTS else []
+            report.add("3", [parse_row(t) for t in timings], [f"  {n}" for n in notes])
+        if "5" in PARTS:  # in-process like part 3, before any server starts
+            report.add("5", [hostile_row(t) for t in measure_hostile()])
         if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13"}:
             step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
@@ -381,14 +381,12 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             http_rows, http_details = endpoints.measure(
                 port, env, seed, processes, old_code
             )
-            rows[:0] = http_rows
-            details[:0] = http_details
+            report.add("1 and 2", http_rows, http_details)
         if "4" in PARTS:
             dial_rows_, dial_details_ = measure_dialing(
                 port, env, seed, processes, old_code
             )
-            rows += dial_rows_
-            details += dial_details_
+            report.add("4", dial_rows_, dial_details_)
         if "7" in PARTS:  # before part 6, which stops gunicorn
             if "4" not in PARTS:
                 flush_redis()  # the intake run's dispatches must not reach the worker
@@ -399,8 +397,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             }
             options["timeout"] = dialing.WAIT + dialing.BURST_LEADS / WEBHOOK_RATE
             webhook_rows, webhook_details = measure_webhooks(port, env, seed, options)
-            rows += [Row(*row) for row in webhook_rows]
-            details += webhook_details
+            report.add("7", [Row(*row) for row in webhook_rows], webhook_details)
         if "11" in PARTS:  # on part 4's workers, or the same ones started here
             if "4" not in PARTS:
                 step("11 starting the Procfile's two Celery workers")
@@ -410,8 +407,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
                 f"calls ending NOAGENT, {texting.RATE:g} leads/s"
             )
             text_rows, text_details = texting.measure(port, env, python)
-            rows += [Row(*row) for row in text_rows]
-            details += text_details
+            report.add("11", [Row(*row) for row in text_rows], text_details)
         if "12" in PARTS:  # on the workers of part 4 or 11, or started here
             if not PARTS & {"4", "11"}:
                 step("12 starting the Procfile's two Celery workers")
@@ -421,35 +417,30 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
                 f"{writeback.COUNT} calls ending NOAGENT, {writeback.RATE:g} leads/s"
             )
             mail_rows, mail_details = writeback.measure(port, env, python)
-            rows += [Row(*row) for row in mail_rows]
-            details += mail_details
+            report.add("12", [Row(*row) for row in mail_rows], mail_details)
         if "8" in PARTS:
             step(f"8 pages: seeding {pages.CALLS:,} calls, then timing the pages")
             page_rows, page_details = pages.measure(
                 port, lambda *args: python(env, *args)
             )
-            rows += [Row(*row) for row in page_rows]
-            details += page_details
+            report.add("8", [Row(*row) for row in page_rows], page_details)
         if "6" in PARTS:
             processes.stop_all()  # the export is served by its own single worker
             export_rows, export_details = measure_export(env, processes)
-            rows += export_rows
-            details += export_details
-        rows += hostile
+            report.add("6", export_rows, export_details)
         processes.stop_all()
         if "9" in PARTS:  # its own processes, database and Redis (the tests')
             step(
                 "9 recovery after faults: the fault tests and the overload (about fifteen minutes)"
             )
             fault_rows, fault_details = faults.measure(ROOT, Row)
-            rows += fault_rows
-            details += fault_details
+            report.add("9", fault_rows, fault_details)
         if "10" in PARTS:
             step(
                 f"10 understanding calls: {insights.CONVERSATIONS} simulated conversations "
                 "spoken, transcribed and checked against their scripts"
             )
-            rows += insights_rows(json.loads(python(env, "-c", INSIGHTS)))
+            report.add("10", insights_rows(json.loads(python(env, "-c", INSIGHTS))))
         if "13" in PARTS:  # in-process, in the bench database (its own account)
             step(
                 f"13 morning report: seeding {morning.CALLS:,} calls, then timing builds"
@@ -457,8 +448,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             morning_rows, morning_details = morning.measure(
                 lambda *args: python(env, *args)
             )
-            rows += [Row(*row) for row in morning_rows]
-            details += morning_details
+            report.add("13", [Row(*row) for row in morning_rows], morning_details)
         processes.discard_logs()  # kept, and named in the error, when something failed
     except subprocess.CalledProcessError as error:
         print(error.stderr or "", file=sys.stderr)
@@ -472,23 +462,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
         if os.environ.get("BENCH_KEEP_DB") != "1":
             drop_database()
 
-    print()
-    print_table(rows)
-    print(
-        "Ratio: figure / baseline. Throughput: higher is better; latency and parse time: lower is better."
-    )
-    print()
-    print("Details:")
-    for line in details:
-        print(line)
-    print()
-    aimed = [r for r in rows if r.met is not None]
-    missed = [r.measure for r in aimed if not r.met]
-    print(
-        f"Aims met: {len(aimed) - len(missed)} of {len(aimed)}."
-        + (f" Missed: {'; '.join(missed)}." if missed else "")
-    )
-    print(f"(whole run {time.perf_counter() - started:.0f} s)")
+    sys.exit(report.summary(seconds=time.perf_counter() - started))
 
 
 if __name__ == "__main__":
