@@ -1,5 +1,6 @@
-"""The toolkit's rows in support's admin: side effects (core.outbox) with their status
-and reason, and sweep items set aside (core.sweeps), each with "send again"."""
+"""The account and call pages of support's admin, each registered once with what every
+app adds to it; and the toolkit's rows: side effects (core.outbox) with their status and
+reason, and sweep items set aside (core.sweeps), each with "send again"."""
 
 from __future__ import annotations
 
@@ -9,10 +10,44 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from django.template.defaultfilters import pluralize
 
+from accounts.admin import AccountAdmin
+from accounts.models import Account
+from calls.admin import CallAdmin, DialingSettingsInline
+from calls.models import Call
 from core.admin import ReadOnlyAdminMixin, WithinFilter, zoned
 from core.models import Effect, EffectStatus, SetAside
 from core.outbox import effect_send_again
 from core.sweeps import send_again as sweep_item_send_again
+from notify.admin import AlertSubscriptionInline, NotifySettingsInline
+from scoring.admin import ScoredFilter, ScoreInline
+from texting.admin import TextingSettingsInline
+
+# Apps depend downward, so accounts and calls never know what the apps above them show on
+# their pages: each app supplies its inlines and filters, and the back office, above them
+# all, composes them here.
+
+
+@admin.register(Account)
+class AccountWithSettingsAdmin(AccountAdmin):
+    """The account admin (``accounts.admin.AccountAdmin``) with the account's dialing
+    settings (calls), texting settings (texting), CRM write-back and alerts (notify)."""
+
+    inlines = [
+        *AccountAdmin.inlines,
+        DialingSettingsInline,
+        TextingSettingsInline,
+        NotifySettingsInline,
+        AlertSubscriptionInline,
+    ]
+
+
+@admin.register(Call)
+class CallWithScoreAdmin(CallAdmin):
+    """The call admin (``calls.admin.CallAdmin``) with the call's score and a scored
+    filter (scoring)."""
+
+    inlines = [*CallAdmin.inlines, ScoreInline]
+    list_filter = [*CallAdmin.list_filter, ScoredFilter]
 
 
 class CreatedWithin(WithinFilter):

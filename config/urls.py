@@ -24,7 +24,7 @@ urlpatterns = [
     path("healthz", healthz),
     # Pages for scorers, managers and agents, and their sign-in.
     path("", include("users.page_urls")),
-    path("", include("scoring.page_urls")),
+    path("", include("pages.urls")),
     path("alerts/", include("notify.page_urls")),
 ]
 if settings.DEBUG:

@@ -10,11 +10,9 @@ from django.http import HttpRequest
 from django.template.defaultfilters import pluralize
 from django.utils.html import format_html
 
-from accounts.models import Account
 from core.admin import ReadOnlyAdminMixin, zoned
 from notify.models import AlertSubscription, Message, MessageStatus, NotifySettings
 from notify.services import message_email, message_send_again
-from texting.admin import AccountWithTextingAdmin
 
 
 class NotifySettingsInline(admin.StackedInline):
@@ -33,20 +31,6 @@ class AlertSubscriptionInline(admin.TabularInline):
     extra = 0
     autocomplete_fields = ["user"]
     verbose_name_plural = "alerts (without a row, the account's managers are told of every alert by e-mail)"
-
-
-# Notify sits above texting, calls and accounts: the account page gets its notify settings
-# from here, by registering the account admin again with them.
-admin.site.unregister(Account)
-
-
-@admin.register(Account)
-class AccountWithNotifyAdmin(AccountWithTextingAdmin):
-    inlines = [
-        *AccountWithTextingAdmin.inlines,
-        NotifySettingsInline,
-        AlertSubscriptionInline,
-    ]
 
 
 @admin.register(AlertSubscription)

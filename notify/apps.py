@@ -7,8 +7,7 @@ class NotifyConfig(AppConfig):
 
     def ready(self) -> None:
         from calls.signals import call_finished, offer_ended
-        from notify import effects, triggers, views  # noqa: F401 (effects registers its handlers)
-        from scoring.panels import CALL_PANELS
+        from notify import effects, triggers  # noqa: F401 (effects registers its handlers)
         from scoring.signals import score_saved
 
         # Told in the transaction that finished the call or saved the score: the effects
@@ -16,6 +15,3 @@ class NotifyConfig(AppConfig):
         call_finished.connect(triggers.on_call_finished, dispatch_uid="notify.final")
         score_saved.connect(triggers.on_score_saved, dispatch_uid="notify.scored")
         offer_ended.connect(triggers.on_offer_ended, dispatch_uid="notify.offer")
-        # The call page lists who was told of the call.
-        if views.call_panel not in CALL_PANELS:
-            CALL_PANELS.append(views.call_panel)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from itertools import groupby
-from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -11,10 +10,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 
-from calls.models import Call
-from notify.models import Message, MessageKind
 from notify.preferences import preferences_of, preferences_save
-from scoring.selectors import call_may_be_coached_by
 from users.models import User
 
 
@@ -36,20 +32,3 @@ def alert_preferences(request: HttpRequest) -> HttpResponse:
         "notify/preferences.html",
         {"by_account": by_account, "section": "alerts"},
     )
-
-
-def call_panel(call: Call, user: User) -> tuple[str, dict[str, Any]] | None:
-    """The call page's card of who was told of the call, and when: the managers' alerts
-    and the CRM write-backs (to those who may coach the call, and staff)."""
-    if not (user.is_staff or call_may_be_coached_by(user=user, call=call)):
-        return None
-    told = list(
-        Message.objects.filter(call=call)
-        .exclude(kind=MessageKind.REPORT)
-        .select_related("user")
-        .order_by("created_at", "id")
-    )
-    return "notify/partials/call_told.html", {
-        "messages": told,
-        "zone": call.account.timezone,
-    }

@@ -10,8 +10,6 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from calls.admin import CallAdmin
-from calls.models import Call
 from core.admin import ReadOnlyAdminMixin
 from scoring.models import (
     CATEGORY_SLOTS,
@@ -252,19 +250,6 @@ class ScoredFilter(admin.SimpleListFilter):
         if self.value() == "no":
             return queryset.exclude(scored)
         return queryset
-
-
-# Scoring depends on calls, never the reverse: the call page gets its score and the call
-# list its scored filter from here, by registering the call admin again with them.
-admin.site.unregister(Call)
-
-
-@admin.register(Call)
-class ScoredCallAdmin(CallAdmin):
-    """The call admin (``calls.admin.CallAdmin``) with the call's score and a scored filter."""
-
-    inlines = [*CallAdmin.inlines, ScoreInline]
-    list_filter = [*CallAdmin.list_filter, ScoredFilter]
 
 
 @admin.register(RollupCoverage)

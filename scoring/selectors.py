@@ -192,7 +192,7 @@ def scores_by(*, scorer: User, since: object) -> QuerySet[Score]:
     )
 
 
-# --- the pages (scoring/views.py): what a signed-in user reaches
+# --- the pages (pages/views.py): what a signed-in user reaches
 
 
 @dataclass(frozen=True)
@@ -394,7 +394,7 @@ def call_may_be_scored_by(*, user: User, call: Call) -> bool:
 def call_may_be_coached_by(*, user: User, call: Call) -> bool:
     """Whether ``user`` coaches the call's account (the call page shows the coaching form).
     One query per user object and account, kept on it: the call page asks three times
-    (the coaching form, the text thread, the panels)."""
+    (the coaching form, the text thread, who was told)."""
     known: dict[int, bool] = user.__dict__.setdefault("_coaches_account", {})
     if call.account_id not in known:
         known[call.account_id] = (

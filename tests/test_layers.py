@@ -21,8 +21,9 @@ FLOORS = {
     "clicktocall": 5,
     "insights": 5,  # writes the call's transcription; it never imports scoring
     "texting": 5,
-    "scoring": 6,  # the pages: the call page shows the lead's texts and sends replies
+    "scoring": 5,  # scores, coaching, figures and scored data; the pages are in pages/
     "notify": 7,  # the CRM write-back, alerts and reports read calls, scores and figures
+    "pages": 8,  # the staff pages read every app; nothing imports them
     "backoffice": 8,  # reads every app; nothing imports it
     "demo": 8,
     "bench": 9,

@@ -12,8 +12,7 @@ from django.contrib import admin
 from django.http import HttpRequest
 
 from accounts.forms import number_taken_check
-from accounts.models import E164, Account
-from calls.admin.dialing import AccountWithDialingAdmin
+from accounts.models import E164
 from core.admin import ReadOnlyAdminMixin, zoned
 from texting.compose import PLACEHOLDERS, placeholders_unknown
 from texting.models import OptOut, Text, TextingSettings, UnroutedText
@@ -100,18 +99,6 @@ class TextingSettingsInline(admin.StackedInline):
     extra = 1
     max_num = 1
     verbose_name = verbose_name_plural = "texting settings"
-
-
-# Texting depends on calls and accounts, never the reverse: the account page gets its
-# texting settings from here, by registering the account admin again with them.
-admin.site.unregister(Account)
-
-
-@admin.register(Account)
-class AccountWithTextingAdmin(AccountWithDialingAdmin):
-    """The account admin with its dialing settings and its texting settings."""
-
-    inlines = [*AccountWithDialingAdmin.inlines, TextingSettingsInline]
 
 
 @admin.register(TextingSettings)

@@ -119,7 +119,6 @@ class OrganizationAdmin(admin.ModelAdmin):
         return obj.n_users
 
 
-@admin.register(Account)
 class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
     form = AccountForm
     list_display = [

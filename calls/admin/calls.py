@@ -192,7 +192,6 @@ class RecordingInline(ReadOnlyAdminMixin, admin.StackedInline):
         return format_html('<a href="{}">{}</a>', link, obj.audio.name)
 
 
-@admin.register(Call)
 class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "received",

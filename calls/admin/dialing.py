@@ -1,5 +1,5 @@
-"""Dialing settings in the admin: their own list, and on the account's page (the account
-admin registered again with them, since calls depend on accounts and never the reverse)."""
+"""Dialing settings in the admin: their own list, and the inline the account's page shows
+(``backoffice.admin`` puts it there: calls depend on accounts, never the reverse)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ from django.contrib import admin
 from django.http import HttpRequest
 from django.template.defaultfilters import pluralize
 
-from accounts.admin import AccountAdmin
-from accounts.models import Account
 from calls.models import (
     DialingSettings,
     default_retry_cadence,
@@ -144,19 +142,6 @@ class DialingSettingsInline(admin.StackedInline):
                 },
             )
         ]
-
-
-# Calls depend on accounts, never the reverse: the account page gets its dialing settings
-# from here, by registering the account admin again with them.
-admin.site.unregister(Account)
-
-
-@admin.register(Account)
-class AccountWithDialingAdmin(AccountAdmin):
-    """The account admin (``accounts.admin.AccountAdmin``) with the account's dialing
-    settings."""
-
-    inlines = [*AccountAdmin.inlines, DialingSettingsInline]
 
 
 @admin.register(DialingSettings)

@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "insights",
     "texting",
     "notify",
+    "pages",
     "core",
     "demo",
 ]
@@ -87,7 +88,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "scoring.context.pages",
+                "pages.context.pages",
             ],
         },
     },
@@ -514,7 +515,7 @@ LOGGING = {
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
 
-# Pages for scorers, managers and agents (scoring/views.py): our own static files (htmx,
+# Pages for scorers, managers and agents (pages/views.py): our own static files (htmx,
 # the stylesheet), sign-in, and password-reset mail (printed to the console unless set).
 STATICFILES_DIRS = [BASE_DIR / "static"]
 # Files served at the site's root by WhiteNoise: /favicon.ico (browsers ask for it on

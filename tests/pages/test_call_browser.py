@@ -299,7 +299,7 @@ def test_the_export_costs_the_same_queries_however_many_calls(
 
 
 def test_past_the_count_cap_the_browser_says_more_than(world, manager, monkeypatch):
-    from scoring import views
+    from pages import views
 
     def count(**params) -> str:
         body = manager.get(URL, params).content.decode()

@@ -1,5 +1,5 @@
 """No query string makes a page answer 5xx: a property-based search over every page route
-(scoring/page_urls.py, users/page_urls.py), as each role and as a stranger.
+(pages/urls.py, users/page_urls.py), as each role and as a stranger.
 
 Each example opens one page with generated parameters: the pages' own filter names (the
 call browser's and the dashboard's) far more often than made-up ones, days with the
@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from calls.models import CallStatus
-from scoring import page_urls as scoring_pages
+from pages import urls as staff_pages
+from pages.filters import CallFilter
 from scoring.figures import DashboardForm
-from scoring.filters import CallFilter
 from tests.accounts.factories import AccountFactory
 from tests.scoring.factories import CallFactory
 from tests.strategies import EDGE_DAYS, day_text
@@ -37,7 +37,7 @@ pytestmark = pytest.mark.django_db
 
 ROUTES: dict[str, URLPattern] = {
     f"{module.app_name}:{pattern.name}": pattern
-    for module in (scoring_pages, user_pages)
+    for module in (staff_pages, user_pages)
     for pattern in module.urlpatterns
     if isinstance(pattern, URLPattern) and pattern.name
 }
@@ -267,5 +267,5 @@ def test_the_search_covers_every_page_route_and_filter():
         "auth:login",
         "auth:password_reset_confirm",
     }
-    assert len(ROUTES) == len(scoring_pages.urlpatterns) + len(user_pages.urlpatterns)
+    assert len(ROUTES) == len(staff_pages.urlpatterns) + len(user_pages.urlpatterns)
     assert {"date_from", "date_to", "account", "q", "sort"} <= set(FILTER_NAMES)

@@ -211,7 +211,7 @@ def test_the_said_search_reads_the_full_text_index(world):
     from django.db import connection
 
     from calls.models import Call
-    from scoring.filters import CallFilter
+    from pages.filters import CallFilter
 
     said = CallFilter(
         {"said": "honda civic"}, queryset=Call.objects.all(), user=world.staff

@@ -15,8 +15,8 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from calls.models import Call
+from pages.forms import ReplyForm
 from scoring.selectors import call_get_visible, call_may_be_texted_by
-from texting.forms import ReplyForm
 from texting.inbound import possible_opt_out_confirm, possible_opt_out_dismiss
 from texting.selectors import (
     texting_settings_of,
@@ -27,7 +27,7 @@ from texting.selectors import (
 from texting.services import text_reply_send
 from users.models import User
 
-THREAD_CARD = "texting/partials/thread.html"
+THREAD_CARD = "pages/partials/thread.html"
 DECISIONS = {
     "confirm": (
         possible_opt_out_confirm,

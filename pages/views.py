@@ -29,11 +29,12 @@ from django.views.decorators.http import require_POST, require_safe
 
 from calls.models import Call
 from calls.transcripts import speaker_names
+from notify.selectors import call_told_visible
+from pages.filters import CallFilter
+from pages.forms import ScoreForm, score_initial
+from pages.views_thread import thread_context
 from scoring.figures import DashboardForm, dashboard_figures
-from scoring.filters import CallFilter
-from scoring.forms import ScoreForm, score_initial
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
-from scoring.panels import call_panels
 from scoring.records import pieces, record_builders, rows
 from scoring.selectors import (
     call_attempts,
@@ -61,14 +62,13 @@ from scoring.services import (
     scoring_claim_release,
 )
 from scoring.suggestions import transcript_lines
-from scoring.views_thread import thread_context
 from users.models import User
 
 CALLS_PER_PAGE = 50
 # Counting every call in reach costs a scan of all of them; past this many the browser
 # says "more than" and the filters narrow it down.
 COUNT_UP_TO = 10_000
-# What the table shows of a call, its agent and its score (scoring/partials/
+# What the table shows of a call, its agent and its score (pages/partials/
 # call_table.html): a call has some 50 columns, among them its transcript and turns.
 TABLE_FIELDS = (
     "received_at",
@@ -170,10 +170,10 @@ def call_list(request: HttpRequest) -> HttpResponse:
         "sort": request.GET.get("sort", ""),
     }
     template = (
-        "scoring/partials/call_table.html"
+        "pages/partials/call_table.html"
         if request.headers.get("HX-Request")
         and request.headers.get("HX-Target") == "results"
-        else "scoring/call_list.html"
+        else "pages/call_list.html"
     )
     return render(request, template, context)
 
@@ -263,9 +263,18 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         "recording": recording_src(call.recording_url),
         "transcript": _transcript(call),
         **thread_context(call=call, user=user),
-        "panels": call_panels(call=call, user=user),
+        "told": _told(call=call, user=user),
     }
-    return render(request, "scoring/call_detail.html", context)
+    return render(request, "pages/call_detail.html", context)
+
+
+def _told(*, call: Call, user: User) -> dict[str, Any] | None:
+    """The card of who was told of the call (notify's alerts and CRM write-backs), for
+    those who may coach it."""
+    told = call_told_visible(call=call, user=user)
+    if told is None:
+        return None
+    return {"messages": told, "zone": call.account.timezone}
 
 
 def _transcript(call: Call) -> list[dict[str, Any]]:
@@ -350,7 +359,7 @@ def scoring_home(request: HttpRequest) -> HttpResponse:
         "per_hour": per_hour,
         "scored_today": sum(count for _, count in per_hour),
     }
-    return render(request, "scoring/home.html", context)
+    return render(request, "pages/home.html", context)
 
 
 def _next_or_home(request: HttpRequest, scorer: User) -> HttpResponseRedirect:
@@ -434,7 +443,7 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
         "recording": recording_src(call.recording_url),
         "transcript": _transcript(call),
     }
-    return render(request, "scoring/score.html", context, status=status)
+    return render(request, "pages/score.html", context, status=status)
 
 
 def _errors_inline(form: ScoreForm, error: ValidationError) -> None:
@@ -467,4 +476,4 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "f": figures,
         "slots": range(1, CATEGORY_SLOTS + 1),
     }
-    return render(request, "scoring/dashboard.html", context)
+    return render(request, "pages/dashboard.html", context)

@@ -3,7 +3,7 @@ workspace, speed-to-lead dashboard, the coaching queue and the agent's own page.
 
 from django.urls import path
 
-from scoring import views, views_coaching, views_thread
+from pages import views, views_coaching, views_thread
 
 app_name = "pages"
 

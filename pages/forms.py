@@ -1,6 +1,7 @@
-"""The scoring workspace's form: the account's ten categories (only the slots in use), wow,
-and the scored members of part 2.3, prefilled from the lead. The score service checks
-everything again; its errors come back inline, keyed by member."""
+"""The pages' forms. The scoring workspace's: the account's ten categories (only the slots
+in use), wow, and the scored members of part 2.3, prefilled from the lead. The score
+service checks everything again; its errors come back inline, keyed by member. The reply
+form of the call page's thread (the reply service checks everything again)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from scoring.models import (
 )
 from scoring.payloads import VEHICLE
 from scoring.services import TEXT_MEMBERS, score_values
+from texting.services import MAX_BODY
 
 # Keys 1..9 then 0 toggle categories 1..10 (shown beside each).
 CATEGORY_KEYS = [str(slot % 10) for slot in range(1, CATEGORY_SLOTS + 1)]
@@ -177,3 +179,13 @@ def score_initial(*, call: Call, score: Score | None) -> dict[str, Any]:
             member = f"{which}_{part}"
             initial[member] = getattr(call, member)
     return initial
+
+
+class ReplyForm(forms.Form):
+    body = forms.CharField(
+        label="Reply to the lead",
+        max_length=MAX_BODY,
+        strip=True,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        error_messages={"required": "Write the text first."},
+    )

@@ -46,7 +46,7 @@ def coaching(request: HttpRequest) -> HttpResponse:
         "given": coaching_given(user=user)[:COACHED_SHOWN],
         "low_percent": LOW_SCORE_PERCENT,
     }
-    return render(request, "scoring/coaching.html", context)
+    return render(request, "pages/coaching.html", context)
 
 
 @login_required
@@ -62,4 +62,4 @@ def agent_home(request: HttpRequest) -> HttpResponse:
         "trends": agent_trends(agent=agent, today=timezone.localdate()),
         "weeks": TREND_WEEKS,
     }
-    return render(request, "scoring/agent_home.html", context)
+    return render(request, "pages/agent_home.html", context)
