@@ -20,8 +20,7 @@ from scoring.selectors import call_get_visible, call_may_be_texted_by
 from texting.inbound import possible_opt_out_confirm, possible_opt_out_dismiss
 from texting.selectors import (
     texting_settings_of,
-    thread_opted_out_at,
-    thread_possible_opt_out,
+    thread_opt_out,
     thread_timeline,
 )
 from texting.services import text_reply_send
@@ -53,10 +52,11 @@ def thread_context(
     texting_on = config is not None and config.enabled
     may_text = call_may_be_texted_by(user=user, call=call)
     may_reply = texting_on and may_text
+    opt_out = thread_opt_out(call)
     return {
         "thread": thread_timeline(call),
-        "opted_out_at": thread_opted_out_at(call),
-        "possible_opt_out": thread_possible_opt_out(call),
+        "opted_out_at": opt_out.opted_out_at,
+        "possible_opt_out": opt_out.possible,
         "may_decide": may_text,
         "opt_out_decisions": [
             ("confirm", "Confirm opt-out"),

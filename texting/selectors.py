@@ -404,26 +404,22 @@ def thread_timeline(call: Call) -> list[Entry]:
     return sorted(entries, key=lambda entry: (entry.at, entry.kind == "text"))
 
 
-def thread_opted_out_at(call: Call) -> datetime | None:
-    """When the call's lead opted out of the account's texts, if the opt-out is in force
-    (in the account's timezone)."""
-    at = (
-        OptOut.objects.filter(
-            account__in=accounts_sharing_number(call.account_id).values("pk"),
-            phone=call.phone,
-            opted_in_at__isnull=True,
-            confirmed=True,
-        )
-        .order_by("opted_out_at")
-        .values_list("opted_out_at", flat=True)
-        .first()
-    )
-    return at.astimezone(ZoneInfo(call.account.timezone)) if at else None
+@dataclass(frozen=True)
+class ThreadOptOut:
+    """The opt-out in force for a call's lead, as the thread shows it: ``opted_out_at``
+    (in the account's timezone) for a confirmed one, ``possible`` for a reply awaiting a
+    person (texting paused)."""
+
+    opted_out_at: datetime | None = None
+    possible: OptOut | None = None
 
 
-def thread_possible_opt_out(call: Call) -> OptOut | None:
-    """The call's lead's reply that may be an opt-out, while it awaits a person (texting to
-    the number is paused)."""
-    return opt_out_in_force(
-        account_id=call.account_id, phone=call.phone, confirmed=False
-    )
+def thread_opt_out(call: Call) -> ThreadOptOut:
+    """The call's lead's opt-out in force, of either kind, in one query."""
+    in_force = opt_out_in_force(account_id=call.account_id, phone=call.phone)
+    if in_force is None:
+        return ThreadOptOut()
+    if not in_force.confirmed:
+        return ThreadOptOut(possible=in_force)
+    zone = ZoneInfo(call.account.timezone)
+    return ThreadOptOut(opted_out_at=in_force.opted_out_at.astimezone(zone))
