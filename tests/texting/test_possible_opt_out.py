@@ -13,7 +13,6 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from tests.handover import hold_hand_overs
 from tests.pages.conftest import World, make_world
 from tests.scoring.factories import CallFactory
 from tests.texting.factories import SENDER, texting_on
@@ -51,17 +50,6 @@ def world(db) -> World:
     world.agent.phone_number = "+13035551001"
     world.agent.save(update_fields=["phone_number"])
     return world
-
-
-@pytest.fixture
-def dispatched(monkeypatch) -> list[int]:
-    ids: list[int] = []
-    hold_hand_overs(
-        monkeypatch,
-        "texting.tasks.text_send_task",
-        then=lambda text_id, countdown: ids.append(text_id),
-    )
-    return ids
 
 
 @pytest.fixture

@@ -13,7 +13,6 @@ from django.utils import timezone
 
 from calls.models import CallStatus
 from scoring.selectors import call_may_be_texted_by
-from tests.handover import hold_hand_overs
 from tests.pages.conftest import World, make_world
 from tests.scoring.factories import CallFactory
 from tests.texting.factories import SENDER, text_in_thread, texting_on
@@ -38,18 +37,6 @@ def signed_in(client):
         return client
 
     return sign_in
-
-
-@pytest.fixture
-def dispatched(monkeypatch) -> list[int]:
-    """The ids of the texts handed to the broker (nothing is published)."""
-    ids: list[int] = []
-    hold_hand_overs(
-        monkeypatch,
-        "texting.tasks.text_send_task",
-        then=lambda text_id, countdown: ids.append(text_id),
-    )
-    return ids
 
 
 def page(client, call) -> str:
