@@ -8,10 +8,10 @@ from celery import Task, shared_task
 from django.db import InterfaceError, OperationalError
 
 from calls.media import RecordingNotYetStored
-from calls.telephony.base import TelephonyUnavailable
 from core.locks import one_at_a_time
 from core.logging import log_event
 from core.tasks import retry_while_down
+from providers.telephony import TelephonyUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +88,8 @@ def _simulator_deliver(
     due: float | None = None,
 ) -> None:
     from calls.services import call_event
-    from calls.telephony.base import Event, EventKind
     from calls.telephony.simulator import WEBHOOK_TIMEOUT, SimulatorProvider
+    from providers.telephony import Event, EventKind
 
     if due is not None and (late := time.time() - due) > WEBHOOK_TIMEOUT:
         log_event(

@@ -1,5 +1,6 @@
-"""Speech-to-text engines: each reads one channel (float32 samples at 16 kHz) and answers
-its segments, seconds from the start of the recording.
+"""Speech-to-text engines (the interface is ``providers.speech``; ``TRANSCRIPTION_BACKEND``
+picks one through ``providers.speech_to_text``): each reads one channel (float32 samples
+at 16 kHz) and answers its segments, seconds from the start of the recording.
 
 - ``faster_whisper``: Whisper run in this process (CTranslate2). The model is loaded once
   per process and kept; decoding is deterministic (greedy, temperature 0) so the same audio
@@ -8,8 +9,8 @@ its segments, seconds from the start of the recording.
   channel, a mono WAV).
 - ``none``: no transcription (the row is skipped).
 
-Errors are of two kinds: a ``TransientError`` is worth trying again later (a server down
-or overloaded), a ``PermanentError`` is not (audio that cannot be read, a model missing).
+Errors are of two kinds (``providers.speech``): a ``TransientError`` is worth trying again
+later, a ``PermanentError`` is not.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import io
 import threading
 import wave
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Self
 
 import numpy as np
 import requests
@@ -26,6 +27,8 @@ from django.conf import settings
 
 from calls.audio import resample, wav_bytes
 from core.priority import yield_cpu_to_calls
+from providers import UnknownProvider, speech_to_text
+from providers.speech import PermanentError, Segment, SpeechToText, TransientError
 
 RATE = 16_000  # what Whisper models read
 # No word fits in less than this: a shorter recording holds no conversation.
@@ -36,28 +39,6 @@ SILENCE_DBFS = -45.0
 FRAME = RATE // 50  # 20 ms
 PAUSE = 1.0  # seconds of silence within a segment that end a turn
 REMOTE_TIMEOUT = (5, 300)  # connect, read: a long call takes a while to transcribe
-
-
-class TransientError(RuntimeError):
-    """The engine may succeed later: try again."""
-
-
-class PermanentError(RuntimeError):
-    """The engine will never succeed with this audio or this configuration."""
-
-
-@dataclass(frozen=True)
-class Segment:
-    start: float
-    end: float
-    text: str
-
-
-class Engine(Protocol):
-    name: str
-    model: str
-
-    def transcribe(self, channel_audio: np.ndarray) -> list[Segment]: ...
 
 
 @dataclass(frozen=True)
@@ -176,6 +157,15 @@ class FasterWhisperEngine:
         self.model = model or default_model()
         self.device, self.compute_type, self.download = device, compute_type, download
 
+    @classmethod
+    def from_settings(cls) -> Self:
+        return cls(
+            model=settings.TRANSCRIPTION_MODEL,
+            device=settings.TRANSCRIPTION_DEVICE,
+            compute_type=settings.TRANSCRIPTION_COMPUTE_TYPE,
+            download=settings.TRANSCRIPTION_DOWNLOAD,
+        )
+
     def transcribe(self, channel_audio: np.ndarray) -> list[Segment]:
         if not len(channel_audio):
             return []
@@ -237,6 +227,14 @@ class RemoteEngine:
         self.url = f"{url.rstrip('/')}/v1/audio/transcriptions"
         self.key, self.model = key, model
 
+    @classmethod
+    def from_settings(cls) -> Self:
+        return cls(
+            url=settings.TRANSCRIPTION_REMOTE_URL,
+            key=settings.TRANSCRIPTION_REMOTE_KEY,
+            model=settings.TRANSCRIPTION_REMOTE_MODEL,
+        )
+
     def transcribe(self, channel_audio: np.ndarray) -> list[Segment]:
         if not len(channel_audio):
             return []
@@ -271,25 +269,13 @@ class RemoteEngine:
             raise PermanentError(f"unexpected answer: {response.text[:200]}") from error
 
 
-def engine_for_settings() -> Engine | None:
-    """The engine ``TRANSCRIPTION_BACKEND`` names, or None for ``none``."""
-    backend = settings.TRANSCRIPTION_BACKEND
-    if backend == "none":
-        return None
-    if backend == "faster_whisper":
-        return FasterWhisperEngine(
-            model=settings.TRANSCRIPTION_MODEL,
-            device=settings.TRANSCRIPTION_DEVICE,
-            compute_type=settings.TRANSCRIPTION_COMPUTE_TYPE,
-            download=settings.TRANSCRIPTION_DOWNLOAD,
-        )
-    if backend == "remote":
-        return RemoteEngine(
-            url=settings.TRANSCRIPTION_REMOTE_URL,
-            key=settings.TRANSCRIPTION_REMOTE_KEY,
-            model=settings.TRANSCRIPTION_REMOTE_MODEL,
-        )
-    raise PermanentError(f"unknown TRANSCRIPTION_BACKEND {backend!r}")
+def engine_for_settings() -> SpeechToText | None:
+    """The engine ``TRANSCRIPTION_BACKEND`` names, or None for ``none``; a name no engine
+    has is a setup to fix (``PermanentError``)."""
+    try:
+        return speech_to_text()
+    except UnknownProvider as error:
+        raise PermanentError(str(error)) from error
 
 
 def turns_from(

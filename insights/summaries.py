@@ -5,6 +5,8 @@ from the call), what was agreed (an appointment's day and time, a callback, info
 send) and what was left open (the lead's questions no one answered, a lead not interested).
 ``openai`` asks an OpenAI-compatible chat completions endpoint and falls back to the
 builtin one when that fails: a summary never stops a transcription from being saved.
+``SUMMARY_BACKEND`` picks one through ``providers.summariser`` (the interface is
+``providers.summaries``).
 """
 
 from __future__ import annotations
@@ -12,12 +14,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 import requests
 from django.conf import settings
 
 from core.logging import log_event
+from providers import summariser
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +108,27 @@ def _unanswered(turns: Sequence[dict[str, Any]]) -> list[str]:
     return questions
 
 
+class BuiltinSummariser:
+    """Rules over the transcript and the lead (``builtin_summary``): no model."""
+
+    name = "builtin"
+
+    @classmethod
+    def from_settings(cls) -> Self:
+        return cls()
+
+    def summarise(
+        self, *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
+    ) -> str:
+        return builtin_summary(call=call, turns=turns)
+
+
 class OpenAISummariser:
-    """An OpenAI-compatible ``/v1/chat/completions`` endpoint writes the summary."""
+    """An OpenAI-compatible ``/v1/chat/completions`` endpoint writes the summary; the
+    builtin rules do when no ``SUMMARY_URL`` is set, when the lead said nothing (a model
+    asked to summarise nothing may make a story up), or when the endpoint fails."""
+
+    name = "openai"
 
     PROMPT = (
         "Summarise this phone call between a car dealership's agent and a sales lead in "
@@ -115,10 +137,40 @@ class OpenAISummariser:
     )
 
     def __init__(self, *, url: str, model: str, key: str) -> None:
-        self.url = f"{url.rstrip('/')}/v1/chat/completions"
+        self.url = f"{url.rstrip('/')}/v1/chat/completions" if url else ""
         self.model, self.key = model, key
 
-    def summarise(self, *, call: Any, transcript: str) -> str:
+    @classmethod
+    def from_settings(cls) -> Self:
+        return cls(
+            url=settings.SUMMARY_URL,
+            model=settings.SUMMARY_MODEL,
+            key=settings.SUMMARY_KEY,
+        )
+
+    def summarise(
+        self, *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
+    ) -> str:
+        if self.url and _lead_spoke(turns):
+            try:
+                return self._asked(call=call, transcript=transcript)
+            except (
+                requests.RequestException,
+                ValueError,
+                KeyError,
+                IndexError,
+                TypeError,
+            ) as error:
+                log_event(
+                    log,
+                    "summary.fallback",
+                    level=logging.WARNING,
+                    call_id=call.pk,
+                    error=f"{type(error).__name__}: {error}",
+                )
+        return builtin_summary(call=call, turns=turns)
+
+    def _asked(self, *, call: Any, transcript: str) -> str:
         facts = (
             f"Lead: {_joined(call.first_name, call.last_name)}. "
             f"Vehicle: {_joined(call.called_on_year, call.called_on_make, call.called_on_model)}. "
@@ -147,32 +199,6 @@ class OpenAISummariser:
 def summary_write(
     *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
 ) -> str:
-    """The call's summary by ``SUMMARY_BACKEND``; the builtin one when the other fails, or
-    when the lead said nothing (a model asked to summarise nothing may make a story up)."""
-    if (
-        settings.SUMMARY_BACKEND == "openai"
-        and settings.SUMMARY_URL
-        and _lead_spoke(turns)
-    ):
-        summariser = OpenAISummariser(
-            url=settings.SUMMARY_URL,
-            model=settings.SUMMARY_MODEL,
-            key=settings.SUMMARY_KEY,
-        )
-        try:
-            return summariser.summarise(call=call, transcript=transcript)
-        except (
-            requests.RequestException,
-            ValueError,
-            KeyError,
-            IndexError,
-            TypeError,
-        ) as error:
-            log_event(
-                log,
-                "summary.fallback",
-                level=logging.WARNING,
-                call_id=call.pk,
-                error=f"{type(error).__name__}: {error}",
-            )
-    return builtin_summary(call=call, turns=turns)
+    """The call's summary by ``SUMMARY_BACKEND``; never fails (a summariser that needs a
+    server falls back to the builtin rules)."""
+    return summariser().summarise(call=call, turns=turns, transcript=transcript)

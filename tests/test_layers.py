@@ -16,6 +16,7 @@ FLOORS = {
     "accounts": 2,
     "users": 3,
     "webhooks": 3,
+    "providers": 3,  # the provider seam: interfaces, the registry, Twilio, the simulator clock
     "calls": 4,
     "leads": 5,
     "clicktocall": 5,

@@ -21,6 +21,13 @@ from calls.models import Call, CallStatus
 from core.handover import HELD_BY_BROKER, HandOver, to_hand_over
 from core.logging import log_event, log_event_on_commit, mask_phone
 from core.sweeps import each
+from providers import messaging_for
+from providers.messaging import (
+    OutgoingText,
+    TextingUnavailable,
+    TextOutcomeUnknown,
+    TextRefused,
+)
 from texting import compose
 from texting.models import (
     AUTOMATIC,
@@ -34,13 +41,6 @@ from texting.models import (
     TextStatus,
 )
 from texting.payloads import text_event_emit
-from texting.providers import (
-    OutgoingText,
-    TextingUnavailable,
-    TextOutcomeUnknown,
-    TextRefused,
-    text_provider,
-)
 from texting.selectors import (
     automatic_texts_sent,
     latest_call,
@@ -178,7 +178,7 @@ def text_store(
         due_at=due_at,
         sent_by=sent_by,
         recipient=recipient,
-        provider=text_provider(is_test=account.is_test).name,
+        provider=messaging_for(is_test=account.is_test).name,
     )
     log_on_commit(
         "texting.stored",
@@ -282,7 +282,7 @@ def text_send(*, text_id: int) -> str:
         to_lead=text.purpose not in STAFF,
     )
     try:
-        provider_id = text_provider(is_test=text.account.is_test).send(outgoing)
+        provider_id = messaging_for(is_test=text.account.is_test).send(outgoing)
     except TextingUnavailable:
         Text.objects.filter(pk=text.pk, status=TextStatus.SENDING).update(
             status=TextStatus.SCHEDULED

@@ -11,7 +11,7 @@ from celery import shared_task
 from core.locks import one_at_a_time
 from core.logging import log_event
 from core.tasks import retry_while_down
-from texting.providers import TextingUnavailable
+from providers.messaging import TextingUnavailable
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Twilio Messaging's callbacks: a lead's text (the number's or Messaging Service's
 inbound webhook) and each text's delivery status. Signed like the voice callbacks
-(``calls.telephony.twilio_callbacks.signed_by_twilio``): 403 before anything is read;
+(``providers.twilio.signed_by_twilio``): 403 before anything is read;
 then each member they read is checked as the voice callbacks check theirs: 400 for one
 Twilio never sends so, before anything is read either."""
 
@@ -18,7 +18,8 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 from twilio.twiml.messaging_response import MessagingResponse
 
-from calls.telephony.twilio_callbacks import (
+from core.logging import log_event
+from providers.twilio import (
     STATUS_WORD,
     Form,
     Member,
@@ -30,7 +31,6 @@ from calls.telephony.twilio_callbacks import (
     storable_text,
     twilio_sid,
 )
-from core.logging import log_event
 from texting.inbound import text_receive
 from texting.models import Text
 from texting.services import text_status_update

@@ -32,10 +32,10 @@ from calls.routing import (
     calls_waiting_before,
 )
 from calls.signals import call_queued
-from calls.telephony import provider_named
-from calls.telephony.base import AgentDial, Event, EventKind, TelephonyUnavailable
 from core.compiled import CompiledInsert, CompiledQuery
 from core.logging import log_event, mask_phone
+from providers import telephony_named
+from providers.telephony import AgentDial, Event, EventKind, TelephonyUnavailable
 from users.models import User
 
 # The pipeline logs as the service layer it is (the name operators filter on).
@@ -171,7 +171,7 @@ def _ring_agent(attempt: CallAttempt, call: Call, config: DialingSettings) -> No
         ring_seconds=config.agent_ring_seconds,
     )
     try:
-        provider_id = provider_named(attempt.provider).dial_agent(dial)
+        provider_id = telephony_named(attempt.provider).dial_agent(dial)
     except TelephonyUnavailable:
         CallAttempt.objects.filter(pk=attempt.pk).update(dial_requested_at=None)
         raise

@@ -1,4 +1,4 @@
-"""Provider events: what a provider reports about a leg (``calls.telephony.base.Event``),
+"""Provider events: what a provider reports about a leg (``providers.telephony.Event``),
 applied to its call under the call's lock, answered with what to do on that leg next.
 
 An event that only records a fact on one row (a leg ringing, a recording's link) is one
@@ -18,8 +18,8 @@ from django.utils import timezone
 from calls.models import Call, CallAttempt, Leg
 from calls.pipeline.legs import lead_event
 from calls.pipeline.offers import agent_event
-from calls.telephony.base import Event, EventKind, Instruction
 from core.compiled import CompiledQuery
+from providers.telephony import Event, EventKind, Instruction
 
 
 def call_event(event: Event) -> Instruction:

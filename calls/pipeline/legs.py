@@ -24,7 +24,7 @@ from calls.pipeline.transitions import (
     phone_time,
     seconds_between,
 )
-from calls.telephony.base import Event, EventKind, Instruction
+from providers.telephony import Event, EventKind, Instruction
 
 LEAD_OUTCOME_STATUS = {
     AttemptOutcome.NOANSWER: CallStatus.NOANSWER,

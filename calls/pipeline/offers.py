@@ -26,8 +26,8 @@ from calls.pipeline.transitions import (
     phone_time,
 )
 from calls.routing import agent_first_available
-from calls.telephony.base import Event, EventKind, Instruction
 from core.logging import mask_phone
+from providers.telephony import Event, EventKind, Instruction
 
 PROMPT = "Press 1 to be connected."
 TAKEN = "Another agent has taken this call. Goodbye."

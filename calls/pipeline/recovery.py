@@ -23,12 +23,12 @@ from calls.pipeline.events import call_event, locked_call
 from calls.pipeline.legs import lead_not_placed
 from calls.pipeline.transitions import call_finish, seconds_between
 from calls.pipeline.waiting import calls_hand_over_counted
-from calls.telephony import PROVIDERS, provider_named
-from calls.telephony.base import Event, EventKind, LegStatus, TelephonyUnavailable
 from calls.workers import losses_take
 from core.handover import HELD_BY_BROKER
 from core.logging import log_event
 from core.sweeps import Tally, each
+from providers import KINDS, telephony_named
+from providers.telephony import Event, EventKind, LegStatus, TelephonyUnavailable
 
 T = TypeVar("T")
 # The pipeline logs as the service layer it is (the name operators filter on).
@@ -200,8 +200,8 @@ def _silent_legs(now: datetime) -> list[int]:
     )
     lost_after = timedelta(seconds=settings.CALLS_LOST_AFTER_SECONDS)
     silent: list[int] = []
-    for name in PROVIDERS:
-        cutoff = now - lost_after * provider_named(name).time_scale
+    for name in KINDS["telephony"].choices:
+        cutoff = now - lost_after * telephony_named(name).time_scale
         silent += (
             CallAttempt.objects.filter(
                 provider=name, ended_at__isnull=True, dial_requested_at__isnull=False
@@ -226,7 +226,7 @@ def attempt_settle(*, attempt_id: int, now: datetime | None = None) -> str:
     )
     if attempt is None:
         return "ended"
-    provider = provider_named(attempt.provider)
+    provider = telephony_named(attempt.provider)
     parent = (
         attempt.call.attempts_log.filter(
             leg=Leg.AGENT, outcome=AttemptOutcome.ACCEPTED, round=attempt.round

@@ -28,10 +28,10 @@ from calls.payloads import call_event_emit
 from calls.pipeline import broker
 from calls.routing import agent_free_with_calls_waiting, call_waiting_for
 from calls.signals import call_finished, offer_ended
-from calls.telephony import provider_for, provider_named
-from calls.telephony.base import EventKind
 from core.handover import HELD_BY_BROKER
 from core.logging import log_event_on_commit
+from providers import telephony_for, telephony_named
+from providers.telephony import EventKind
 from users.models import User
 
 # The pipeline logs as the service layer it is (the name operators filter on).
@@ -72,7 +72,7 @@ def agent_attempt(call: Call, agent: User | None) -> CallAttempt:
         round=call.rounds,
         agent=agent,
         number=agent.phone_number if agent else call.agent_number,
-        provider=provider_for(is_test=call.is_test).name,
+        provider=telephony_for(is_test=call.is_test).name,
     )
 
 
@@ -99,7 +99,7 @@ def seconds_between(since: datetime, until: datetime) -> int:
 def phone_time(call: Call, wait: timedelta) -> timedelta:
     """``wait`` at the call's provider's time scale: the simulator's sped-up calls wait
     sped-up too; a real network waits the full time."""
-    return wait * provider_for(is_test=call.is_test).time_scale
+    return wait * telephony_for(is_test=call.is_test).time_scale
 
 
 def attempt_mark(attempt: CallAttempt, **moments: datetime) -> None:
@@ -133,7 +133,7 @@ def attempt_end(
         hand_over_to_agent(attempt.agent_id)
         offer_ended.send(sender=CallAttempt, attempt=attempt)
     if hangup and attempt.dial_requested_at:
-        provider = provider_named(attempt.provider)
+        provider = telephony_named(attempt.provider)
         provider_id, attempt_id = attempt.provider_id, attempt.pk
         followups.append(
             lambda: provider.hangup(provider_id=provider_id, attempt_id=attempt_id)

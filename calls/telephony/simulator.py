@@ -4,7 +4,7 @@ handler a real provider's callbacks reach (``calls.services.call_event``).
 Outcomes follow the last four digits of the number dialed (CONTRACT.md, Simulator):
 ``0000`` never answers, ``0001`` busy, ``0002`` fails, ``0003`` answers but (agent) never
 presses 1 or (lead) hangs up at once; anything else answers after about 2 s, the agent
-presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` scales every delay,
+presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` (``providers.clock``) scales every delay,
 and the pipeline's own waits on a simulated call (``Provider.time_scale``).
 
 Like a real switch it keeps its own record of every leg (``calls.models.SimulatedLeg``, in
@@ -30,7 +30,10 @@ from django.db.models import OuterRef, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from calls.recordings import recording_link
-from calls.telephony.base import (
+from core.compiled import CompiledQuery
+from core.handover import publish_or_leave_to_sweep
+from providers.clock import real_seconds, time_scale
+from providers.telephony import (
     AgentDial,
     Event,
     EventKind,
@@ -38,8 +41,6 @@ from calls.telephony.base import (
     LegStatus,
     Provider,
 )
-from core.compiled import CompiledQuery
-from core.handover import publish_or_leave_to_sweep
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +60,6 @@ ENDINGS = frozenset(
 def talk_seconds(attempt_id: int) -> int:
     """A lead's talk time, 30 to 300 s, fixed per attempt so a run can be replayed."""
     return 30 + (attempt_id * 7919) % 271
-
-
-def time_scale() -> float:
-    """``SIMULATOR_TIME_SCALE``: simulated seconds last this many real seconds."""
-    return float(settings.SIMULATOR_TIME_SCALE)
 
 
 class SimulatorProvider(Provider):
@@ -347,7 +343,7 @@ def _at(seconds: float, *events: Event, webhook: bool = False) -> None:
     placed."""
     from calls.tasks import simulator_event_task, simulator_events_task
 
-    countdown = max(0.0, seconds * time_scale())
+    countdown = real_seconds(seconds)
     due = timezone.now() + timedelta(seconds=countdown)
     for event in events:
         _record(event, due, webhook=webhook)

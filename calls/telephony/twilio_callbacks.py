@@ -2,7 +2,8 @@
 ``calls.pipeline.events.call_event``, and answered with the TwiML of the returned ``Instruction``.
 
 Twilio may post a callback twice or out of order; ``call_event`` only ever moves a leg
-forward, so a repeat or a late status changes nothing. A signed callback holding a member
+forward, so a repeat or a late status changes nothing. Each is checked first as every
+Twilio request is (``providers.twilio``): a signed callback holding a member
 as Twilio never sends it (a NUL, a duration or a URL no column holds) is refused with 400
 before anything is read or written; the texting callbacks check theirs the same way.
 """
@@ -11,12 +12,9 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import wraps
 
-from django.conf import settings
-from django.db.models import Model
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -26,17 +24,25 @@ from django.http import (
 )
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
-from twilio.request_validator import RequestValidator
 from twilio.twiml.voice_response import VoiceResponse
 
 from calls.media import recording_source_set
 from calls.models import CallAttempt, Leg, Recording
 from calls.pipeline.events import call_event
 from calls.recordings import recording_link
-from calls.telephony.base import Event, EventKind, Instruction
-from calls.telephony.twilio import webhook_url
 from core.logging import log_event
-from core.validation import digits_only
+from providers.telephony import Event, EventKind, Instruction
+from providers.twilio import (
+    STATUS_LENGTH,
+    STATUS_WORD,
+    Form,
+    Member,
+    malformed_member,
+    max_length_of,
+    number,
+    signed_by_twilio,
+    webhook_url,
+)
 
 log = logging.getLogger(__name__)
 
@@ -66,72 +72,20 @@ LEAD_STATUS = {
     "canceled": EventKind.NO_ANSWER,
 }
 
-# --- the members of Twilio's callbacks, as Twilio sends them: a signature proves who
-# signed, not that the values fit (a test tool or a leaked auth token signs anything).
-
-_SID = re.compile(r"[A-Z]{2}[0-9a-fA-F]{32}")
-_PRINTABLE = re.compile(r"[!-~]+")  # ASCII without spaces and control characters
-_KEYS = re.compile(r"[0-9*#]+")
-_URL = re.compile(r"https?://[!-~]+")
-# Seconds and error codes: at most 9 digits, which every integer column holds.
-_NUMBER_DIGITS = 9
-_STATUS_LENGTH = 32
-
-
-def max_length_of(model: type[Model], field: str) -> int:
-    """The ``max_length`` of a text column: the longest value it stores."""
-    length = getattr(model._meta.get_field(field), "max_length", None)
-    if not isinstance(length, int):
-        raise TypeError(f"{model.__name__}.{field} has no max_length")
-    return length
-
-
 # A recording's URL is stored with ".wav" added (``calls.media.recording_source_set``).
 _RECORDING_URL_LENGTH = max_length_of(Recording, "source_url") - len(".wav")
-
-
-def twilio_sid(value: str) -> bool:
-    """A Twilio sid: two capital letters and 32 hex digits (``SM…``, ``MG…``, ``CA…``)."""
-    return _SID.fullmatch(value) is not None
-
-
-def printable(max_length: int) -> Callable[[str], bool]:
-    """A phone number or a status word: printable ASCII, no space, at most ``max_length``."""
-    return lambda value: (
-        len(value) <= max_length and _PRINTABLE.fullmatch(value) is not None
-    )
-
-
-def number(value: str) -> bool:
-    """A count of seconds or an error code: ASCII digits an integer column holds."""
-    return len(value) <= _NUMBER_DIGITS and digits_only(value)
-
-
-def storable_text(value: str) -> bool:
-    """Free text (a lead's text): anything a text column holds, which is all but NUL."""
-    return "\x00" not in value
+_KEYS = re.compile(r"[0-9*#]+")
+_URL = re.compile(r"https?://[!-~]+")
 
 
 def _keys(value: str) -> bool:
-    return len(value) <= _STATUS_LENGTH and _KEYS.fullmatch(value) is not None
+    return len(value) <= STATUS_LENGTH and _KEYS.fullmatch(value) is not None
 
 
 def _recording_url(value: str) -> bool:
     return len(value) <= _RECORDING_URL_LENGTH and _URL.fullmatch(value) is not None
 
 
-@dataclass(frozen=True)
-class Member:
-    """One member of a callback's form: what a value of it must be (an empty value counts
-    as absent), and whether Twilio always sends it."""
-
-    valid: Callable[[str], bool]
-    required: bool = False
-
-
-Form = Mapping[str, Member]
-
-STATUS_WORD = Member(printable(_STATUS_LENGTH))
 CALL_STATUS: Form = {"CallStatus": STATUS_WORD}
 LEG_STATUS: Form = {**CALL_STATUS, "CallDuration": Member(number)}
 GATHER: Form = {**CALL_STATUS, "Digits": Member(_keys)}
@@ -139,19 +93,6 @@ RECORDING: Form = {
     "RecordingStatus": STATUS_WORD,
     "RecordingUrl": Member(_recording_url),
 }
-
-
-def malformed_member(request: HttpRequest, form: Form) -> str | None:
-    """The name of the first member of ``form`` that this callback holds as Twilio never
-    sends it (required and missing, too long, a character it never sends), else None.
-    Every value of a repeated member is checked; the views read the last."""
-    for name, member in form.items():
-        values = request.POST.getlist(name)
-        if member.required and not (values and values[-1]):
-            return name
-        if not all(member.valid(value) for value in values if value):
-            return name
-    return None
 
 
 View = Callable[[HttpRequest, int], HttpResponse]
@@ -205,20 +146,6 @@ def _refused(
         reason=reason,
         status=status,
         **fields,
-    )
-
-
-def signed_by_twilio(request: HttpRequest) -> bool:
-    """Whether ``X-Twilio-Signature`` signs this request's public URL and form parameters
-    with the account's auth token (Twilio signs the URL it called, not our internal host)."""
-    signature = request.headers.get("X-Twilio-Signature", "")
-    if not signature or not settings.TWILIO_AUTH_TOKEN:
-        return False
-    url = settings.PUBLIC_BASE_URL + request.get_full_path()
-    return bool(
-        RequestValidator(settings.TWILIO_AUTH_TOKEN).validate(
-            url, request.POST, signature
-        )
     )
 
 

@@ -16,8 +16,8 @@ from calls import services
 from calls.models import Call, CallAttempt, CallStatus, Leg, SimulatedLeg
 from calls.pipeline import broker
 from calls.telephony import simulator
-from calls.telephony.base import Event
 from calls.telephony.simulator import SimulatorProvider
+from providers.telephony import Event
 from tests.users.factories import agent
 
 

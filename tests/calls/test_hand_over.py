@@ -13,7 +13,7 @@ from django.utils import timezone
 from calls import services, workers
 from calls.models import Call, CallAttempt, CallStatus, Leg, WorkerBeat
 from calls.pipeline import recovery, transitions
-from calls.telephony.base import Event, EventKind
+from providers.telephony import Event, EventKind
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World
 from tests.users.factories import agent

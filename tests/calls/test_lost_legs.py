@@ -19,7 +19,7 @@ from calls.models import (
 )
 from calls.pipeline import broker
 from calls.telephony import simulator
-from calls.telephony.base import Event, EventKind, Instruction
+from providers.telephony import Event, EventKind, Instruction
 from tests.calls.legs import LEAD, connected_call, switch_says
 from webhooks.models import WebhookEvent
 from webhooks.services import webhook_endpoint_create

@@ -19,7 +19,7 @@ from calls.models import (
     WorkerBeat,
 )
 from calls.pipeline import broker, dispatch
-from calls.telephony.base import Event, EventKind
+from providers.telephony import Event, EventKind
 from tests.accounts.factories import AccountFactory, TeamFactory
 from tests.calls.harness import World
 from tests.users.factories import agent

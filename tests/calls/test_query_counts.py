@@ -17,8 +17,8 @@ from calls.models import (
     CallStatus,
     SimulatedLeg,
 )
-from calls.telephony.base import AgentDial, Event, EventKind
 from calls.telephony.simulator import WEBHOOK_TIMEOUT, SimulatorProvider
+from providers.telephony import AgentDial, Event, EventKind
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World, agent_leg
 from tests.users.factories import agent

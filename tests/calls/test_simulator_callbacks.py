@@ -7,7 +7,7 @@ from django.db import OperationalError
 from calls import tasks
 from calls.models import CallAttempt, SimulatedLeg
 from calls.telephony import simulator
-from calls.telephony.base import Event, EventKind
+from providers.telephony import Event, EventKind
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import agent_leg
 

@@ -17,8 +17,8 @@ from calls.models import (
     Leg,
 )
 from calls.pipeline import waiting
-from calls.telephony import provider_for, provider_named
-from calls.telephony.base import Event, EventKind
+from providers import telephony_for, telephony_named
+from providers.telephony import Event, EventKind
 from tests.accounts.factories import AccountFactory
 from tests.users.factories import agent
 
@@ -43,10 +43,10 @@ def _scale(settings):
 
 
 def test_each_provider_states_its_time_scale(settings):
-    assert provider_named("simulator").time_scale == 0.01
-    assert provider_named("twilio").time_scale == 1.0
+    assert telephony_named("simulator").time_scale == 0.01
+    assert telephony_named("twilio").time_scale == 1.0
     settings.SIMULATOR_TIME_SCALE = 0.1
-    assert provider_named("simulator").time_scale == 0.1
+    assert telephony_named("simulator").time_scale == 0.1
 
 
 def queued_call(settings, provider, is_test, **dialing):
@@ -56,7 +56,7 @@ def queued_call(settings, provider, is_test, **dialing):
     call = Call.objects.create(
         account=account, phone=LEAD, received_at=timezone.now(), is_test=is_test
     )
-    assert provider_for(is_test=call.is_test).name == (
+    assert telephony_for(is_test=call.is_test).name == (
         "simulator" if is_test else provider
     )
     return call
@@ -88,7 +88,7 @@ def test_a_lead_retry_waits_the_cadence_at_the_providers_time_scale(
         leg=Leg.LEAD,
         round=1,
         number=LEAD,
-        provider=provider_for(is_test=is_test).name,
+        provider=telephony_for(is_test=is_test).name,
         dial_requested_at=timezone.now(),
     )
 
@@ -139,7 +139,7 @@ def test_the_pause_between_rounds_of_agents_runs_at_the_providers_time_scale(
         round=1,
         agent=only,
         number=only.phone_number,
-        provider=provider_for(is_test=is_test).name,
+        provider=telephony_for(is_test=is_test).name,
     )
 
     with django_capture_on_commit_callbacks(execute=False):

@@ -32,9 +32,9 @@ from calls.models import (
 )
 from calls.pipeline import broker
 from calls.recordings import attempt_for_token
-from calls.telephony import provider_named
-from calls.telephony.base import AgentDial, EventKind, LegStatus, TelephonyUnavailable
-from calls.telephony.twilio import RoutedHttpClient, TwilioProvider
+from providers import telephony_named
+from providers.telephony import AgentDial, EventKind, LegStatus, TelephonyUnavailable
+from providers.twilio import RoutedHttpClient, TwilioProvider
 from tests.accounts.factories import AccountFactory
 from tests.calls.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, BASE
 from tests.users.factories import agent
@@ -991,7 +991,7 @@ def test_unknown_statuses_and_unfinished_recordings_change_nothing(
 
 
 def test_the_twilio_provider_is_registered_as_twilio():
-    provider = provider_named("twilio")
+    provider = telephony_named("twilio")
 
     assert isinstance(provider, TwilioProvider)
     assert provider.name == "twilio"

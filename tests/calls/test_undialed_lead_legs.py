@@ -19,8 +19,8 @@ from calls.models import (
     Leg,
     SimulatedLeg,
 )
-from calls.telephony.base import EventKind
 from calls.telephony.simulator import talk_seconds
+from providers.telephony import EventKind
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World, dials_of
 from tests.users.factories import agent

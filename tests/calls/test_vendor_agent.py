@@ -19,7 +19,7 @@ from calls.models import (
     RingMode,
 )
 from calls.payloads import agent_object, call_object
-from calls.telephony.base import Event, EventKind
+from providers.telephony import Event, EventKind
 from tests.accounts.factories import AccountFactory
 from tests.calls.harness import World
 from tests.users.factories import agent

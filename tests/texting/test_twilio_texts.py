@@ -17,7 +17,14 @@ from django.utils import timezone
 from twilio.request_validator import RequestValidator
 
 from calls.models import CallOrigin, CallStatus
-from calls.telephony import twilio
+from providers import twilio
+from providers.messaging import (
+    OutgoingText,
+    TextingUnavailable,
+    TextOutcomeUnknown,
+    TextRefused,
+)
+from providers.twilio import TwilioTexts
 from tests.accounts.factories import AccountFactory
 from tests.calls.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, BASE
 from tests.handover import hold_hand_overs
@@ -31,13 +38,6 @@ from texting.models import (
     Text,
     TextingSettings,
     TextStatus,
-)
-from texting.providers import (
-    OutgoingText,
-    TextingUnavailable,
-    TextOutcomeUnknown,
-    TextRefused,
-    TwilioTexts,
 )
 
 pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("twilio_settings")]

@@ -1,10 +1,18 @@
-"""The provider interface and the provider-neutral events and instructions."""
+"""The telephony interface (``Provider``) and the provider-neutral events and instructions.
+
+The pipeline (``calls.services``) asks a provider to dial and hang up legs; providers
+report what happened as provider-neutral ``Event``s to ``calls.services.call_event``,
+which answers with an ``Instruction`` (prompt the agent, connect the lead, hang up).
+The implementations: ``providers.twilio.TwilioProvider`` and
+``calls.telephony.simulator.SimulatorProvider``.
+"""
 
 from __future__ import annotations
 
 import abc
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Self
 
 
 class EventKind(StrEnum):
@@ -84,6 +92,11 @@ class TelephonyUnavailable(Exception):
 
 class Provider(abc.ABC):
     name: str
+
+    @classmethod
+    def from_settings(cls) -> Self:
+        """The provider as the settings configure it."""
+        return cls()
 
     @property
     def time_scale(self) -> float:

@@ -1,0 +1,43 @@
+"""The speech-to-text interface: an engine reads one channel (float32 samples at 16 kHz)
+and answers its segments, seconds from the start of the recording.
+
+Errors are of two kinds: a ``TransientError`` is worth trying again later (a server down
+or overloaded), a ``PermanentError`` is not (audio that cannot be read, a model missing).
+
+The implementations (``insights.engines``): ``faster_whisper`` in this process and
+``remote``, an OpenAI-compatible endpoint; ``none`` transcribes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol, Self
+
+import numpy as np
+
+
+class TransientError(RuntimeError):
+    """The engine may succeed later: try again."""
+
+
+class PermanentError(RuntimeError):
+    """The engine will never succeed with this audio or this configuration."""
+
+
+@dataclass(frozen=True)
+class Segment:
+    start: float
+    end: float
+    text: str
+
+
+class SpeechToText(Protocol):
+    name: str
+    model: str
+
+    @classmethod
+    def from_settings(cls) -> Self:
+        """The engine as the ``TRANSCRIPTION_*`` settings configure it."""
+        ...
+
+    def transcribe(self, channel_audio: np.ndarray) -> list[Segment]: ...

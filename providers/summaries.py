@@ -1,0 +1,25 @@
+"""The summariser interface: a call's summary, 2 to 4 sentences for the dealer, from its
+transcript turns (``{"side", "start", "end", "text"}``) and the lead on the call.
+
+A summariser never fails a transcription: one that needs a server falls back to the
+builtin rules when the server fails. The implementations (``insights.summaries``):
+``builtin`` (rules, no model) and ``openai`` (an OpenAI-compatible chat endpoint).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol, Self
+
+
+class Summariser(Protocol):
+    name: str
+
+    @classmethod
+    def from_settings(cls) -> Self:
+        """The summariser as the ``SUMMARY_*`` settings configure it."""
+        ...
+
+    def summarise(
+        self, *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
+    ) -> str: ...
