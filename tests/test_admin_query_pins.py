@@ -225,9 +225,9 @@ PAGES = [
     change_form("optout", 5),
     change_form("alertsubscription", 8),
     change_form("message", 8),
-    tool("apicredential", "issue_key", 4),
+    tool("apicredential", "issue_key", 5),  # whether a working key exists
     tool("apicredential", "revoke_keys", 4),
-    tool("account", "issue_key", 3),
+    tool("account", "issue_key", 4),  # whether a working key exists
     tool("account", "revoke_keys", 3),
     tool("webhookendpoint", "send_test", 3),
     tool("webhookendpoint", "replay", 3),
