@@ -63,7 +63,8 @@ worker: install ## Run a Celery worker with the scheduler (for `make run`-style 
 SQLITE_TESTS := tests/test_outbox.py tests/test_hand_over_bounded.py tests/test_admin_effects.py \
 	tests/notify/test_outbox.py tests/calls/test_sweep_isolation.py tests/calls/test_undialed_lead_legs.py \
 	tests/notify/test_alerts.py tests/notify/test_effects_isolated.py \
-	tests/texting/test_automatic.py tests/calls/test_lost_legs.py \
+	tests/texting/test_automatic.py tests/texting/test_one_number.py tests/texting/test_possible_opt_out.py \
+	tests/calls/test_lost_legs.py \
 	tests/calls/test_recordings_sweep.py tests/calls/test_speech_recordings.py tests/insights
 SQLITE_DIR := var/test-sqlite
 

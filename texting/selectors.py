@@ -155,12 +155,14 @@ def number_conflicts() -> list[NumberConflict]:
     those accounts (and their organizations) by organization and name (two queries)."""
     organizations: dict[str, set[int]] = defaultdict(set)
     uses: Iterable[tuple[str, int]] = (
+        # No ORDER BY in a compound statement's parts (SQLite refuses one).
         Account.objects.exclude(caller_id="")
+        .order_by()
         .values_list("caller_id", "organization_id")
         .union(
-            TextingSettings.objects.exclude(sender="").values_list(
-                "sender", "account__organization_id"
-            )
+            TextingSettings.objects.exclude(sender="")
+            .order_by()
+            .values_list("sender", "account__organization_id")
         )
     )
     for number, organization_id in uses:
