@@ -402,6 +402,12 @@ def _document_leads(first: Lead, count: int) -> list[Lead]:
     return [first, *siblings]
 
 
+def call_lead_type(rule: ParsingRule, parsed: ParsedLead) -> str:
+    """The call's lead type: the rule's, else the vehicle's status ("New", "Used")."""
+    buy = parsed.buy_vehicle
+    return rule.lead_type or (buy.status.title() if buy else "")
+
+
 def _queue_call(
     lead: Lead, parsed: ParsedLead, rule: ParsingRule, account: Account, phone: str
 ) -> Call:
@@ -423,7 +429,7 @@ def _queue_call(
         email=customer.email[:255],
         call_notes=lead.call_notes,
         whisper=lead.whisper,
-        lead_type=rule.lead_type or (buy.status.title() if buy else ""),
+        lead_type=call_lead_type(rule, parsed),
         department=rule.department,
         called_on_make=(buy.make if buy else "")[:45],
         called_on_model=(buy.model if buy else "")[:45],

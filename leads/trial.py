@@ -32,6 +32,7 @@ from leads.services import (
     RECEIVED_NO_PHONE,
     account_rules,
     adf_refusal,
+    call_lead_type,
     dedupe_key,
     document_prospects,
     lead_phone,
@@ -303,6 +304,8 @@ def _outcome(trial: ProspectTrial) -> None:
         trial.call = [
             ("Phone", trial.phone),
             ("Team", rule.team.name if rule.team else "every agent of the account"),
+            ("Department", rule.department or "(none)"),
+            ("Lead type", call_lead_type(rule, parsed) or "(none)"),
             ("Source", source),
             ("Prospect ID (altid)", parsed.prospect_id),
             ("Test call", "yes: no real phone call" if account.is_test else "no"),

@@ -634,6 +634,30 @@ def test_tester_routes_service_requests_to_the_service_team(admin_client, north)
     assert ("Team", "Service") in prospect.call
 
 
+def test_tester_shows_the_department_and_lead_type_the_call_would_get(
+    admin_client, north
+):
+    """The preview's call is the call intake sets up: the rule's department and lead
+    type included (they were left out)."""
+    ParsingRule.objects.filter(name="Service").update(
+        department="Service Drive", lead_type="Service"
+    )
+    document = adf(vendor_id="DMN-1001", request_type="service")
+
+    prospect = (
+        run_tester(admin_client, document, credential=north.credential)
+        .context["trial"]
+        .prospects[0]
+    )
+    lead_receive(credential=north.credential, raw_xml=document)
+
+    call = Call.objects.get()
+    assert ("Department", "Service Drive") in prospect.call
+    assert ("Department", call.department) in prospect.call
+    assert ("Lead type", call.lead_type) in prospect.call
+    assert call.lead_type == "Service"
+
+
 def test_tester_shows_a_do_not_process_lead(admin_client, north):
     response = run_tester(
         admin_client,
