@@ -289,6 +289,8 @@ def _revision_lines(call: Call) -> list[tuple[Any, str]]:
         olds = [old for old, _ in revision.changes.values()]
         if revision.kind == RevisionKind.SCORE and all(old is None for old in olds):
             what = "first score"
+        elif revision.kind == RevisionKind.COACHING:
+            what = _coaching_change(revision.changes)
         else:
             what = (
                 ", ".join(
@@ -299,6 +301,20 @@ def _revision_lines(call: Call) -> list[tuple[Any, str]]:
             )
         lines.append((revision, what))
     return lines
+
+
+def _coaching_change(changes: dict[str, list[Any]]) -> str:
+    """What a coaching revision did to the notes, as a person says it (the line already
+    names the coach, so a change of coach alone reads "notes taken over")."""
+    notes = changes.get("coach_notes")
+    if notes is None:
+        return "notes taken over" if "coached_by" in changes else "no change"
+    old, new = notes
+    if not old:
+        return "notes written"
+    if not new:
+        return "notes cleared"
+    return "notes changed"
 
 
 @login_required

@@ -97,6 +97,7 @@ ONLY_ANSWERED = "Only answered calls can be scored."
 NOT_SCORED = "Only a scored call can be coached."
 NO_SCORING_RIGHT = "You may not score calls of this account."
 NO_COACHING_RIGHT = "You may not coach calls of this account."
+TIME_WITHOUT_DATE = "Give the appointment's date with its time."
 
 
 def _label(member: str) -> str:
@@ -376,12 +377,15 @@ def _check_years(cleaned: dict[str, Any], errors: dict[str, list[str]]) -> None:
 
 
 def _check_appointment(score: Score, *, scorecard: Scorecard) -> None:
-    """A call end that means an appointment was set needs the appointment's date."""
-    if not score.call_end or score.appointment_date is not None:
+    """A call end that means an appointment was set needs the appointment's date, and so
+    does an appointment time (a date alone is fine: the time may not be known)."""
+    if score.appointment_date is not None:
         return
-    needs = scorecard.choices.filter(
-        kind=ChoiceKind.CALL_END, name=score.call_end, needs_appointment=True
-    ).exists()
+    needs = bool(score.call_end) and (
+        scorecard.choices.filter(
+            kind=ChoiceKind.CALL_END, name=score.call_end, needs_appointment=True
+        ).exists()
+    )
     if needs:
         raise ValidationError(
             {
@@ -390,6 +394,8 @@ def _check_appointment(score: Score, *, scorecard: Scorecard) -> None:
                 ]
             }
         )
+    if score.appointment_time is not None:
+        raise ValidationError({"appointment_date": [TIME_WITHOUT_DATE]})
 
 
 def _check_listed(

@@ -52,8 +52,22 @@ def test_a_manager_coaches_and_the_agent_reads_it_and_marks_it_read(
         "Ask for the trade-in.",
         "Morgan Reyes",
     )
-    # Revisions name what changed as a person reads it, never by field name.
-    assert "Coaching by Morgan Reyes: coach notes, coached by" in page(manager, call)
+    # Revisions name what changed as a person reads it, never by field name; the coach
+    # is named once, not listed among the changes.
+    body = page(manager, call)
+    assert "Coaching by Morgan Reyes: notes written</li>" in body
+    assert "coached by" not in body
+    manager.post(
+        reverse("pages:call-coach", args=[call.pk]), {"notes": "Ask for it sooner."}
+    )
+    assert "Coaching by Morgan Reyes: notes changed</li>" in page(manager, call)
+    coaching_save(call=call, coach=world.global_manager, notes="Ask for it sooner.")
+    assert "notes taken over</li>" in page(manager, call)
+    manager.post(reverse("pages:call-coach", args=[call.pk]), {"notes": ""})
+    assert "Coaching by Morgan Reyes: notes cleared</li>" in page(manager, call)
+    manager.post(
+        reverse("pages:call-coach", args=[call.pk]), {"notes": "Ask for the trade-in."}
+    )
     score_save(call=call, scorer=world.scorer, values={"cat3": True, "wow": False})
     assert (
         "Score by Sasha Scorer: category 3 (Confirmed the vehicle of interest), wow"

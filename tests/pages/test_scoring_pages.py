@@ -203,6 +203,26 @@ def test_an_appointment_call_end_without_the_appointment_date_is_refused_inline(
     )
 
 
+def test_an_appointment_time_without_its_date_is_refused_inline(world, scorer):
+    call = world.other_agent_call
+    url = reverse("pages:scoring-call", args=[call.pk])
+    response = scorer.post(url, {"call_end": "Voicemail", "appointment_time": "10:30"})
+    assert response.status_code == 422
+    assert response.context["form"].errors == {
+        "appointment_date": ["Give the appointment's date with its time."]
+    }
+    assert response.context["form"]["appointment_time"].value() == "10:30"
+    assert 'id="id_appointment_date-error"' in response.content.decode()
+    assert not Score.objects.filter(call=call).exists()
+    # A date without its time is fine.
+    response = scorer.post(
+        url, {"call_end": "Voicemail", "appointment_date": "2026-12-02"}
+    )
+    assert response.status_code == 302
+    score = Score.objects.get(call=call)
+    assert (str(score.appointment_date), score.appointment_time) == ("2026-12-02", None)
+
+
 def test_an_email_that_is_not_an_email_and_years_that_are_not_years_are_refused_inline(
     world, scorer
 ):

@@ -186,6 +186,33 @@ def test_bad_values_are_refused_and_change_nothing(
     assert not Score.objects.filter(call=call).exists()
 
 
+def test_an_appointment_time_without_its_date_is_refused_and_changes_nothing(
+    account, scorer
+):
+    call = CallFactory(account=account)
+    with pytest.raises(ValidationError) as refused:
+        score_save(call=call, scorer=scorer, values={"appointment_time": "15:30"})
+    assert refused.value.message_dict == {
+        "appointment_date": ["Give the appointment's date with its time."]
+    }
+    assert not Score.objects.filter(call=call).exists()
+
+    # A date without a time stays allowed; clearing the date of a timed one is refused.
+    score_save(call=call, scorer=scorer, values={"appointment_date": "2026-11-24"})
+    score_save(call=call, scorer=scorer, values={"appointment_time": "15:30"})
+    with pytest.raises(ValidationError) as refused:
+        score_save(call=call, scorer=scorer, values={"appointment_date": ""})
+    assert refused.value.message_dict == {
+        "appointment_date": ["Give the appointment's date with its time."]
+    }
+    score = Score.objects.get(call=call)
+    assert (score.appointment_date, score.appointment_time) == (
+        date(2026, 11, 24),
+        time(15, 30),
+    )
+    assert score.revisions.count() == 2
+
+
 def test_an_unused_category_cannot_be_applied(account, scorer):
     ScorecardCategory.objects.filter(scorecard=account.scorecard, slot=7).update(
         name=""
