@@ -10,6 +10,7 @@ import django_filters
 from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.db import connection
 from django.db.models import F, Func, Q, QuerySet
+from django.forms.models import ModelChoiceField, ModelChoiceIterator
 
 from accounts.models import Account, Team
 from calls.models import Call, CallStatus
@@ -53,6 +54,28 @@ class DayFilter(django_filters.DateFilter):
     field_class = DayField
 
 
+class TeamChoiceIterator(ModelChoiceIterator):
+    """The teams in one query; each named with its account once they span several
+    accounts (two accounts' "Sales" are otherwise the same word twice)."""
+
+    def __iter__(self) -> Any:
+        if self.field.empty_label is not None:
+            yield ("", self.field.empty_label)
+        teams = list(self.queryset)
+        several = len({team.account_id for team in teams}) > 1
+        for team in teams:
+            value, label = self.choice(team)
+            yield (value, f"{label} ({team.account.name})" if several else label)
+
+
+class TeamChoiceField(ModelChoiceField):
+    iterator = TeamChoiceIterator
+
+
+class TeamFilter(django_filters.ModelChoiceFilter):
+    field_class = TeamChoiceField
+
+
 class CallFilter(django_filters.FilterSet):
     """Filters of the call browser and of its CSV export, for one signed-in user."""
 
@@ -64,9 +87,7 @@ class CallFilter(django_filters.FilterSet):
     agent = django_filters.ModelChoiceFilter(
         queryset=User.objects.none(), empty_label=ANY
     )
-    team = django_filters.ModelChoiceFilter(
-        queryset=Team.objects.none(), empty_label=ANY
-    )
+    team = TeamFilter(queryset=Team.objects.none(), empty_label=ANY)
     status = django_filters.ChoiceFilter(choices=CallStatus.choices, empty_label=ANY)
     source = django_filters.ChoiceFilter(choices=[], empty_label=ANY)
     scored = django_filters.ChoiceFilter(
@@ -78,8 +99,10 @@ class CallFilter(django_filters.FilterSet):
         label="Category",
         empty_label=ANY,
     )
+    # Empty unless chosen, so links and exports carry no "applied=" nobody asked for; a
+    # category alone still means applied (see filter_queryset).
     applied = django_filters.ChoiceFilter(
-        choices=YES_NO, method="_later", label="Category applied", empty_label=None
+        choices=YES_NO, method="_later", label="Category applied", empty_label=ANY
     )
     wow = django_filters.ChoiceFilter(
         choices=YES_NO, method="_wow", label="Wow", empty_label=ANY
@@ -126,7 +149,9 @@ class CallFilter(django_filters.FilterSet):
         filters = self.filters
         filters["account"].queryset = self.accounts.order_by("name")
         filters["agent"].queryset = users_filterable_by(user)
-        filters["team"].queryset = teams_visible_to(user)
+        filters["team"].queryset = teams_visible_to(user).order_by(
+            "account__name", "account_id", "name"
+        )
         # Choices from what the user's calls and scorecards hold, read only when the form
         # is drawn or the filter is given (callable choices are lazy).
         filters["source"].extra["choices"] = lambda: _pairs(call_sources(user=user))

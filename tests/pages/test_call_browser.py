@@ -45,6 +45,7 @@ def test_a_global_manager_sees_every_call_of_the_organization_newest_first(
         ({"scored": "yes"}, ["Buyer"]),
         ({"scored": "no"}, ["Missed", "South", "Other"]),
         ({"category": "2", "applied": "yes"}, ["Buyer"]),
+        ({"category": "2"}, ["Buyer"]),  # a category alone means applied
         ({"category": "3", "applied": "no"}, ["Buyer"]),
         ({"category": "3", "applied": "yes"}, []),
         ({"wow": "yes"}, ["Buyer"]),
@@ -67,6 +68,34 @@ def test_each_filter_narrows_the_calls(world, manager, params, expected):
         received_at=world.south_call.received_at + timedelta(minutes=5),
     )
     assert listed(manager, **params) == expected
+
+
+def test_category_applied_starts_empty_so_links_carry_no_applied(world, manager):
+    response = manager.get(URL)
+    applied = response.context["filter"].form["applied"]
+    assert list(applied.field.choices) == [("", "Any"), ("yes", "Yes"), ("no", "No")]
+    assert applied.value() is None
+    assert '<option value="" selected>Any</option>' in str(applied)
+
+
+def _team_labels(client) -> list[str]:
+    field = client.get(URL).context["filter"].form.fields["team"]
+    return [label for _, label in field.choices]
+
+
+def test_teams_of_several_accounts_are_named_with_their_account(world, signed_in):
+    for account in (world.south, world.north):
+        for name in ("Service", "Sales"):
+            account.teams.create(name=name)
+    assert _team_labels(signed_in(world.global_manager)) == [
+        "Any",
+        "Sales (North)",
+        "Service (North)",
+        "Sales (South)",
+        "Service (South)",
+    ]
+    # A manager of one account sees its teams by their names alone.
+    assert _team_labels(signed_in(world.manager)) == ["Any", "Sales", "Service"]
 
 
 def test_account_agent_and_team_filters(world, manager):
