@@ -149,6 +149,7 @@ def _received(
     )
     text_event_emit(text=text, type="text_received")
     keyword = compose.keyword_of(body)
+    paused = False
     values = {"dealer": account.name}
     if compose.opts_out(body):
         _opt_out(account, config, text, call)
@@ -167,14 +168,14 @@ def _received(
         )
         return text
     elif compose.reads_like_opt_out(body):
-        _pause(account, text)
+        paused = _pause(account, text)
     elif call is not None and compose.asks_for_a_call(
         body, config.call_me_keywords if config else ""
     ):
         text.queued_call = _call_back(call)
         if text.queued_call is not None:
             text.save(update_fields=["queued_call"])
-    _forward(account, config, text, call)
+    _forward(account, config, text, call, paused=paused)
     log_on_commit(
         "texting.received",
         text_id=text.pk,
@@ -267,18 +268,21 @@ def _stopped(
     text_event_emit(text=text, type="lead_opted_out", opt_out=opt_out)
 
 
-def _pause(account: Account, text: Text) -> None:
+def _pause(account: Account, text: Text) -> bool:
     """A reply that reads like an opt-out without its words: texting to the number pauses
-    (nothing is sent to the lead) until a person confirms or dismisses it on the thread."""
-    if not opted_out(account_id=account.pk, phone=text.from_number):
-        OptOut.objects.create(
-            account=account,
-            phone=text.from_number,
-            opted_out_at=text.created_at,
-            message=text.body,
-            text=text,
-            confirmed=False,
-        )
+    (nothing is sent to the lead) until a person confirms or dismisses it on the thread.
+    Whether this text paused it (False: texting was already paused or stopped)."""
+    if opted_out(account_id=account.pk, phone=text.from_number):
+        return False
+    OptOut.objects.create(
+        account=account,
+        phone=text.from_number,
+        opted_out_at=text.created_at,
+        message=text.body,
+        text=text,
+        confirmed=False,
+    )
+    return True
 
 
 def _opt_in(
@@ -339,7 +343,12 @@ def _call_back(call: Call) -> Call | None:
 
 
 def _forward(
-    account: Account, config: TextingSettings | None, text: Text, call: Call | None
+    account: Account,
+    config: TextingSettings | None,
+    text: Text,
+    call: Call | None,
+    *,
+    paused: bool,
 ) -> None:
     """The lead's text, sent on to the lead's last agent (or the managers) by text."""
     name = (
@@ -348,7 +357,7 @@ def _forward(
     note = f"Text from {name} ({text.from_number}): {text.body}"
     if text.queued_call_id:
         note += " [a call back is queued]"
-    if _pauses(text):
+    if paused:
         note += (
             " [possible opt-out: texts to this number are paused until someone"
             " confirms or dismisses it on the call page]"
@@ -364,10 +373,6 @@ def _forward(
             body=note,
             recipient=member,
         )
-
-
-def _pauses(text: Text) -> bool:
-    return OptOut.objects.filter(text=text, confirmed=False).exists()
 
 
 def _possible_opt_out_locked(call: Call) -> OptOut:
