@@ -305,14 +305,11 @@ def _first(row: tuple[Any, ...]) -> object:
 def _spoken(recording: Recording) -> _Audio:
     """The simulated call's conversation, spoken to its duration: the same words for the
     same call (seeded by its id), the script kept as the ground truth."""
-    from calls.telephony.conversation import Facts, conversation_script
+    from calls.telephony.conversation import call_script
     from calls.telephony.speech import conversation_audio
 
     call = recording.call
-    agent_name = call.agent.get_full_name() if call.agent else ""
-    script = conversation_script(
-        Facts.of(call, agent_name=agent_name or call.agent_shown), seed=call.pk
-    )
+    script = call_script(call)
     seconds = call.duration or recording.attempt.duration or 1
     spoken = conversation_audio(script, seconds=seconds)
     audio = _described(io.BytesIO(spoken.wav))  # made whole in memory already

@@ -72,6 +72,16 @@ class Script:
         return " ".join(turn.text for turn in self.turns if turn.speaker == speaker)
 
 
+def call_script(call: Any) -> Script:
+    """The conversation a simulated ``calls.models.Call`` carries: the same for the same
+    call (seeded by its id), whether it is timed by the simulator or spoken for its
+    recording."""
+    agent_name = call.agent.get_full_name() if call.agent else ""
+    return conversation_script(
+        Facts.of(call, agent_name=agent_name or call.agent_shown), seed=call.pk
+    )
+
+
 def conversation_script(facts: Facts, *, seed: int) -> Script:
     """A conversation between the agent and the lead, the same for the same facts and seed."""
     rng = random.Random(seed)

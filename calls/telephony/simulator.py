@@ -4,7 +4,8 @@ handler a real provider's callbacks reach (``calls.services.call_event``).
 Outcomes follow the last four digits of the number dialed (CONTRACT.md, Simulator):
 ``0000`` never answers, ``0001`` busy, ``0002`` fails, ``0003`` answers but (agent) never
 presses 1 or (lead) hangs up at once; anything else answers after about 2 s, the agent
-presses 1, the lead talks for 30 to 300 s. ``SIMULATOR_TIME_SCALE`` (``providers.clock``) scales every delay,
+presses 1, the lead talks for as long as the call's conversation takes to say
+(``calls.telephony.conversation``), so its duration and its recording agree. ``SIMULATOR_TIME_SCALE`` (``providers.clock``) scales every delay,
 and the pipeline's own waits on a simulated call (``Provider.time_scale``).
 
 Like a real switch it keeps its own record of every leg (``calls.models.SimulatedLeg``, in
@@ -17,6 +18,7 @@ delivers the status callbacks that many (real) seconds late, as a slow provider 
 from __future__ import annotations
 
 import logging
+import math
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -58,8 +60,18 @@ ENDINGS = frozenset(
 
 
 def talk_seconds(attempt_id: int) -> int:
-    """A lead's talk time, 30 to 300 s, fixed per attempt so a run can be replayed."""
-    return 30 + (attempt_id * 7919) % 271
+    """A lead's talk time: as long as the conversation its call's recording carries takes
+    to say (about 30 to 50 s), fixed per call so a run can be replayed, and the same
+    whether or not the recording is spoken (``SIMULATOR_SPEECH``). Within CONTRACT.md's
+    30 to 300 s."""
+    from calls.models import CallAttempt
+    from calls.telephony.conversation import call_script
+    from calls.telephony.speech import seconds_to_say
+
+    attempt = CallAttempt.objects.select_related("call__account", "call__agent").get(
+        pk=attempt_id
+    )
+    return min(max(30, math.ceil(seconds_to_say(call_script(attempt.call)))), 300)
 
 
 class SimulatorProvider(Provider):

@@ -8,6 +8,8 @@ from django import template
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.html import format_html
 
+from providers.clock import time_scale
+
 register = template.Library()
 
 
@@ -66,3 +68,19 @@ def vehicle(form: Any, which: str) -> Any:
 def bar_y(height: float) -> str:
     """Where a bar of ``height`` (0..100) starts in a chart 110 units tall (labels below)."""
     return f"{110 - float(height):.1f}"
+
+
+@register.simple_tag
+def simulated_clock(attempts: Any) -> str:
+    """Where the simulator runs faster or slower than real time (``make run`` plays it at
+    ``SIMULATOR_TIME_SCALE=0.1``), a simulated call's clock times are real while its
+    durations and recording are simulated seconds: said under its timeline, so the
+    three tell one story."""
+    scale = time_scale()
+    if scale == 1 or not any(a.provider == "simulator" for a in attempts):
+        return ""
+    pace = f"{1 / scale:g} times faster" if scale < 1 else f"{scale:g} times slower"
+    return (
+        f"A simulated call, played {pace} than real time: the times are the real clock's, "
+        "the durations and the recording are in simulated seconds."
+    )

@@ -164,6 +164,32 @@ def test_an_answered_simulated_call_ends_with_a_stored_recording_its_link_plays(
     assert rms(window(pcm, lead_turn, 0)) < 1
 
 
+def test_the_recording_the_timeline_and_the_duration_tell_one_story(
+    admin_client, settings, answered
+):
+    """The call lasts as long as its conversation takes to say: the recording is the
+    call's duration long, carries every turn of the script at the natural pace, and
+    the last goodbye ends within seconds of the hang-up (not 0:58 of 3:30)."""
+    media.recording_store(call_id=answered.pk)
+    recording = Recording.objects.get(call=answered)
+    script = conversation_script(
+        Facts.of(answered, agent_name="Avery Lopez"), seed=answered.pk
+    )
+    turns = recording.script["turns"]
+    assert [turn["text"] for turn in turns] == [turn.text for turn in script.turns]
+    assert recording.seconds == pytest.approx(answered.duration, abs=1)
+    assert 0 < answered.duration - turns[-1]["end"] <= 6
+    # The timeline says why a call of 40 simulated seconds ended 0.4 s after it was
+    # answered: the simulator runs faster than real time here.
+    settings.SIMULATOR_TIME_SCALE = 0.1
+    page = admin_client.get(f"/calls/{answered.pk}/").content.decode()
+    assert f"({answered.duration} s)" in page
+    assert "played 10 times faster than real time" in page
+    settings.SIMULATOR_TIME_SCALE = 1.0
+    page = admin_client.get(f"/calls/{answered.pk}/").content.decode()
+    assert "faster than real time" not in page
+
+
 def test_a_range_request_gets_those_bytes_of_the_stored_file(client, answered):
     media.recording_store(call_id=answered.pk)
     recording = Recording.objects.get(call=answered)
