@@ -18,6 +18,7 @@ FLOORS = {
     "webhooks": 3,
     "providers": 3,  # the provider seam: interfaces, the registry, Twilio, the simulator clock
     "calls": 4,
+    "understanding": 4,  # pure reading of a transcript into facts; insights and scoring use it
     "leads": 5,
     "clicktocall": 5,
     "insights": 5,  # writes the call's transcription; it never imports scoring

@@ -1,0 +1,146 @@
+"""What the lead said about buying: already bought, not interested, objections, callbacks,
+information to send, and the questions left open."""
+
+import datetime as dt
+
+from tests.understanding.talk import agent, context, lead, turns
+from understanding import understand
+
+
+def facts(*said):
+    return understand(turns(*said), context())
+
+
+def lines(found):
+    return [item.line for item in found.evidence]
+
+
+def test_already_bought_elsewhere():
+    found = facts(
+        agent("Hi Oluwaseun, are you still shopping for the Mach-E?"),
+        lead("Thanks, but I already bought one elsewhere last weekend."),
+    )
+    assert lines(found.purchased) == [1]
+
+
+def test_not_interested():
+    found = facts(
+        agent("Still looking at trucks?"), lead("No, I'm not interested anymore.")
+    )
+    assert lines(found.not_interested) == [1]
+
+
+def test_not_interested_in_one_thing_is_not_not_interested():
+    found = facts(
+        lead("I'm not interested in the extended warranty, but tell me more.")
+    )
+    assert found.not_interested is None
+
+
+def test_objections_by_kind():
+    found = facts(
+        lead("Honestly the monthly payment is too high for me."),
+        agent("I understand."),
+        lead("And I need to talk to my wife before anything."),
+        lead("I also got a quote from another dealer in town."),
+        lead("And we're just looking for now, not ready yet."),
+    )
+    assert [(o.kind, lines(o)) for o in found.objections] == [
+        ("price", [0]),
+        ("timing", [4]),
+        ("spouse", [2]),
+        ("elsewhere", [3]),
+    ]
+
+
+def test_a_callback_asked_by_the_lead_with_no_time():
+    found = facts(lead("I'm driving, call me back later please."), agent("Will do."))
+    assert (found.callback.by, found.callback.date, found.callback.time) == (
+        "lead",
+        None,
+        None,
+    )
+
+
+def test_a_callback_offered_by_the_agent_and_accepted():
+    found = facts(
+        agent("Can I give you a call back Friday at half past four?"),
+        lead("Yes, that works."),
+    )
+    assert (
+        found.callback.by,
+        found.callback.date,
+        found.callback.time,
+        lines(found.callback),
+    ) == (
+        "agent",
+        dt.date(2026, 12, 11),
+        dt.time(16, 30),
+        [0],
+    )
+    assert found.appointment is None
+
+
+def test_a_callback_offer_refused_is_none():
+    found = facts(agent("Can I call you back tomorrow?"), lead("No, don't bother."))
+    assert found.callback is None
+
+
+def test_information_to_send():
+    found = facts(
+        lead("Could you just email me the price breakdown?"),
+        agent("Of course, I'll send it over this afternoon."),
+    )
+    assert lines(found.send_info) == [0]
+
+
+def test_dont_text_me_is_no_information_to_send():
+    found = facts(lead("Please don't text me the details, I'll call."))
+    assert found.send_info is None
+
+
+def test_a_question_answered_is_not_open():
+    found = facts(
+        lead("Does the CR-V come with all wheel drive?"),
+        agent("Yes, every trim we have on the lot is all wheel drive."),
+    )
+    assert found.open_questions == []
+
+
+def test_a_question_the_agent_will_find_out_about_is_not_open():
+    found = facts(
+        lead("How many miles are on the demo one?"),
+        agent("Good question, let me check with the lot and get back to you."),
+    )
+    assert found.open_questions == []
+
+
+def test_a_question_answered_a_little_later_is_not_open():
+    found = facts(
+        lead("What does the warranty cover on the Sierra?"),
+        agent("Sorry, can you hold one second?"),
+        lead("Sure."),
+        agent("Thanks for holding. The warranty covers the powertrain for five years."),
+    )
+    assert found.open_questions == []
+
+
+def test_a_question_the_agent_talked_past_is_open():
+    found = facts(
+        lead("Great. Is the price negotiable at all?"),
+        agent("So when would you like to come in?"),
+        lead("Maybe Saturday."),
+    )
+    assert [(q.text, lines(q)) for q in found.open_questions] == [
+        ("Is the price negotiable at all?", [0])
+    ]
+
+
+def test_short_and_social_questions_are_never_open():
+    found = facts(
+        lead("Hello? Who is this?"),
+        agent("What's your budget?"),
+        lead("How are you doing today?"),
+        agent("When can you come?"),
+    )
+    assert found.open_questions == []
