@@ -35,3 +35,36 @@ def render(turns: Iterable[Mapping[str, Any]], names: Mapping[str, str]) -> str:
         for turn in ordered
         if str(turn["text"]).strip()
     )
+
+
+def reading_context(call: Any) -> dict[str, Any]:
+    """What reading the call's transcript may know beside it, as plain values
+    (``understanding.Context.of``): who spoke, the dealer, the lead form's vehicles (hints
+    for recognising what is said, never facts), when the lead came in and when the lead
+    answered ("tomorrow" counts from it), and the account's timezone."""
+    from calls.models import Leg
+
+    started = (
+        call.attempts_log.filter(leg=Leg.LEAD)
+        .exclude(answered_at=None)
+        .order_by("answered_at")
+        .values_list("answered_at", flat=True)
+        .first()
+    )
+    agent = call.agent.get_full_name().strip() if call.agent_id else ""
+    return {
+        "agent_name": agent or call.agent_shown or "",
+        "lead_first_name": call.first_name or "",
+        "lead_last_name": call.last_name or "",
+        "dealer": call.account.name,
+        "called_on": {
+            part: getattr(call, f"called_on_{part}")
+            for part in ("year", "make", "model")
+        },
+        "current": {
+            part: getattr(call, f"current_{part}") for part in ("year", "make", "model")
+        },
+        "received_at": call.received_at,
+        "call_started_at": started or call.received_at,
+        "timezone": call.account.timezone,
+    }

@@ -50,6 +50,12 @@ class Transcription(models.Model):
         help_text="The claim's lease: shortly after the run's hard time limit. A claim "
         "still held after this belongs to a run that ended with no outcome.",
     )
+    summary_evidence = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The summary's sentences, each with the transcript lines (from 0) it "
+        'was written from: [{"sentence": ..., "lines": [3, 7]}].',
+    )
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -1,5 +1,6 @@
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.db.models import Count, Min, Q
 
@@ -27,3 +28,24 @@ def transcriptions_summary(*, now: datetime) -> TranscriptionsSummary:
     oldest = row["oldest"]
     minutes = int((now - oldest).total_seconds() // 60) if oldest else 0
     return TranscriptionsSummary(row["pending"], max(minutes, 0), row["failed"])
+
+
+def summary_evidence_of(*, call: Any) -> list[dict[str, Any]]:
+    """The call's summary sentence by sentence, each with the transcript lines (from 0)
+    it was written from; empty when the summary on the call is no longer the one written
+    (a person changed it) or none was kept."""
+    evidence = (
+        Transcription.objects.filter(call_id=call.pk)
+        .values_list("summary_evidence", flat=True)
+        .first()
+    ) or []
+    written = " ".join(str(item.get("sentence", "")) for item in evidence)
+    if not evidence or " ".join(written.split()) != " ".join(call.summary.split()):
+        return []
+    return [
+        {
+            "sentence": str(item["sentence"]),
+            "lines": [int(n) for n in item.get("lines", [])],
+        }
+        for item in evidence
+    ]

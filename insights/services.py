@@ -42,6 +42,7 @@ from insights.engines import (
 )
 from insights.models import Transcription, TranscriptionStatus
 from insights.summaries import no_conversation_summary, summary_write
+from providers.summaries import Summary
 
 log = logging.getLogger(__name__)
 
@@ -142,14 +143,15 @@ def transcription_run(*, call_id: int) -> Transcription | None:
     call = job.call
     turns = turns_from(agent, lead)
     if silence:
-        summary = no_conversation_summary(silence)
+        summary = Summary(no_conversation_summary(silence))
     else:
         transcript = transcripts.render(turns, transcripts.speaker_names(call))
         summary = summary_write(call=call, turns=turns, transcript=transcript)
 
     def done() -> Transcription:
-        call_transcription_save(call=call, turns=turns, summary=summary)
+        call_transcription_save(call=call, turns=turns, summary=summary.text)
         job.reason = silence
+        job.summary_evidence = summary.evidence
         _finish(
             job,
             TranscriptionStatus.NO_CONVERSATION
@@ -288,6 +290,7 @@ def _finish(job: Transcription, status: str) -> Transcription:
             "reason",
             "audio_seconds",
             "took_seconds",
+            "summary_evidence",
             "finished_at",
         ]
     )

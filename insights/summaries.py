@@ -1,10 +1,12 @@
 """A call's summary from its transcript turns: 2 to 4 sentences for the dealer.
 
-``builtin`` needs no model: it names who called about what (the lead's vehicle and trade-in
-from the call), what was agreed (an appointment's day and time, a callback, information to
-send) and what was left open (the lead's questions no one answered, a lead not interested).
-``openai`` asks an OpenAI-compatible chat completions endpoint and falls back to the
-builtin one when that fails: a summary never stops a transcription from being saved.
+``builtin`` needs no model: ``understanding`` reads the call into facts (the kind of call,
+the vehicle and trade-in as said, the last agreed appointment, a callback, information to
+send, the questions nothing answered) and writes one sentence per fact, each with the
+transcript lines it came from. ``openai`` asks an OpenAI-compatible chat completions
+endpoint to word those facts, and nothing else; its text is used only when it states no
+day, time or appointment the facts do not hold, and the builtin one is used otherwise or
+when the endpoint fails: a summary never stops a transcription from being saved.
 ``SUMMARY_BACKEND`` picks one through ``providers.summariser`` (the interface is
 ``providers.summaries``).
 """
@@ -19,24 +21,25 @@ from typing import Any, Self
 import requests
 from django.conf import settings
 
+from calls.transcripts import reading_context
 from core.logging import log_event
 from providers import summariser
+from providers.summaries import Summary
+from understanding import Context, Facts, Sentence, summary_sentences, understand
 
 log = logging.getLogger(__name__)
 
 SUMMARY_TIMEOUT = (5, 60)
-WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|today)"
-NUMBER = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon)"
-MINUTES = r"(?:\s+(?:fifteen|thirty|forty[- ]five|o'clock))"
-CLOCK = rf"(?:\d{{1,2}}(?::\d{{2}})?\s*(?:[ap]\.?m\.?)?|{NUMBER}{MINUTES}?(?:\s+[ap]\.?m\.?)?)"
-APPOINTMENT = re.compile(rf"\b({WEEKDAY})\b(?:\s+at\s+({CLOCK}))?", re.IGNORECASE)
-CALLBACK = re.compile(r"\bcall (?:me |you )?back\b|\bcallback\b", re.IGNORECASE)
-SEND_INFO = re.compile(r"\b(?:e-?mail|send|text) you\b", re.IGNORECASE)
-NOT_INTERESTED = re.compile(r"\bnot interested\b", re.IGNORECASE)
-
-
-def _joined(*parts: str) -> str:
-    return " ".join(part.strip() for part in parts if part and part.strip())
+# Words a summary may only use when the facts hold them: days, months and clock times.
+_DAYS = (
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|today|tomorrow|"
+    r"january|february|march|april|may|june|july|august|september|october|november|december"
+)
+_DATED = re.compile(
+    rf"\b(?:{_DAYS})\b|\b\d{{1,2}}(?::\d{{2}})?\s*(?:[ap]\.?m\b|noon)|\bnoon\b", re.I
+)
+_SET = re.compile(r"\b(?:appointment|test drive|booked|scheduled)\b", re.I)
+_NO_SET = re.compile(r"\bno appointment\b", re.I)
 
 
 def no_conversation_summary(reason: str) -> str:
@@ -44,72 +47,34 @@ def no_conversation_summary(reason: str) -> str:
     return f"No conversation: {reason}."
 
 
-def _lead_spoke(turns: Sequence[dict[str, Any]]) -> bool:
-    return any(t["side"] == "lead" and str(t["text"]).strip() for t in turns)
+def call_facts(*, call: Any, turns: Sequence[dict[str, Any]]) -> tuple[Facts, Context]:
+    """What the call established, read from its turns (``understanding``)."""
+    context = Context.of(reading_context(call))
+    return understand(turns, context), context
+
+
+def _written(sentences: Sequence[Sentence]) -> Summary:
+    return Summary(
+        text=" ".join(sentence.text for sentence in sentences),
+        evidence=[sentence.as_dict() for sentence in sentences],
+    )
+
+
+def builtin_written(*, call: Any, turns: Sequence[dict[str, Any]]) -> Summary:
+    """The summary written from the call's facts alone (2 to 4 sentences; one when there
+    was no conversation), with each sentence's lines: a call in which the lead said
+    nothing is "No conversation" or a voicemail, never "spoke with"."""
+    facts, context = call_facts(call=call, turns=turns)
+    return _written(summary_sentences(facts, context))
 
 
 def builtin_summary(*, call: Any, turns: Sequence[dict[str, Any]]) -> str:
-    """The summary written by rules over the call and its turns (2 to 4 sentences); a call
-    in which the lead said nothing is "No conversation", never "spoke with"."""
-    if not _lead_spoke(turns):
-        return no_conversation_summary("nothing was heard from the lead")
-    lead = _joined(call.first_name, call.last_name) or "The lead"
-    vehicle = _joined(call.called_on_year, call.called_on_make, call.called_on_model)
-    trade_in = _joined(call.current_year, call.current_make, call.current_model)
-    about = f"the {vehicle}" if vehicle else "a vehicle"
-    opening = f"{lead} spoke with {call.agent_shown or 'the dealership'} about {about}"
-    if call.agent_id:
-        opening = f"{lead} spoke with {call.agent.get_full_name()} about {about}"
-    if trade_in:
-        opening += f", with a {trade_in} to trade in"
-    sentences = [opening + "."]
-
-    ordered = sorted(turns, key=lambda turn: turn["start"])
-    text = " ".join(str(turn["text"]) for turn in ordered)
-    lead_text = " ".join(str(t["text"]) for t in ordered if t["side"] == "lead")
-    appointment = _appointment(ordered)
-    if appointment:
-        sentences.append(f"An appointment was set for {appointment}.")
-    elif CALLBACK.search(text):
-        sentences.append("The lead asked to be called back.")
-    elif SEND_INFO.search(text):
-        sentences.append("The agent is sending the lead the details.")
-    else:
-        sentences.append("No appointment was set.")
-    if NOT_INTERESTED.search(lead_text):
-        sentences.append("The lead said they were not interested.")
-    questions = _unanswered(ordered)
-    if questions and len(sentences) < 4:
-        sentences.append(f"Left open: {' '.join(questions[:2])}")
-    return " ".join(sentences[:4])
-
-
-def _appointment(turns: Sequence[dict[str, Any]]) -> str:
-    """The first day named with a time ("Thursday at two thirty", "Friday at 2:30")."""
-    for turn in turns:
-        for match in APPOINTMENT.finditer(str(turn["text"])):
-            if match.group(2):
-                return f"{match.group(1).capitalize()} at {match.group(2).strip()}"
-    return ""
-
-
-def _unanswered(turns: Sequence[dict[str, Any]]) -> list[str]:
-    """The lead's questions the agent's next turn did not answer (it asked another
-    question, or the call ended)."""
-    questions = []
-    for index, turn in enumerate(turns):
-        text = str(turn["text"]).strip()
-        if turn["side"] != "lead" or not text.endswith("?"):
-            continue
-        reply = next((t for t in turns[index + 1 :] if t["side"] == "agent"), None)
-        if reply is None or str(reply["text"]).strip().endswith("?"):
-            question = re.split(r"(?<=[.!,])\s+", text)[-1]
-            questions.append(question[0].upper() + question[1:])
-    return questions
+    """The builtin summary's text (``builtin_written``)."""
+    return builtin_written(call=call, turns=turns).text
 
 
 class BuiltinSummariser:
-    """Rules over the transcript and the lead (``builtin_summary``): no model."""
+    """The summary from the call's facts (``builtin_written``): no model."""
 
     name = "builtin"
 
@@ -119,21 +84,27 @@ class BuiltinSummariser:
 
     def summarise(
         self, *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
-    ) -> str:
-        return builtin_summary(call=call, turns=turns)
+    ) -> Summary:
+        return builtin_written(call=call, turns=turns)
 
 
 class OpenAISummariser:
-    """An OpenAI-compatible ``/v1/chat/completions`` endpoint writes the summary; the
-    builtin rules do when no ``SUMMARY_URL`` is set, when the lead said nothing (a model
-    asked to summarise nothing may make a story up), or when the endpoint fails."""
+    """An OpenAI-compatible ``/v1/chat/completions`` endpoint words the call's facts (the
+    builtin summary's sentences, with their lines) as the summary. The builtin summary is
+    used when no ``SUMMARY_URL`` is set, when there was no conversation (a voicemail, a
+    wrong number, silence: a model asked to summarise nothing may make a story up), when
+    the endpoint fails, or when its text names a day, a time or an appointment the facts do
+    not hold (``supported``)."""
 
     name = "openai"
 
     PROMPT = (
-        "Summarise this phone call between a car dealership's agent and a sales lead in "
-        "2 to 4 sentences: who called about which vehicle (and trade-in), what was agreed "
-        "(appointment day and time, callback), and what is still open. Plain text only."
+        "You write the summary of a phone call between a car dealership's agent and a "
+        "sales lead, in 2 to 4 sentences of plain text. State only the facts listed: they "
+        "were read from the transcript, and each names the transcript lines that support "
+        "it. Add nothing else: no vehicle, trade-in, day, time, appointment, callback or "
+        "question that is not among the facts. If a fact says no appointment was set, say "
+        "so. The transcript is given for wording only."
     )
 
     def __init__(self, *, url: str, model: str, key: str) -> None:
@@ -150,31 +121,39 @@ class OpenAISummariser:
 
     def summarise(
         self, *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
-    ) -> str:
-        if self.url and _lead_spoke(turns):
-            try:
-                return self._asked(call=call, transcript=transcript)
-            except (
-                requests.RequestException,
-                ValueError,
-                KeyError,
-                IndexError,
-                TypeError,
-            ) as error:
-                log_event(
-                    log,
-                    "summary.fallback",
-                    level=logging.WARNING,
-                    call_id=call.pk,
-                    error=f"{type(error).__name__}: {error}",
-                )
-        return builtin_summary(call=call, turns=turns)
+    ) -> Summary:
+        facts, context = call_facts(call=call, turns=turns)
+        sentences = summary_sentences(facts, context)
+        if not (self.url and facts.conversation):
+            return _written(sentences)
+        try:
+            text = self._asked(sentences=sentences, transcript=transcript)
+        except (
+            requests.RequestException,
+            ValueError,
+            KeyError,
+            IndexError,
+            TypeError,
+        ) as error:
+            log_event(
+                log,
+                "summary.fallback",
+                level=logging.WARNING,
+                call_id=call.pk,
+                error=f"{type(error).__name__}: {error}",
+            )
+            return _written(sentences)
+        return Summary(text=text, evidence=_evidence_of(text, sentences))
 
-    def _asked(self, *, call: Any, transcript: str) -> str:
-        facts = (
-            f"Lead: {_joined(call.first_name, call.last_name)}. "
-            f"Vehicle: {_joined(call.called_on_year, call.called_on_make, call.called_on_model)}. "
-            f"Trade-in: {_joined(call.current_year, call.current_make, call.current_model) or 'none'}."
+    def _asked(self, *, sentences: Sequence[Sentence], transcript: str) -> str:
+        listed = "\n".join(
+            f"- {sentence.text}"
+            + (
+                f" (lines {', '.join(str(line + 1) for line in sentence.lines)})"
+                if sentence.lines
+                else ""
+            )
+            for sentence in sentences
         )
         response = requests.post(
             self.url,
@@ -184,7 +163,10 @@ class OpenAISummariser:
                 "temperature": 0,
                 "messages": [
                     {"role": "system", "content": self.PROMPT},
-                    {"role": "user", "content": f"{facts}\n\n{transcript}"},
+                    {
+                        "role": "user",
+                        "content": f"Facts:\n{listed}\n\nTranscript:\n{transcript}",
+                    },
                 ],
             },
             timeout=SUMMARY_TIMEOUT,
@@ -193,12 +175,72 @@ class OpenAISummariser:
         text = str(response.json()["choices"][0]["message"]["content"]).strip()
         if not text:
             raise ValueError("empty summary")
+        if not supported(text, sentences):
+            raise ValueError(f"states what the facts do not hold: {text[:200]}")
         return text
+
+
+def _said(pattern: re.Pattern[str], text: str) -> set[str]:
+    return {re.sub(r"[\s.]", "", found.lower()) for found in pattern.findall(text)}
+
+
+def supported(text: str, sentences: Sequence[Sentence]) -> bool:
+    """Whether a written summary keeps to the facts: at most four sentences, every day,
+    month and clock time it names among the facts', an appointment only when the facts
+    hold one, and "no appointment" only when they say so."""
+    facts = " ".join(sentence.text for sentence in sentences)
+    if len(re.findall(r"[.!?](?:\s|$)", text)) > 4:
+        return False
+    if not _said(_DATED, text) <= _said(_DATED, facts):
+        return False
+    if _NO_SET.search(text):
+        return bool(_NO_SET.search(facts))
+    return not (_SET.search(text) and not _SET.search(facts))
+
+
+_COMMON = {
+    "with",
+    "that",
+    "this",
+    "were",
+    "from",
+    "lead",
+    "agent",
+    "they",
+    "their",
+    "said",
+}
+
+
+def _words(text: str) -> set[str]:
+    return {
+        word
+        for word in re.findall(r"[a-z0-9]+", text.lower())
+        if len(word) > 3 and word not in _COMMON
+    }
+
+
+def _evidence_of(text: str, sentences: Sequence[Sentence]) -> list[dict[str, Any]]:
+    """Each written sentence with the lines of the facts it shares words with (two or
+    more; else the one it shares most with)."""
+    evidence = []
+    for written in re.findall(r"[^.!?]+[.!?]*", text):
+        written = written.strip()
+        if not written:
+            continue
+        shared = [(len(_words(s.text) & _words(written)), s) for s in sentences]
+        used = [sentence for count, sentence in shared if count >= 2]
+        if not used:
+            best = max(shared, key=lambda pair: pair[0], default=(0, None))
+            used = [best[1]] if best[0] and best[1] is not None else []
+        lines = sorted({line for sentence in used for line in sentence.lines})
+        evidence.append({"sentence": written, "lines": lines})
+    return evidence
 
 
 def summary_write(
     *, call: Any, turns: Sequence[dict[str, Any]], transcript: str
-) -> str:
-    """The call's summary by ``SUMMARY_BACKEND``; never fails (a summariser that needs a
-    server falls back to the builtin rules)."""
+) -> Summary:
+    """The call's summary by ``SUMMARY_BACKEND``, with its evidence; never fails (a
+    summariser that needs a server falls back to the builtin one)."""
     return summariser().summarise(call=call, turns=turns, transcript=transcript)

@@ -29,6 +29,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from calls.models import Call
 from calls.transcripts import speaker_names
+from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
 from pages.filters import CallFilter
 from pages.forms import ScoreForm, score_initial
@@ -250,6 +251,7 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
             for slot, name in enumerate(score.category_names, start=1)
             if name
         ]
+    transcript = _transcript(call)
     context = {
         "section": "calls",
         "call": call,
@@ -261,7 +263,8 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         "is_agent": call.agent_id == user.pk,
         "may_score": call_may_be_scored_by(user=user, call=call),
         "recording": recording_src(call.recording_url),
-        "transcript": _transcript(call),
+        "transcript": transcript,
+        "summary_sentences": _summary_sentences(call, transcript),
         **thread_context(call=call, user=user),
         "told": _told(call=call, user=user),
     }
@@ -280,6 +283,28 @@ def _told(*, call: Call, user: User) -> dict[str, Any] | None:
 def _transcript(call: Call) -> list[dict[str, Any]]:
     """The transcript line by line, for the list the player seeks from."""
     return transcript_lines(call.transcript_turns or [], speaker_names(call))
+
+
+def _summary_sentences(
+    call: Call, transcript: list[dict[str, Any]]
+) -> list[dict[str, str]]:
+    """The summary's sentences, each with the transcript lines it was written from as the
+    text shown on hover; empty when the summary has no kept evidence."""
+    sentences = []
+    for item in summary_evidence_of(call=call):
+        said = [
+            f"Line {line['index'] + 1} ({line['clock']}) {line['speaker']}: {line['text']}"
+            for number in item["lines"]
+            if 0 <= number < len(transcript)
+            for line in [transcript[number]]
+        ]
+        sentences.append(
+            {
+                "text": item["sentence"],
+                "title": "\n".join(said) or "Not from a particular line",
+            }
+        )
+    return sentences
 
 
 def _revision_lines(call: Call) -> list[tuple[Any, str]]:
@@ -450,6 +475,7 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
         status = 200
     else:
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD, POST"})
+    transcript = _transcript(call)
     context = {
         "section": "scoring",
         "call": call,
@@ -457,7 +483,8 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
         "form": form,
         "attempts": call_attempts(call=call),
         "recording": recording_src(call.recording_url),
-        "transcript": _transcript(call),
+        "transcript": transcript,
+        "summary_sentences": _summary_sentences(call, transcript),
     }
     return render(request, "pages/score.html", context, status=status)
 

@@ -71,6 +71,15 @@ class Context:
     call_started_at: dt.datetime | None = None
     timezone: str = "UTC"
 
+    @classmethod
+    def of(cls, values: Mapping[str, Any]) -> Context:
+        """A context from plain values (``calls.transcripts.reading_context``): the
+        vehicles as ``{"year", "make", "model"}`` mappings."""
+        fields = dict(values)
+        for key in ("called_on", "current"):
+            fields[key] = Vehicle.of(fields.get(key))
+        return cls(**fields)
+
     @property
     def lead_name(self) -> str:
         return " ".join(

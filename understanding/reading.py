@@ -34,6 +34,8 @@ from understanding.vehicles import trade_in_of, vehicle_of
 # Lines apart within which a day said and a time said belong to one proposal, and within
 # which an answer agrees to a proposal.
 PROPOSAL_SPAN = 3
+# Words the agent says alone on a call that make it a message left, not a "hello?".
+MESSAGE_WORDS = 15
 # Lines before a proposal that may say it is a visit ("Would you like to come in?").
 VISIT_LOOKBACK = 6
 
@@ -76,14 +78,18 @@ def _flag(
 
 
 def kind_of(lines: Sequence[Line]) -> tuple[str, tuple[Evidence, ...]]:
-    """``voicemail`` when only the agent spoke, or the lead's side is a recorded greeting
+    """``voicemail`` when only the agent spoke and left a message, or the lead's side is a recorded greeting
     with nothing said after it; ``wrong_number`` when the lead said it was not them;
     ``no_conversation`` when no one spoke; else ``conversation``."""
     lead = [line for line in lines if line.side == "lead"]
     agent = [line for line in lines if line.side == "agent"]
     if not lead:
-        if agent:
-            return VOICEMAIL, evidence(agent[0])
+        # Only the agent spoke: a message left ("sorry I missed you", or a few sentences)
+        # is a voicemail; "Hello? Sam?" into silence is no conversation.
+        said = sum(len(line.text.split()) for line in agent)
+        message = [line for line in agent if p.MESSAGE_LEFT.search(line.text)]
+        if message or said >= MESSAGE_WORDS:
+            return VOICEMAIL, evidence(message[0] if message else agent[0])
         return NO_CONVERSATION, ()
     greeting = [line for line in lead if p.MACHINE.search(line.text)]
     if greeting and all(line.index <= greeting[-1].index for line in lead):

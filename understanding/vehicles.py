@@ -95,8 +95,30 @@ class Mention:
     start: int
 
 
-def _windows(text: str, most: int = 3) -> Iterable[tuple[int, str, str]]:
-    """Runs of up to ``most`` words: (where the run starts, its words, compact form)."""
+# Numbers said as words inside a model name: "RAV four", "F one fifty", "Sierra fifteen
+# hundred".
+_NUMBER_WORDS = {
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "fifteen": "15",
+    "twenty": "20",
+    "twentyfive": "25",
+    "thirty": "30",
+    "fifty": "50",
+    "hundred": "00",
+}
+
+
+def _windows(text: str, most: int = 4) -> Iterable[tuple[int, str, str]]:
+    """Runs of up to ``most`` words: (where the run starts, its words, compact form); in
+    a run of two words or more, numbers said as words are digits."""
     words = list(_WORD.finditer(text))
     for first in range(len(words)):
         for size in range(1, most + 1):
@@ -104,7 +126,10 @@ def _windows(text: str, most: int = 3) -> Iterable[tuple[int, str, str]]:
             if len(run) < size:
                 break
             said = text[run[0].start() : run[-1].end()]
-            yield run[0].start(), said, "".join(compact(w.group(0)) for w in run)
+            folded = [compact(w.group(0)) for w in run]
+            if size > 1:
+                folded = [folded[0]] + [_NUMBER_WORDS.get(w, w) for w in folded[1:]]
+            yield run[0].start(), said, "".join(folded)
 
 
 def _same_model(said: str, model: str) -> bool:

@@ -1,5 +1,6 @@
 """The remote engine and the OpenAI-compatible summariser against a local server speaking
-OpenAI's shapes, the builtin summary's rules, and the ``transcribe_calls`` command."""
+OpenAI's shapes, the builtin summary (written from the call's facts), and the
+``transcribe_calls`` command."""
 
 import io
 import json
@@ -16,7 +17,7 @@ from calls.models import Call
 from insights import engines
 from insights.models import Transcription, TranscriptionStatus
 from insights.services import transcription_run
-from insights.summaries import builtin_summary, summary_write
+from insights.summaries import builtin_summary, builtin_written, summary_write
 from tests.insights.conftest import record
 from tests.scoring.factories import CallFactory
 
@@ -29,6 +30,7 @@ class OpenAIFake:
     def __init__(self):
         self.requests: list[dict] = []
         self.status = 200
+        self.answer = "Sam called."
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,7 +46,7 @@ class OpenAIFake:
                 else:
                     answer = {
                         "choices": [
-                            {"message": {"role": "assistant", "content": "Sam called."}}
+                            {"message": {"role": "assistant", "content": fake.answer}}
                         ]
                     }
                 data = json.dumps(answer).encode()
@@ -174,6 +176,7 @@ def test_a_call_transcribed_by_the_remote_engine_joins_close_segments(
         "Sam Rivera (00:13-00:14): lead again?",
     ]
     assert call.summary == "Sam called."
+    assert job.summary_evidence == [{"sentence": "Sam called.", "lines": []}]
     chat = json.loads(fake.requests[-1]["body"])
     assert fake.requests[-1]["path"] == "/v1/chat/completions"
     assert chat["model"] == "gpt-test"
@@ -187,7 +190,7 @@ def test_a_failing_summary_server_falls_back_to_the_builtin_summary(
     settings.SUMMARY_URL = fake.url
     fake.status = 500
     turns = [{"side": "lead", "start": 0, "end": 1, "text": "Hi"}]
-    assert summary_write(call=call, turns=turns, transcript="x") == builtin_summary(
+    assert summary_write(call=call, turns=turns, transcript="x") == builtin_written(
         call=call, turns=turns
     )
 
@@ -196,38 +199,107 @@ def turn(side, start, text):
     return {"side": side, "start": start, "end": start + 1, "text": text}
 
 
-def test_the_builtin_summary_names_the_vehicle_the_appointment_and_what_is_open(call):
-    summary = builtin_summary(
-        call=call,
-        turns=[
-            turn("agent", 0, "Hi Sam, you were looking at the RAV4?"),
-            turn("lead", 2, "Yes. What colours do you have?"),
-            turn("agent", 4, "Are you trading in your Civic?"),
-            turn("lead", 6, "Thursday at two thirty works for me."),
-        ],
+RESCHEDULED = [
+    turn(
+        "agent", 0, "Hi Sam, it's Alex at Demo Motors. You were looking at the RAV 4?"
+    ),
+    turn("lead", 2, "Yes. Does it come in blue?"),
+    turn("agent", 4, "It does, in two shades. Are you trading anything in?"),
+    turn("lead", 6, "No, I don't have a trade."),
+    turn("agent", 8, "Can you come in Thursday at two thirty for a test drive?"),
+    turn("lead", 10, "Thursday is bad. Could we do Friday at half past four instead?"),
+    turn("agent", 12, "Sure, I have you down for Friday at half past four."),
+]
+
+
+def test_the_openai_summariser_is_sent_the_facts_with_their_lines(fake, settings, call):
+    settings.SUMMARY_BACKEND = "openai"
+    settings.SUMMARY_URL = fake.url
+    fake.answer = (
+        "Sam spoke with Alex about the RAV4 and booked a test drive for Friday."
     )
-    assert summary == (
-        "Sam Rivera spoke with Alex Kim about the 2025 Toyota RAV4, with a 2016 Honda "
-        "Civic to trade in. An appointment was set for Thursday at two thirty. "
-        "Left open: What colours do you have?"
+
+    written = summary_write(call=call, turns=RESCHEDULED, transcript="the lines")
+
+    assert written.text == fake.answer
+    asked = json.loads(fake.requests[-1]["body"])["messages"]
+    assert "State only the facts listed" in asked[0]["content"]
+    assert asked[1]["content"].startswith(
+        "Facts:\n- Sam Rivera spoke with Alex Kim about the Toyota RAV4, with no trade-in."
+        " (lines 1, 4)\n- A test drive was set for Friday, "
     )
+    assert "\n\nTranscript:\nthe lines" in asked[1]["content"]
+    assert written.evidence == [{"sentence": fake.answer, "lines": [0, 3, 5, 6]}]
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Sam booked a test drive for Thursday at 2:30 PM.",  # the cancelled day
+        "No appointment was set.",
+        "Sam will come in on Monday.",
+    ],
+)
+def test_an_openai_summary_stating_what_the_facts_do_not_hold_is_not_used(
+    fake, settings, call, answer
+):
+    settings.SUMMARY_BACKEND = "openai"
+    settings.SUMMARY_URL = fake.url
+    fake.answer = answer
+    written = summary_write(call=call, turns=RESCHEDULED, transcript="x")
+    assert written == builtin_written(call=call, turns=RESCHEDULED)
+
+
+def test_the_openai_summariser_is_not_asked_about_a_voicemail(fake, settings, call):
+    settings.SUMMARY_BACKEND = "openai"
+    settings.SUMMARY_URL = fake.url
+    voicemail = [
+        turn("lead", 0, "You've reached Sam, please leave a message after the tone."),
+        turn(
+            "agent", 3, "Hi Sam, Alex from Demo Motors, call me back when you get this."
+        ),
+    ]
+    written = summary_write(call=call, turns=voicemail, transcript="x")
+    assert written.text == "Voicemail: Alex Kim left a message."
+    assert written.evidence == [
+        {"sentence": "Voicemail: Alex Kim left a message.", "lines": [0, 1]}
+    ]
+    assert fake.requests == []
+
+
+def test_the_builtin_summary_tells_what_was_said_not_what_the_form_says(call):
+    summary = builtin_written(call=call, turns=RESCHEDULED)
+    assert summary.text == (
+        "Sam Rivera spoke with Alex Kim about the Toyota RAV4, with no trade-in. "
+        "A test drive was set for Friday, "
+        f"{_friday_after(call):%B} {_friday_after(call).day} at 4:30 PM."
+    )
+    assert [item["lines"] for item in summary.evidence] == [[0, 3], [5, 6]]
     callback = builtin_summary(
         call=call,
         turns=[
-            turn("lead", 0, "Can you call me back tomorrow?"),
+            turn("lead", 0, "I'm driving, can you call me back tomorrow?"),
             turn("agent", 1, "Of course, I will call you back tomorrow."),
         ],
     )
-    assert callback.endswith("The lead asked to be called back.")
+    assert callback.startswith(
+        "Sam Rivera spoke with Alex Kim. The lead asked to be called back on "
+    )
     refused = builtin_summary(
         call=call, turns=[turn("lead", 0, "No thanks, I am not interested any more.")]
     )
-    assert refused.endswith(
-        "No appointment was set. The lead said they were not interested."
+    assert refused == (
+        "Sam Rivera spoke with Alex Kim. The lead said they were not interested."
     )
-    assert "2:30" in builtin_summary(
-        call=call, turns=[turn("lead", 0, "Friday at 2:30 is fine.")]
-    )
+
+
+def _friday_after(call):
+    from datetime import timedelta
+    from zoneinfo import ZoneInfo
+
+    day = call.received_at.astimezone(ZoneInfo(call.account.timezone)).date()
+    ahead = (4 - day.weekday()) % 7 or 7
+    return day + timedelta(days=ahead)
 
 
 def test_transcribe_calls_transcribes_recorded_calls_with_progress(

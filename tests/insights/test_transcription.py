@@ -93,8 +93,11 @@ def test_a_stored_recording_is_transcribed_and_read_through_the_scored_data_api(
     summary = record_["callSummary"]
     sentences = re.findall(r"[^.!?]+[.!?]", summary)
     assert 2 <= len(sentences) <= 4, summary
-    assert "2025 Toyota RAV4" in summary
-    assert "Sam Rivera" in summary
+    assert summary.startswith("Sam Rivera spoke with Alex Kim"), summary
+    # The vehicle named is the one heard on the call (the engine may mishear the model),
+    # never the lead form's.
+    about = re.match(r"[^.]* about the ([^,.]+)", summary)
+    assert about is None or all(word in text for word in about.group(1).split())
 
     xml = client.get(
         "/api/scoreddata", {"apikey": key, "callId": call.pk, "returnType": "xml"}

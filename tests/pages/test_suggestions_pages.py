@@ -12,6 +12,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from calls.services import call_transcription_save
+from insights.models import Transcription, TranscriptionStatus
 from scoring.models import CallSuggestions, Score
 from tests.scoring.factories import CallFactory
 
@@ -155,6 +156,36 @@ def test_the_call_page_lists_the_transcript_lines_with_their_start(
     assert "<strong>Summary:</strong> Lee wants a callback." in body
     assert '<span class="said">Maybe, a 2016 Honda Civic.</span>' in body
     assert "js/transcript.js" in body
+
+
+def test_each_summary_sentence_shows_the_lines_it_came_from_on_hover(
+    world, signed_in, transcribed
+):
+    Transcription.objects.create(
+        call=transcribed,
+        status=TranscriptionStatus.DONE,
+        summary_evidence=[{"sentence": "Lee wants a callback.", "lines": [1]}],
+    )
+    name = transcribed.first_name + " " + transcribed.last_name
+    response = signed_in(world.manager).get(
+        reverse("pages:call-detail", args=[transcribed.pk])
+    )
+    body = response.content.decode()
+    assert (
+        '<span class="summary-sentence" title="Line 2 (00:04-00:09) '
+        f'{name}: Hello. Please call me back after lunch.">Lee wants a callback.</span>'
+    ) in body
+
+    # A summary a person changed no longer claims the lines of the one written.
+    transcribed.summary = "Lee wants a call after lunch."
+    transcribed.save(update_fields=["summary"])
+    body = (
+        signed_in(world.manager)
+        .get(reverse("pages:call-detail", args=[transcribed.pk]))
+        .content.decode()
+    )
+    assert "<strong>Summary:</strong> Lee wants a call after lunch." in body
+    assert "summary-sentence" not in body
 
 
 @pytest.fixture

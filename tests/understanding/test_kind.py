@@ -68,3 +68,7 @@ def test_a_wrong_number_or_voicemail_establishes_nothing_else():
         context(),
     )
     assert (facts.appointment, facts.vehicle, facts.open_questions) == (None, None, [])
+
+
+def test_the_agent_saying_hello_into_silence_is_no_conversation():
+    assert kind(agent("Hello? Wojciech?"), agent("Hello?")) == ("no_conversation", [])

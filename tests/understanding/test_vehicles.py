@@ -119,3 +119,16 @@ def test_the_forms_sierra_1500_said_in_full():
         lead("Do you still have the Sierra 1500 in white?"),
         called_on=Vehicle("2024", "GMC", "Sierra 1500"),
     ) == (Vehicle("", "GMC", "Sierra 1500"), [0])
+
+
+@pytest.mark.parametrize(
+    ("said", "model"),
+    [
+        ("the RAV four", "RAV4"),
+        ("an F one fifty", "F-150"),
+        ("a Sierra fifteen hundred", "Sierra 1500"),
+    ],
+)
+def test_numbers_said_as_words_in_a_model(said, model):
+    found = vehicle(lead(f"I'm after {said}."), called_on=Vehicle("", "Make", model))
+    assert found[0].model == model
