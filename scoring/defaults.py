@@ -45,7 +45,117 @@ DEFAULT_APPOINTMENT_CALL_ENDS = ["Appointment set"]
 
 # What suggests each default category or list entry to the scorer (scoring/suggestions.py):
 # phrases one per line, the side that says them, and a limit in seconds from the start.
+# Every default name has one. The call ends the call's facts decide (voicemail, wrong
+# number, already purchased, appointment set, not interested, callback requested,
+# information given: scoring.suggestions.FACT_CALL_ENDS) use their phrases only when the
+# facts decide no call end.
 DEFAULT_CATEGORY_RULES: dict[str, tuple[str, str, int | None]] = {
+    "Greeted the customer by name": ("{first_name}", "agent", 20),
+    "Introduced self and dealership": ("this is\nfrom\nmy name is", "agent", None),
+    "Confirmed the vehicle of interest": (
+        "looking at\ninterested in\nasked about\nenquired about\ninquired about",
+        "agent",
+        None,
+    ),
+    "Asked about a trade-in": ("trade in\ntrading in\ntrade-in", "agent", None),
+    "Built rapport": (
+        "how are you\nhow's your day\nhow is your day\nappreciate\ngreat question\n"
+        "good question\nhappy to help\nno problem\nI understand\nthat makes sense",
+        "agent",
+        None,
+    ),
+    "Answered the customer's questions": (
+        "good question\ngreat question\nlet me check\nlet me find out\n"
+        "I'll find out\nI'll check\nget back to you\nit comes with\nit does\n"
+        "yes it does\nwe do have\nwe have",
+        "agent",
+        None,
+    ),
+    "Offered alternatives": (
+        "we also have\nanother option\nalternative\nsimilar\ninstead\n"
+        "I could show you\nsomething similar",
+        "agent",
+        None,
+    ),
+    "Asked for the appointment": (
+        "come in\nappointment\n{weekday}\ntest drive\nstop by\ncome by",
+        "agent",
+        None,
+    ),
+    "Set a date and time": (
+        r"re:\b(today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+        r".*\b(at|around|noon|midday|morning|afternoon)\b",
+        "either",
+        None,
+    ),
+    "Confirmed contact details": (
+        "best number\nphone number\nemail address\nyour email\nbest email\n"
+        "confirm your\nreach you at\nstill the best",
+        "agent",
+        None,
+    ),
+}
+DEFAULT_CHOICE_RULES: dict[tuple[str, str], tuple[str, str, int | None]] = {
+    ("call_end", "Appointment set"): (
+        "I have you down for\nsee you then\nyou're all set\nyou're booked",
+        "agent",
+        None,
+    ),
+    ("call_end", "Callback requested"): (
+        "call me back\ncall back\ncall me later\ngive me a call",
+        "lead",
+        None,
+    ),
+    ("call_end", "Information given"): (
+        "I'll send you\nI'll email you\nI'll text you\nsend you the\nemail you the\n"
+        "text you the",
+        "agent",
+        None,
+    ),
+    ("call_end", "Not interested"): (
+        "not interested\nno longer interested\nstop calling\ntake me off",
+        "lead",
+        None,
+    ),
+    ("call_end", "Already purchased"): (
+        "already bought\nalready purchased\nbought one\nbought elsewhere\n"
+        "went with another dealer",
+        "lead",
+        None,
+    ),
+    ("call_end", "Wrong number"): (
+        "wrong number\nwrong person\ndidn't fill out\ndid not fill out",
+        "lead",
+        None,
+    ),
+    ("call_end", "Voicemail"): (
+        "leave a message\nafter the tone\nafter the beep\nvoicemail\nmailbox",
+        "lead",
+        None,
+    ),
+    ("alert", "Hot lead"): (
+        "ready to buy\nbuy today\nbuying today\nright away\nas soon as possible\n"
+        "ASAP\npaying cash\nneed a car",
+        "lead",
+        None,
+    ),
+    ("alert", "Unhappy customer"): (
+        "too expensive\ncancel\nunhappy\nfrustrated\nupset\nterrible\nripped off\n"
+        "complaint",
+        "lead",
+        None,
+    ),
+    ("alert", "Manager follow-up"): ("manager", "lead", None),
+    ("alert", "Poor audio"): (
+        "can't hear you\ncan you hear me\nbreaking up\nyou're cutting out\n"
+        "bad connection\nsay that again",
+        "either",
+        None,
+    ),
+}
+# The rules the defaults had before issue 38, kept for the migration that moves
+# scorecards still on them to the rules above (0010).
+PREVIOUS_CATEGORY_RULES: dict[str, tuple[str, str, int | None]] = {
     "Greeted the customer by name": ("{first_name}", "agent", 20),
     "Introduced self and dealership": ("this is\nfrom", "agent", None),
     "Confirmed the vehicle of interest": ("looking at\ninterested in", "agent", None),
@@ -61,7 +171,7 @@ DEFAULT_CATEGORY_RULES: dict[str, tuple[str, str, int | None]] = {
         None,
     ),
 }
-DEFAULT_CHOICE_RULES: dict[tuple[str, str], tuple[str, str, int | None]] = {
+PREVIOUS_CHOICE_RULES: dict[tuple[str, str], tuple[str, str, int | None]] = {
     ("call_end", "Appointment set"): (
         "I have you down for\nsee you then",
         "agent",

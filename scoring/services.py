@@ -8,7 +8,6 @@ import re
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -18,7 +17,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallStatus
-from calls.transcripts import speaker_names
+from calls.transcripts import reading_context, speaker_names
 from scoring import suggestions
 from scoring.defaults import (
     DEFAULT_APPOINTMENT_CALL_ENDS,
@@ -47,6 +46,7 @@ from scoring.payloads import coaching_event_emit, score_event_emit
 from scoring.rollup_build import rollup_mark
 from scoring.selectors import accounts_coachable_by, accounts_scorable_by, scoring_queue
 from scoring.signals import score_saved
+from understanding import Context, understand
 from users.models import User
 
 # What a scorer fills in, with the longest value each member takes (part 2.3).
@@ -249,7 +249,8 @@ def _accepted(call: Call, values: Mapping[str, Any]) -> list[str]:
         if member in FLAG_MEMBERS:
             same = bool(saved) == bool(value)
         elif member == "alert":
-            same = str(value) in [tag.strip() for tag in (saved or "").split(",")]
+            tags = [tag.strip() for tag in (saved or "").split(",")]
+            same = all(tag.strip() in tags for tag in str(value).split(","))
         else:
             same = (
                 saved is not None and str(saved).strip().lower() == str(value).lower()
@@ -290,19 +291,17 @@ def call_suggestions_make(*, call_id: int) -> CallSuggestions | None:
         for choice in scorecard.choices.all()
         if choice.kind == kind and choice.phrases.strip()
     ]
-    received_on = call.received_at.astimezone(ZoneInfo(call.account.timezone)).date()
+    context = Context.of(reading_context(call))
     members = suggestions.suggest(
         turns=call.transcript_turns,
         rules=rules,
         names=speaker_names(call),
         first_name=call.first_name,
-        received_on=received_on,
-        called_on={
-            part: getattr(call, f"called_on_{part}")
-            for part in suggestions.VEHICLE_PARTS
-        },
-        current={
-            part: getattr(call, f"current_{part}") for part in suggestions.VEHICLE_PARTS
+        facts=understand(call.transcript_turns, context),
+        call_ends={
+            choice.name
+            for choice in scorecard.choices.all()
+            if choice.kind == ChoiceKind.CALL_END
         },
     )
     made, _ = CallSuggestions.objects.update_or_create(

@@ -1,113 +1,41 @@
 """What the transcript suggests to a call's scorer: pure functions over the call's turns.
 
 A rule (a scorecard category, or a call-end reason or alert tag) is suggested by the first
-turn on its side, within its first seconds if it has a limit, that says one of its phrases.
-An appointment is a weekday and a time said in one turn; the vehicles are the call's own
-vehicle words said on the call, and the trade-in's when a trade-in is discussed. Each
-suggestion keeps the transcript line that triggered it, so the scorer can check it.
+turn on its side, within its first seconds if it has a limit, that says one of its phrases;
+every alert tag whose rule matches is suggested. What the call established is read by
+``understanding``: the appointment (the last one agreed, its date and time), the vehicle
+and trade-in as they were said, and the call end for the reasons facts decide (voicemail,
+wrong number, already purchased, appointment set, not interested, callback requested,
+information given) when the scorecard lists them. Each suggestion keeps the transcript
+line that triggered it, so the scorer can check it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from accounts.schedules import WEEKDAYS
 from calls.transcripts import clock
+from understanding import Context, Evidence, Facts, Vehicle, understand
+from understanding.facts import VOICEMAIL, WRONG_NUMBER
 
 _WEEKDAY = r"(?:" + "|".join(WEEKDAYS) + r")"
-_NUMBERS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "eleven": 11,
-    "twelve": 12,
-}
-_MINUTES = {
-    "o'clock": 0,
-    "oclock": 0,
-    "oh five": 5,
-    "ten": 10,
-    "fifteen": 15,
-    "twenty": 20,
-    "thirty": 30,
-    "forty": 40,
-    "forty five": 45,
-    "forty-five": 45,
-    "fifty": 50,
-}
-_HOUR = r"(?P<hour>1[0-2]|0?[1-9]|" + "|".join(_NUMBERS) + r")"
-_MINUTE = (
-    r"(?::(?P<digits>[0-5]\d)|\s+(?P<words>"
-    + "|".join(sorted((re.escape(m) for m in _MINUTES), key=len, reverse=True))
-    + r"))?"
-)
-_HALF = r"(?P<period>\s*(?:a\.?m\.?|p\.?m\.?)(?!\w))?"
-# "at two thirty", "around 10", "2:30 pm", "11 am", "noon".
-_TIME = re.compile(
-    r"(?:(?<!\w)(?:at|around|by|for)\s+" + _HOUR + _MINUTE + _HALF + r"(?!\w)"
-    r"|(?<![\w:])(?P<hour2>1[0-2]|0?[1-9]):(?P<digits2>[0-5]\d)(?P<period2>\s*(?:a\.?m\.?|p\.?m\.?)(?!\w))?"
-    r"|(?<![\w:])(?P<hour3>1[0-2]|0?[1-9])\s*(?P<period3>a\.?m\.?|p\.?m\.?)(?!\w)"
-    r"|(?<!\w)(?P<noon>noon|midday)(?!\w))",
-    re.IGNORECASE,
-)
-_WEEKDAY_RE = re.compile(r"(?<!\w)(" + _WEEKDAY + r")s?(?!\w)", re.IGNORECASE)
-_TRADE = re.compile(r"(?<!\w)trad(?:e|ing)(?:[\s-]+in)?(?!\w)", re.IGNORECASE)
-_YEAR = re.compile(r"(?<!\w)((?:19[5-9]|20[0-4])\d)(?!\w)")
-MAKES = [
-    "Acura",
-    "Audi",
-    "BMW",
-    "Buick",
-    "Cadillac",
-    "Chevrolet",
-    "Chevy",
-    "Chrysler",
-    "Dodge",
-    "Fiat",
-    "Ford",
-    "GMC",
-    "Genesis",
-    "Honda",
-    "Hyundai",
-    "Infiniti",
-    "Jaguar",
-    "Jeep",
-    "Kia",
-    "Lexus",
-    "Lincoln",
-    "Mazda",
-    "Mercedes",
-    "Mini",
-    "Mitsubishi",
-    "Nissan",
-    "Porsche",
-    "Ram",
-    "Subaru",
-    "Tesla",
-    "Toyota",
-    "Volkswagen",
-    "VW",
-    "Volvo",
-]
-_MAKE = re.compile(
-    r"(?<!\w)(" + "|".join(MAKES) + r")(?:\s+([A-Za-z0-9-]+))?(?!\w)", re.IGNORECASE
-)
-# Words that follow a make without being its model.
-_NOT_MODEL = {"and", "or", "but", "that", "which", "with", "for", "in", "is", "it", "i"}
 VEHICLE_PARTS = ("make", "model", "year")
-# Turns after the one that mentions a trade-in that may still be about it.
-TRADE_WINDOW = 2
+# The call-end reasons the call's facts decide, in the order they win; the scorecard's
+# other reasons are suggested by their phrases.
+FACT_CALL_ENDS = (
+    "Voicemail",
+    "Wrong number",
+    "Already purchased",
+    "Appointment set",
+    "Callback requested",
+    "Not interested",
+    "Information given",
+)
 
 
 @dataclass(frozen=True)
@@ -206,144 +134,140 @@ def _found(
     return {"value": value, "line": index, "text": line, "at": float(turn["start"])}
 
 
-def spoken_time(text: str) -> dt.time | None:
-    """The first time of day said in ``text``; hours 1-6 without am/pm are afternoon
-    hours, 7-11 morning hours (dealers' opening hours)."""
-    match = _TIME.search(text)
-    if match is None:
+def _first_line(
+    lines: Sequence[Evidence], ordered: Sequence[Mapping[str, Any]], last: bool = False
+) -> int | None:
+    usable = [item.line for item in lines if 0 <= item.line < len(ordered)]
+    if not usable:
         return None
-    parts = match.groupdict()
-    if parts["noon"]:
-        return dt.time(12, 0)
-    hour_text = parts["hour"] or parts["hour2"] or parts["hour3"]
-    hour = _NUMBERS.get(hour_text.lower()) or int(hour_text)
-    minute = 0
-    if parts["digits"] or parts["digits2"]:
-        minute = int(parts["digits"] or parts["digits2"])
-    elif parts["words"]:
-        minute = _MINUTES[" ".join(parts["words"].lower().split())]
-    period = (parts["period"] or parts["period2"] or parts["period3"] or "").lower()
-    if period.strip().startswith("p") and hour < 12:
-        hour += 12
-    elif period.strip().startswith("a") and hour == 12:
-        hour = 0
-    elif not period.strip() and 1 <= hour <= 6:
-        hour += 12
-    return dt.time(hour, minute)
+    return usable[-1] if last else usable[0]
 
 
-def next_weekday(after: dt.date, weekday: str) -> dt.date:
-    """The first date after ``after`` (never that day itself) falling on ``weekday``."""
-    days = (WEEKDAYS.index(weekday.lower()) - after.weekday()) % 7
-    return after + dt.timedelta(days=days or 7)
-
-
-def _appointment(
-    turns: Sequence[Mapping[str, Any]],
-    received_on: dt.date,
+def _from_fact(
+    member: str,
+    value: Any,
+    lines: Sequence[Evidence],
+    ordered: Sequence[Mapping[str, Any]],
     names: Mapping[str, str],
-) -> dict[str, Any]:
-    for index, turn in enumerate(turns):
-        text = _words(turn["text"])
-        day = _WEEKDAY_RE.search(text)
-        if day is None:
-            continue
-        moment = spoken_time(text[day.start() :]) or spoken_time(text)
-        if moment is None:
-            continue
-        date = next_weekday(received_on, day.group(1))
-        return {
-            "appointment_date": _found(index, turn, date.isoformat(), names),
-            "appointment_time": _found(index, turn, moment.strftime("%H:%M"), names),
-        }
-    return {}
+    *,
+    last: bool = False,
+) -> dict[str, dict[str, Any]]:
+    index = _first_line(lines, ordered, last)
+    if index is None or value in ("", None):
+        return {}
+    return {member: _found(index, ordered[index], value, names)}
 
 
-def _said(value: str, text: str) -> bool:
-    value = _words(value)
-    if not value:
+def fact_call_end(facts: Facts) -> tuple[str, tuple[Evidence, ...]] | None:
+    """The call end the facts decide, with its lines: None when they decide none."""
+    if facts.kind == VOICEMAIL:
+        return "Voicemail", facts.kind_evidence
+    if facts.kind == WRONG_NUMBER:
+        return "Wrong number", facts.kind_evidence
+    if not facts.conversation:
+        return None
+    ends = [
+        ("Already purchased", facts.purchased),
+        ("Appointment set", facts.appointment),
+        ("Callback requested", facts.callback),
+        ("Not interested", facts.not_interested),
+        ("Information given", facts.send_info),
+    ]
+    for name, fact in ends:
+        if fact is not None:
+            return name, fact.evidence
+    return None
+
+
+def _fact_members(
+    facts: Facts,
+    ordered: Sequence[Mapping[str, Any]],
+    names: Mapping[str, str],
+    call_ends: Collection[str],
+) -> dict[str, dict[str, Any]]:
+    """The members the call's facts give: the appointment, the vehicles, the call end."""
+    members: dict[str, dict[str, Any]] = {}
+    if facts.appointment is not None:
+        said = facts.appointment.evidence
+        date, time = facts.appointment.date, facts.appointment.time
+        if date is not None:
+            members |= _from_fact(
+                "appointment_date", date.isoformat(), said, ordered, names, last=True
+            )
+        if time is not None:
+            members |= _from_fact(
+                "appointment_time",
+                time.strftime("%H:%M"),
+                said,
+                ordered,
+                names,
+                last=True,
+            )
+    if facts.vehicle is not None:
+        for part in VEHICLE_PARTS:
+            members |= _from_fact(
+                f"called_on_{part}",
+                getattr(facts.vehicle.vehicle, part),
+                facts.vehicle.evidence,
+                ordered,
+                names,
+            )
+    if facts.trade_in is not None and facts.trade_in.has:
+        for part in VEHICLE_PARTS:
+            members |= _from_fact(
+                f"current_{part}",
+                getattr(facts.trade_in.vehicle, part),
+                facts.trade_in.evidence,
+                ordered,
+                names,
+            )
+    decided = fact_call_end(facts)
+    if decided is not None and decided[0] in call_ends:
+        members |= _from_fact("call_end", decided[0], decided[1], ordered, names)
+    return members
+
+
+def _phrase_call_end_allowed(rule: Rule, facts: Facts) -> bool:
+    """A call-end phrase rule may suggest only on a conversation, and never an
+    appointment set when the facts say it was cancelled."""
+    if not facts.conversation:
         return False
-    return bool(
-        re.search(
-            r"(?<!\w)" + re.escape(value).replace(r"\ ", r"\s+") + r"(?!\w)",
-            text,
-            re.IGNORECASE,
-        )
+    return not (facts.cancelled is not None and rule.value == "Appointment set")
+
+
+def _context(
+    *,
+    first_name: str,
+    received_on: dt.date | None,
+    called_on: Mapping[str, str] | None,
+    current: Mapping[str, str] | None,
+) -> Context:
+    """A context for callers that have no call (the bench): noon of the day received."""
+    day = received_on or dt.datetime.now(dt.UTC).date()
+    noon = dt.datetime.combine(day, dt.time(12), dt.UTC)
+    return Context(
+        lead_first_name=first_name,
+        called_on=Vehicle.of(called_on),
+        current=Vehicle.of(current),
+        received_at=noon,
+        call_started_at=noon,
     )
 
 
-def _called_on(
-    turns: Sequence[Mapping[str, Any]],
-    vehicle: Mapping[str, str],
+def _matched(
+    rule: Rule,
+    ordered: Sequence[Mapping[str, Any]],
     names: Mapping[str, str],
-) -> dict[str, Any]:
-    found: dict[str, Any] = {}
-    for part in VEHICLE_PARTS:
-        value = _words(vehicle.get(part) or "")
-        for index, turn in enumerate(turns):
-            if _said(value, str(turn["text"])):
-                found[f"called_on_{part}"] = _found(index, turn, value, names)
-                break
-    return found
-
-
-def _trade_in(
-    turns: Sequence[Mapping[str, Any]],
-    vehicle: Mapping[str, str],
-    called_on: Mapping[str, str],
-    names: Mapping[str, str],
-) -> dict[str, Any]:
-    """The trade-in's make, model and year: said in the turn that mentions a trade-in or
-    the few after it. The lead's known current vehicle first; otherwise a make from the
-    list with the word after it as the model, and a year."""
-    window: list[int] = []
-    for index, turn in enumerate(turns):
-        if _TRADE.search(str(turn["text"])):
-            window.extend(range(index, min(index + TRADE_WINDOW + 1, len(turns))))
-    seen = sorted(set(window))
-    # The lead knows their own car best: their turns first.
-    seen.sort(key=lambda index: turns[index]["side"] != "lead")
-    found: dict[str, Any] = {}
-    for part in VEHICLE_PARTS:
-        value = _words(vehicle.get(part) or "")
-        for index in seen:
-            if _said(value, str(turns[index]["text"])):
-                found[f"current_{part}"] = _found(index, turns[index], value, names)
-                break
-    for index in seen:
-        text = str(turns[index]["text"])
-        make = next(
-            (
-                match
-                for match in _MAKE.finditer(text)
-                if not _is_called_on(match, called_on)
-            ),
-            None,
-        )
-        if make and "current_make" not in found:
-            found["current_make"] = _found(index, turns[index], make.group(1), names)
-            model = make.group(2)
-            if (
-                model
-                and "current_model" not in found
-                and model.lower() not in _NOT_MODEL
-                and not _YEAR.fullmatch(model)
-            ):
-                found["current_model"] = _found(index, turns[index], model, names)
-        year = _YEAR.search(text)
-        if year and "current_year" not in found:
-            found["current_year"] = _found(index, turns[index], year.group(1), names)
-    return found
-
-
-def _is_called_on(make: re.Match[str], called_on: Mapping[str, str]) -> bool:
-    """A make said with the called-on vehicle's model is the car asked about, not a trade."""
-    said = (make.group(1).lower(), (make.group(2) or "").lower())
-    asked = (
-        _words(called_on.get("make") or "").lower(),
-        _words(called_on.get("model") or "").lower(),
-    )
-    return said[0] == asked[0] and said[1] in ("", asked[1])
+    first_name: str,
+) -> dict[str, Any] | None:
+    """The rule's suggestion from the first line on its side that says a phrase."""
+    patterns = compile_phrases(rule.phrases, first_name=first_name)
+    for index, turn in enumerate(ordered):
+        if patterns and _hears(rule, turn):
+            text = _words(turn["text"])
+            if any(pattern.search(text) for pattern in patterns):
+                return _found(index, turn, rule.value, names)
+    return None
 
 
 def suggest(
@@ -352,29 +276,51 @@ def suggest(
     rules: Iterable[Rule],
     names: Mapping[str, str],
     first_name: str,
-    received_on: dt.date,
-    called_on: Mapping[str, str],
-    current: Mapping[str, str],
+    facts: Facts | None = None,
+    call_ends: Collection[str] | None = None,
+    received_on: dt.date | None = None,
+    called_on: Mapping[str, str] | None = None,
+    current: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Every member the transcript suggests, each ``{"value", "line", "text", "at"}``;
-    ``line`` counts the transcript's lines (``ordered_turns``) from 0. For the lists
-    (``call_end``, ``alert``) the first rule given that matches wins."""
+    ``line`` counts the transcript's lines (``ordered_turns``) from 0. ``facts`` are the
+    call's (``understanding.understand``; read here from ``received_on`` and the form's
+    vehicles when not given). The call end is the facts' when they decide one of
+    ``call_ends`` (the scorecard's reasons; by default those the rules name), else the
+    first call-end rule that matches; ``alert`` lists every matching tag, comma-separated
+    as a score holds them, with the line of the first."""
     ordered = ordered_turns(turns)
-    members: dict[str, dict[str, Any]] = {}
+    rules = list(rules)
+    if facts is None:
+        facts = understand(
+            ordered,
+            _context(
+                first_name=first_name,
+                received_on=received_on,
+                called_on=called_on,
+                current=current,
+            ),
+        )
+    if call_ends is None:
+        call_ends = {str(rule.value) for rule in rules if rule.member == "call_end"}
+    members = _fact_members(facts, ordered, names, call_ends)
+    alerts: list[tuple[str, dict[str, Any]]] = []
     for rule in rules:
-        if rule.member in members:
-            continue
-        patterns = compile_phrases(rule.phrases, first_name=first_name)
-        if not patterns:
-            continue
-        for index, turn in enumerate(ordered):
-            if not _hears(rule, turn):
+        if rule.member == "alert":
+            if any(tag == rule.value for tag, _ in alerts):
                 continue
-            text = _words(turn["text"])
-            if any(pattern.search(text) for pattern in patterns):
-                members[rule.member] = _found(index, turn, rule.value, names)
-                break
-    members.update(_appointment(ordered, received_on, names))
-    members.update(_called_on(ordered, called_on, names))
-    members.update(_trade_in(ordered, current, called_on, names))
+        elif rule.member in members or (
+            rule.member == "call_end" and not _phrase_call_end_allowed(rule, facts)
+        ):
+            continue
+        found = _matched(rule, ordered, names, first_name)
+        if found is None:
+            continue
+        if rule.member == "alert":
+            alerts.append((str(rule.value), found))
+        else:
+            members[rule.member] = found
+    if alerts:
+        first = min((found for _, found in alerts), key=lambda found: found["line"])
+        members["alert"] = {**first, "value": ", ".join(tag for tag, _ in alerts)}
     return members

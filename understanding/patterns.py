@@ -215,6 +215,8 @@ NO_TRADE = words(
     r"(?:sold|totaled|totalled) (?:it|my|the)",
     r"keeping (?:it|my|the)",
 )
+# The lead's own car, not one they are shopping for.
+OWNED = words(r"my", r"I (?:have|own|drive|'ve got)", r"we (?:have|own|drive)", r"mine")
 ANSWER_NO = re.compile(r"^\W*(?:no|nope|nah|not really)\b", re.IGNORECASE)
 ANSWER_YES = re.compile(
     r"^\W*(?:yes|yeah|yep|yup|sure|I do|we do|I have|we have)\b", re.IGNORECASE

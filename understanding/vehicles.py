@@ -271,25 +271,28 @@ def vehicle_of(
     lines: Sequence[Line], context: Context, trade_in: TradeIn | None
 ) -> VehicleFact | None:
     """The vehicle the call was about, as said: the form's model when it was said (in
-    any spelling), else the first other known model or make said outside the talk of a
-    trade-in; a year only when said with it."""
+    any spelling; not when it is the trade-in), else the first other known model or make
+    said outside the talk of a trade-in and of the lead's own car; a year only when said
+    with it."""
     about_trade = {line.index for line in trade_window(lines)}
     others = [line for line in lines if line.index not in about_trade]
     hints = _hints(context)
     traded = trade_in.vehicle if trade_in and trade_in.has else Vehicle()
+    traded_model = compact(trade_in.vehicle.model) if trade_in else ""
     for line in lines:
-        if p.TRADE.search(line.text):
-            continue
         for mention in mentions(line.text, hints[:1]):
             if (
                 mention.kind == "model"
                 and context.called_on.model
                 and compact(mention.name) == compact(context.called_on.model)
+                and compact(mention.name) != traded_model
             ):
                 year = _year_near(line.text)
                 make = context.called_on.make or mention.make
                 return VehicleFact(Vehicle(year, make, mention.name), evidence(line))
-    # What the lead said they want first, then what the agent offered.
+    # What the lead said they want first, then what the agent offered; never the lead's
+    # own car ("my 2015 Civic is great").
+    others = [line for line in others if not p.OWNED.search(line.text)]
     ordered = [line for line in others if line.side == "lead"]
     ordered += [line for line in others if line.side != "lead"]
     vehicle, found = _vehicle_in(ordered, hints[:1], traded)

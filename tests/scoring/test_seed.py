@@ -116,10 +116,13 @@ def test_a_few_calls_have_a_transcription_in_the_documented_format_and_a_summary
         assert len(call.transcript_turns) == len(lines)  # the page seeks by them
         # The summary tells what the transcript says.
         booked = re.search(r"I have you down for (\w+ at [\w ]+)\.", call.transcription)
+        set_for = re.search(r" was set for (\w+), \w+ \d+ at ", call.summary)
         if booked:
-            assert f"An appointment was set for {booked.group(1)}." in call.summary
+            # The day said, as a date: "Saturday, December 5 at 9:30 AM".
+            assert set_for is not None, call.summary
+            assert set_for.group(1) == booked.group(1).split()[0]
         else:
-            assert "An appointment was set" not in call.summary
+            assert set_for is None, call.summary
     # Some in the queue, some scored.
     assert transcribed.filter(score__isnull=False).exists()
     assert transcribed.filter(score__isnull=True).exists()

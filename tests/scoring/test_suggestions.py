@@ -10,15 +10,18 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from calls.services import call_transcription_save
-from scoring.models import CallSuggestions, ScorecardCategory, ScorecardChoice
-from scoring.suggestions import (
-    Rule,
-    compile_phrases,
-    next_weekday,
-    spoken_time,
-    suggest,
+from scoring.defaults import (
+    DEFAULT_CATEGORIES,
+    DEFAULT_CATEGORY_RULES,
+    DEFAULT_CHOICE_RULES,
+    DEFAULT_CHOICES,
+    PREVIOUS_CATEGORY_RULES,
+    PREVIOUS_CHOICE_RULES,
 )
+from scoring.models import CallSuggestions, ScorecardCategory, ScorecardChoice
+from scoring.suggestions import Rule, compile_phrases, suggest
 from tests.scoring.factories import CallFactory
+from understanding.times import next_weekday, spoken_time
 
 NAMES = {"agent": "Avery Lopez", "lead": "Pat Buyer"}
 TUESDAY = dt.date(2026, 11, 24)
@@ -94,16 +97,56 @@ def test_a_re_line_is_a_case_insensitive_regular_expression():
     assert compile_phrases("re:(unclosed\nhello", first_name="") != []
 
 
-def test_lists_take_the_first_matching_entry_and_each_member_once():
-    turns = [turn("lead", 3, "Please call me back, I'm not interested today")]
+def test_a_call_end_of_the_account_s_own_takes_the_first_matching_rule():
+    turns = [turn("lead", 3, "Send it to my son, he handles the finance side")]
     found = run(
         turns,
-        rule("call me back", member="call_end", value="Callback requested"),
-        rule("not interested", member="call_end", value="Not interested"),
+        rule("my son", member="call_end", value="Family member"),
+        rule("finance", member="call_end", value="Finance question"),
         rule("manager", member="alert", value="Manager follow-up"),
     )
-    assert found["call_end"]["value"] == "Callback requested"
+    assert found["call_end"]["value"] == "Family member"
     assert "alert" not in found
+
+
+def test_the_facts_decide_the_call_end_over_the_phrases():
+    # The lead asks for a callback: the phrase rule for "Not interested" matches too, but
+    # the facts say a callback was requested.
+    turns = [turn("lead", 3, "I'm not interested today, but call me back next month")]
+    found = run(
+        turns,
+        rule("not interested", member="call_end", value="Not interested"),
+        rule("call me back", member="call_end", value="Callback requested"),
+    )
+    assert found["call_end"]["value"] == "Callback requested"
+
+
+def test_a_facts_call_end_the_scorecard_does_not_list_is_not_suggested():
+    turns = [turn("lead", 3, "Sorry, wrong number.")]
+    assert "call_end" not in run(
+        turns, rule("never said", member="call_end", value="Appointment set")
+    )
+
+
+def test_every_matching_alert_is_suggested_with_the_first_line():
+    turns = [
+        turn("lead", 3, "Can you hear me? You're breaking up."),
+        turn("lead", 9, "I want to talk to your manager, this is terrible."),
+        turn("lead", 15, "I'm ready to buy today if the price is right."),
+    ]
+    found = run(
+        turns,
+        rule("manager", member="alert", value="Manager follow-up", side="lead"),
+        rule("ready to buy", member="alert", value="Hot lead", side="lead"),
+        rule("breaking up", member="alert", value="Poor audio"),
+        rule("nobody says this", member="alert", value="Unhappy customer"),
+    )
+    assert found["alert"] == {
+        "value": "Manager follow-up, Hot lead, Poor audio",
+        "line": 0,
+        "text": "Pat Buyer (00:03-00:06): Can you hear me? You're breaking up.",
+        "at": 3.0,
+    }
 
 
 @pytest.mark.parametrize(
@@ -134,19 +177,44 @@ def test_a_weekday_is_the_next_one_after_the_call_day():
     assert next_weekday(TUESDAY, "Monday") == dt.date(2026, 11, 30)
 
 
-def test_a_weekday_and_a_time_in_one_turn_suggest_the_appointment():
+def test_the_appointment_agreed_is_suggested_with_the_line_that_agreed_it():
     turns = [
         turn("agent", 5, "Could you come in Friday?"),
         turn("lead", 9, "Thursday at two thirty is better"),
+        turn("agent", 13, "Sure, see you Thursday at two thirty."),
     ]
     found = run(turns)
     assert found["appointment_date"]["value"] == "2026-11-26"
     assert found["appointment_time"]["value"] == "14:30"
-    assert found["appointment_time"]["line"] == 1
+    assert found["appointment_time"]["line"] == 2
+
+
+def test_a_day_and_time_only_proposed_suggests_no_appointment():
+    # Before issue 38 the first weekday and time said was suggested, agreed or not.
+    turns = [
+        turn("agent", 5, "Could you come in Friday?"),
+        turn("lead", 9, "Thursday at two thirty is better"),
+    ]
+    assert "appointment_date" not in run(turns)
+
+
+def test_tomorrow_at_noon_counts_from_the_call():
+    turns = [
+        turn("agent", 5, "Can you come in tomorrow at noon?"),
+        turn("lead", 9, "Yes, that works."),
+    ]
+    found = run(turns)
+    assert (found["appointment_date"]["value"], found["appointment_time"]["value"]) == (
+        "2026-11-25",
+        "12:00",
+    )
 
 
 def test_the_call_s_vehicle_words_said_suggest_the_called_on_vehicle():
-    turns = [turn("agent", 5, "You were looking at the 2024 toyota camry?")]
+    turns = [
+        turn("agent", 5, "You were looking at the 2024 toyota camry?"),
+        turn("lead", 9, "Yes."),
+    ]
     found = run(turns, called_on={"make": "Toyota", "model": "Camry", "year": "2024"})
     assert {m: s["value"] for m, s in found.items()} == {
         "called_on_make": "Toyota",
@@ -171,9 +239,33 @@ def test_a_trade_in_discussed_suggests_the_current_vehicle():
 
 
 def test_the_lead_s_known_trade_in_is_suggested_when_said():
-    turns = [turn("agent", 5, "Still want to trade in the Outback?")]
+    turns = [
+        turn("agent", 5, "Still want to trade in the Outback?"),
+        turn("lead", 9, "Yes."),
+    ]
     found = run(turns, current={"make": "Subaru", "model": "Outback"})
     assert found["current_model"]["value"] == "Outback"
+
+
+def test_a_trade_in_the_lead_denies_suggests_no_current_vehicle():
+    turns = [
+        turn("agent", 5, "Still want to trade in the Outback?"),
+        turn("lead", 9, "No, I'm keeping it."),
+    ]
+    found = run(turns, current={"make": "Subaru", "model": "Outback"})
+    assert not [member for member in found if member.startswith("current")]
+
+
+def test_the_word_after_a_make_is_not_suggested_as_the_trade_in_model():
+    turns = [
+        turn("agent", 5, "Anything to trade in?"),
+        turn("lead", 9, "Yes, a Nissan log truck from 2009."),
+    ]
+    found = run(turns)
+    assert {m: s["value"] for m, s in found.items() if m.startswith("current")} == {
+        "current_make": "Nissan",
+        "current_year": "2009",
+    }
 
 
 # --- the service, through the transcription's save
@@ -248,6 +340,8 @@ def test_saving_a_transcription_stores_the_default_scorecard_s_suggestions(
         "appointment_date": "2026-11-25",
         "appointment_time": "10:00",
         "called_on_model": "Camry",
+        # The Camry said is a Toyota (the make the model belongs to).
+        "called_on_make": "Toyota",
     }
     assert members["cat1"] == {
         "value": 1,
@@ -300,6 +394,57 @@ def test_the_migration_gives_default_rules_only_to_default_names_without_phrases
     assert rules[1] == ("{first_name}", "agent", 20)
     assert rules[2] == ("my own", "either", None)
     assert rules[3] == ("", "either", None)
-    assert ScorecardChoice.objects.get(
-        scorecard__account=account, name="Callback requested"
-    ).phrases == ("call me back")
+    assert (
+        ScorecardChoice.objects.get(
+            scorecard__account=account, name="Callback requested"
+        ).phrases
+        == DEFAULT_CHOICE_RULES[("call_end", "Callback requested")][0]
+    )
+
+
+def test_the_issue_38_migration_gives_every_default_name_its_rule_unless_edited(db):
+    import importlib
+
+    from django.apps import apps
+
+    from tests.accounts.factories import AccountFactory
+
+    migration = importlib.import_module(
+        "scoring.migrations.0010_every_default_has_a_rule"
+    )
+    account = AccountFactory()
+    categories = ScorecardCategory.objects.filter(scorecard__account=account)
+    choices = ScorecardChoice.objects.filter(scorecard__account=account)
+    for name, (phrases, side, within) in PREVIOUS_CATEGORY_RULES.items():
+        categories.filter(name=name).update(
+            phrases=phrases, side=side, within_seconds=within
+        )
+    categories.filter(name="Built rapport").update(phrases="")
+    categories.filter(name="Offered alternatives").update(phrases="we also stock")
+    for (kind, name), (phrases, side, within) in PREVIOUS_CHOICE_RULES.items():
+        choices.filter(kind=kind, name=name).update(
+            phrases=phrases, side=side, within_seconds=within
+        )
+    choices.filter(name="Voicemail").update(phrases="")
+    choices.filter(name="Not interested").update(phrases="not interested\nno thanks")
+
+    migration.forward(apps, None)
+
+    rules = {c.name: (c.phrases, c.side, c.within_seconds) for c in categories.all()}
+    assert rules["Set a date and time"] == DEFAULT_CATEGORY_RULES["Set a date and time"]
+    assert rules["Built rapport"] == DEFAULT_CATEGORY_RULES["Built rapport"]
+    assert rules["Offered alternatives"][0] == "we also stock"
+    listed = {c.name: (c.phrases, c.side, c.within_seconds) for c in choices.all()}
+    assert listed["Voicemail"] == DEFAULT_CHOICE_RULES[("call_end", "Voicemail")]
+    assert (
+        listed["Callback requested"]
+        == DEFAULT_CHOICE_RULES[("call_end", "Callback requested")]
+    )
+    assert listed["Not interested"][0] == "not interested\nno thanks"
+
+
+def test_every_default_name_has_a_rule():
+    assert set(DEFAULT_CATEGORY_RULES) == {name for name, _ in DEFAULT_CATEGORIES}
+    assert set(DEFAULT_CHOICE_RULES) == {
+        (kind, name) for kind in ("call_end", "alert") for name in DEFAULT_CHOICES[kind]
+    }
