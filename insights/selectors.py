@@ -34,6 +34,8 @@ def summary_evidence_of(*, call: Any) -> list[dict[str, Any]]:
     """The call's summary sentence by sentence, each with the transcript lines (from 0)
     it was written from; empty when the summary on the call is no longer the one written
     (a person changed it) or none was kept."""
+    if not call.summary.strip():
+        return []  # nothing to explain: no query
     evidence = (
         Transcription.objects.filter(call_id=call.pk)
         .values_list("summary_evidence", flat=True)
