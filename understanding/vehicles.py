@@ -6,6 +6,7 @@ the word after a make ("my Nissan log" names no model)."""
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -79,9 +80,18 @@ YEAR = re.compile(r"(?<!\w)((?:19[5-9]|20[0-4])\d)(?!\w)")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
+_NOT_ALNUM = re.compile(r"[^a-z0-9]")
+_NOT_DIGIT = re.compile(r"\D")
+
+
+@functools.lru_cache(maxsize=4096)
 def compact(text: str) -> str:
     """Letters and digits only, lower case: "C R V", "CR-V" and "crv" are the same."""
-    return re.sub(r"[^a-z0-9]", "", text.lower())
+    return _NOT_ALNUM.sub("", text.lower())
+
+
+# The known models by their letters and digits: "crv" is ("Honda", "CR-V").
+_KNOWN = {compact(model): (make, model) for model, make in _MODEL_NAMES.items()}
 
 
 @dataclass(frozen=True)
@@ -140,8 +150,9 @@ def _same_model(said: str, model: str) -> bool:
         return False
     if said == want:
         return True
-    digits = re.sub(r"\D", "", want)
-    if len(want) < 5 or re.sub(r"\D", "", said) != digits:
+    if len(want) < 5 or abs(len(said) - len(want)) > 1:
+        return False
+    if _NOT_DIGIT.sub("", said) != _NOT_DIGIT.sub("", want):
         return False
     return difflib.SequenceMatcher(None, said, want).ratio() >= 0.85
 
@@ -159,14 +170,7 @@ def mentions(text: str, hints: Iterable[tuple[str, str]] = ()) -> list[Mention]:
             ((make, model) for make, model in hinted if _same_model(folded, model)),
             None,
         )
-        known = next(
-            (
-                (make, model)
-                for model, make in _MODEL_NAMES.items()
-                if compact(model) == folded
-            ),
-            None,
-        )
+        known = _KNOWN.get(folded)
         if " " not in said and folded in MAKES:
             found.append(Mention("make", MAKES[folded], MAKES[folded], start))
             taken.add(start)
