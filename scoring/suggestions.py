@@ -223,7 +223,11 @@ def _fact_members(
             )
     decided = fact_call_end(facts)
     if decided is not None and decided[0] in call_ends:
-        members |= _from_fact("call_end", decided[0], decided[1], ordered, names)
+        # An appointment's line is the one that agreed it; other facts', the first.
+        agreed = decided[0] == "Appointment set"
+        members |= _from_fact(
+            "call_end", decided[0], decided[1], ordered, names, last=agreed
+        )
     return members
 
 

@@ -116,3 +116,31 @@ def test_never_more_than_four_sentences():
         agent("So what colour do you like?"),
     )
     assert len(sentences) == 4
+
+
+def test_a_callback_is_told_instead_of_no_appointment():
+    assert summary(
+        lead("I'm at work, can you call me back tomorrow at half past four?"),
+        agent("Sure, I'll call you back then."),
+    ) == [
+        ("Wojciech Nowak spoke with Siobhan Keane.", [0]),
+        ("The lead asked to be called back on Tuesday, December 8 at 4:30 PM.", [0, 1]),
+    ]
+
+
+def test_a_greeting_with_no_message_left():
+    assert summary(lead("The mailbox is full and cannot accept messages.")) == [
+        ("Voicemail: no message was left.", [0])
+    ]
+
+
+def test_no_one_speaking_is_one_sentence():
+    assert summary() == [("No conversation: nothing was heard from the lead.", [])]
+
+
+def test_objections_are_named():
+    sentences = summary(
+        lead("It's out of my budget and I'm just looking."),
+        agent("I understand, there's no rush."),
+    )
+    assert sentences[-1] == ("The lead raised the price and the timing.", [0])
