@@ -16,8 +16,9 @@ MACHINE = words(
     r"leave (?:me |us )?(?:a |your )?(?:message|name|number)",
     r"after the (?:tone|beep)",
     r"at the (?:tone|beep)",
-    r"voice ?mail",
-    r"mail ?box",
+    r"(?:forwarded|transferred) to (?:an? )?(?:automated )?voice ?mail",
+    r"voice ?mail (?:box|service|system) (?:of|for|is)",
+    r"mail ?box (?:is full|of|belonging)",
     r"(?:can't|cannot|can not|unable to) (?:take|answer|come to) (?:your|the|my) (?:call|phone)",
     r"(?:is|am|are) not available (?:right now|at the moment|to take)",
     r"record your message",
@@ -36,18 +37,24 @@ WRONG_NUMBER = words(
     r"wrong number",
     r"(?:have|got|called) the wrong (?:person|number|guy|lady)",
     r"wrong person",
-    r"(?:didn't|did not|never) (?:fill|filled) (?:out|in)",
-    r"(?:didn't|did not|never) (?:submit|request|send|sent)",
+    r"(?:didn't|did not|never) fill(?:ed)? (?:out|in)(?: (?:any|a|the|that|an|this|your))? "
+    r"(?:form|request|enquiry|inquiry|anything)",
+    r"(?:didn't|did not|never) fill(?:ed)? (?:out|in)(?=\s*(?:[.,!?]|$))",
+    r"(?:didn't|did not|never) (?:submit|request|send)(?:ed)?(?: (?:any|a|the|that|an|this))? "
+    r"(?:form|request|enquiry|inquiry|anything)",
     r"(?:no one|nobody|no-one) (?:here )?(?:by|named|called) that name",
     r"(?:no one|nobody) (?:here )?named",
-    r"don't know (?:any|a) ",
 )
 PURCHASED = words(
-    r"already (?:bought|purchased|got|picked up|found) (?:one|a|the|it|something|another)?",
-    r"bought (?:one|it|a \w+|something) (?:already|elsewhere|somewhere else)",
-    r"(?:bought|purchased) (?:elsewhere|somewhere else)",
-    r"went with (?:another|a different) (?:dealer|dealership|car)",
     r"already (?:bought|purchased)",
+    r"(?:bought|purchased) (?:one|it|a \w+|something) (?:already|elsewhere|somewhere else)",
+    r"(?:bought|purchased) (?:elsewhere|somewhere else)",
+    r"already (?:got|found|picked up) (?:one|a (?:new )?(?:car|truck|vehicle|new one))",
+    r"went with (?:another|a different) (?:dealer|dealership)",
+)
+NO_CANCEL = words(
+    r"(?:don't|do not|won't|will not|not going to|no need to) (?:want to |need to )?cancel",
+    r"(?:can|will|should) (?:still )?make it",
 )
 CANCEL = words(
     r"cancel(?:led|ling)?",

@@ -215,7 +215,9 @@ def appointment_of(
     events += [
         (line.index, "cancel", line)
         for line in lines
-        if p.CANCEL.search(line.text) and not re.search(r"\bif\b", line.text, re.I)
+        if p.CANCEL.search(line.text)
+        and not p.NO_CANCEL.search(line.text)
+        and not re.search(r"\bif\b", line.text, re.I)
     ]
     for _, what, item in sorted(
         events, key=lambda event: (event[0], event[1] == "agreed")

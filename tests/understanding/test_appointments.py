@@ -195,3 +195,10 @@ def test_monday_morning_at_nine_is_next_monday_at_nine():
         lead("Could I come by Monday morning at nine?"),
         agent("Absolutely, see you Monday at nine."),
     ) == (dt.date(2026, 12, 14), dt.time(9), "visit", [0, 1])
+
+
+def test_not_wanting_to_cancel_keeps_the_appointment():
+    assert appointment(
+        agent("You're booked for Saturday at 10 30 to see the Sierra 1500."),
+        lead("Great, I don't want to cancel, I'll be there."),
+    ) == (dt.date(2026, 12, 12), dt.time(10, 30), "visit", [0, 1])

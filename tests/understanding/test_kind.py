@@ -72,3 +72,19 @@ def test_a_wrong_number_or_voicemail_establishes_nothing_else():
 
 def test_the_agent_saying_hello_into_silence_is_no_conversation():
     assert kind(agent("Hello? Wojciech?"), agent("Hello?")) == ("no_conversation", [])
+
+
+def test_a_lead_who_mentions_a_voicemail_is_in_a_conversation():
+    assert kind(
+        agent("Hi Wojciech, it's Siobhan from Lakeside Honda."),
+        lead("Hi, yes, I got your voicemail earlier."),
+    ) == ("conversation", [])
+
+
+def test_a_form_not_filled_in_yet_is_no_wrong_number():
+    assert kind(
+        agent("Did you get a chance to do the credit application?"),
+        lead(
+            "I didn't fill out the credit application yet, I never sent the photos either."
+        ),
+    ) == ("conversation", [])

@@ -144,3 +144,13 @@ def test_short_and_social_questions_are_never_open():
         agent("When can you come?"),
     )
     assert found.open_questions == []
+
+
+def test_a_quote_already_got_is_not_a_purchase():
+    found = facts(lead("I already got a quote from you guys last week."))
+    assert found.purchased is None
+
+
+def test_already_got_a_car_is_a_purchase():
+    found = facts(lead("We already got a new truck, thanks anyway."))
+    assert lines(found.purchased) == [0]
