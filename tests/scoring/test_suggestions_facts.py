@@ -114,3 +114,28 @@ def test_a_wrong_number_suggests_wrong_number(call, django_capture_on_commit_cal
     found = suggested(call, turns, django_capture_on_commit_callbacks)
     assert found["call_end"] == ("Wrong number", 1)
     assert "appointment_date" not in found
+
+
+def test_a_score_accepts_the_alerts_suggested_when_it_holds_every_tag(
+    call, django_capture_on_commit_callbacks
+):
+    from scoring.services import score_save
+    from tests.scoring.factories import in_role
+
+    turns = said(
+        ("agent", "Hi Oluwaseun, it's Siobhan at Prairie Ford."),
+        ("lead", "You're breaking up. I'm ready to buy though."),
+    )
+    assert suggested(call, turns, django_capture_on_commit_callbacks)["alert"] == (
+        "Hot lead, Poor audio",
+        1,
+    )
+    scorer = in_role("Scorer", accounts=[call.account])
+    some = score_save(call=call, scorer=scorer, values={"alert": "Hot lead"})
+    assert "alert" not in some.accepted_suggestions
+    every = score_save(
+        call=call,
+        scorer=scorer,
+        values={"alert": "Poor audio, Hot lead, Manager follow-up"},
+    )
+    assert "alert" in every.accepted_suggestions
