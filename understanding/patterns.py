@@ -90,7 +90,8 @@ AGREE = words(
 CONFIRM = words(
     r"works for (?:me|us)",
     r"(?:that|this|it) works",
-    r"(?:is|sounds) (?:fine|good|great|perfect)",
+    r"is (?:fine|good|great|perfect)",
+    r"works(?=\s*(?:[.!]|$))",
     r"see you",
     r"(?:have|put|got|booked|pencil(?:ed)?|set) you (?:down|in|up)",
     r"you're (?:all )?(?:set|booked|confirmed)",
@@ -99,6 +100,23 @@ CONFIRM = words(
     r"we'll be there",
     r"let's (?:do|say|go with|make it)",
     r"i can do",
+)
+# Words that put a day and time to the other side ("How about Tuesday at two?").
+PROPOSE = words(
+    r"how about",
+    r"what about",
+    r"(?:can|could|would|will|shall) (?:you|we|I)",
+    r"(?:you|we|I) (?:can|could)",
+    r"let's",
+    r"maybe",
+    r"(?:I'm|I am|we're|we are) (?:free|available|around|off)",
+    r"I (?:can|could) (?:do|come|make)",
+    r"works?",
+    r"(?:is|are) (?:good|better|best|fine)",
+    r"would be",
+    r"instead",
+    r"(?:come|stop|swing|drop) (?:in|by)",
+    r"see you",
 )
 REFUSE = words(
     r"no(?! problem| worries)",

@@ -128,6 +128,20 @@ def _said(line: Line, today: dt.date) -> tuple[dt.date | None, dt.time | None]:
     return day.value, moment.value  # type: ignore[return-value]
 
 
+def _clause_said(text: str, today: dt.date) -> str:
+    """The last clause of ``text`` that names a day or a time: "Tuesday won't work, can
+    we do Thursday at two?" puts Thursday at two, refusing Tuesday, not Thursday."""
+    clauses = [
+        clause for clause in re.split(r"[,;!?]|\.(?!\d)", text) if clause.strip()
+    ]
+    named = [
+        clause
+        for clause in clauses
+        if spoken_days(clause, today) or spoken_times(clause)
+    ]
+    return named[-1] if named else text
+
+
 def _starts_agreeing(text: str) -> bool:
     opening = " ".join(text.split()[:6])
     agrees = p.AGREE.search(opening)
@@ -150,6 +164,7 @@ def _proposals(lines: Sequence[Line], today: dt.date) -> list[tuple[_Proposal, L
             pending is not None and line.index - pending.last().index <= PROPOSAL_SPAN
         )
         if date is not None or moment is not None:
+            previous = pending
             if pending is not None and recent and date in (None, pending.date):
                 if date is None:
                     date = pending.date
@@ -158,14 +173,33 @@ def _proposals(lines: Sequence[Line], today: dt.date) -> list[tuple[_Proposal, L
                 lines_so_far = [*pending.lines, line]
             else:
                 lines_so_far = [line]
-            refused = bool(p.REFUSE.search(line.text)) and not p.CONFIRM.search(
-                line.text
+            question = line.text.rstrip().endswith("?")
+            before = lines[line.index - 1] if line.index else None
+            answers = (
+                before is not None
+                and before.side != line.side
+                and before.text.rstrip().endswith("?")
+            )
+            # A day and time only stated ("We close at six today") is not put to the
+            # other side: their "okay" agrees to nothing.
+            confirms = bool(p.CONFIRM.search(line.text))
+            offered = (
+                question or answers or confirms or bool(p.PROPOSE.search(line.text))
+            )
+            refused = not offered or (
+                bool(p.REFUSE.search(_clause_said(line.text, today))) and not confirms
+            )
+            # "Yes, Tuesday at two" agrees to what the other side just put; a "Sounds
+            # good" before a day and time of one's own agrees to something else.
+            restates = (
+                previous is not None
+                and recent
+                and previous.last().side != line.side
+                and not previous.refused
+                and _starts_agreeing(line.text)
             )
             pending = _Proposal(date, moment, lines_so_far, refused)
-            question = line.text.rstrip().endswith("?")
-            if not question and (
-                p.CONFIRM.search(line.text) or _starts_agreeing(line.text)
-            ):
+            if not question and (confirms or restates):
                 agreed.append((pending, line))
             continue
         if (

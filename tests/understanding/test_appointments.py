@@ -202,3 +202,14 @@ def test_not_wanting_to_cancel_keeps_the_appointment():
         agent("You're booked for Saturday at 10 30 to see the Sierra 1500."),
         lead("Great, I don't want to cancel, I'll be there."),
     ) == (dt.date(2026, 12, 12), dt.time(10, 30), "visit", [0, 1])
+
+
+def test_a_day_and_time_only_stated_is_not_agreed_by_an_okay():
+    assert (
+        appointment(
+            lead("Great, I might come in to look."),
+            agent("Sounds good. We close at 6 today, by the way."),
+            lead("Okay, thanks."),
+        )
+        is None
+    )
