@@ -22,17 +22,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from django import forms
 from django.db import connection, transaction
 from django.db.models import F, QuerySet
 from django.db.models.functions import TruncHour
-from django.http import QueryDict
 from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call
 from scoring.changes import Change, Headline
-from scoring.dates import FIRST_DAY, DayField
+from scoring.dates import FIRST_DAY
 from scoring.models import RollupHour
 from scoring.percentiles import Spread, from_spread
 from scoring.percentiles import percentiles as percentiles  # where callers find it
@@ -56,7 +54,6 @@ from scoring.rollup import (
 from scoring.selectors import accounts_coachable_by, category_labels, local_days
 from users.models import User
 
-DEFAULT_DAYS = 7
 FILLED_DAYS = 2 * 366  # the longest range whose days without leads are listed too
 TREND_LABELS = 12  # at most, whatever the range: a year is labelled every 31 days
 WITHIN_LABELS = ("30 s", "60 s", "5 min")  # of rollup.WITHIN
@@ -74,46 +71,6 @@ HEADLINES = (
     Headline("noagent", "Ended NOAGENT", "count", "down"),
     Headline("appointments", "Appointments set", "count", "up"),
 )
-
-
-class DashboardForm(forms.Form):
-    """The dashboard's choices, from the URL: a date range and optionally one account."""
-
-    date_from = DayField(required=False, label="From")
-    date_to = DayField(required=False, label="To")
-    account = forms.ModelChoiceField(
-        queryset=Account.objects.none(), required=False, empty_label="Every account"
-    )
-
-    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        field = self.fields["account"]
-        assert isinstance(field, forms.ModelChoiceField)
-        field.queryset = accounts_coachable_by(user).order_by("name")
-
-    def choice(self) -> dict[str, Any]:
-        """The range and account asked for (a choice that is not valid is left out); the
-        last seven days by default."""
-        data: dict[str, Any] = {}
-        if self.is_bound:
-            self.is_valid()  # cleaned_data keeps the fields that are valid
-            data = self.cleaned_data
-        last = data.get("date_to") or timezone.localdate()
-        first = data.get("date_from") or last - timedelta(days=DEFAULT_DAYS - 1)
-        if first > last:
-            first, last = last, first
-        return {"first": first, "last": last, "account": data.get("account")}
-
-    def in_force(self, choice: dict[str, Any], *, user: User) -> DashboardForm:
-        """The form to show: its date inputs carry the range ``choice`` applies (a default
-        or swapped day included); a day refused stays as typed, with its error."""
-        data = QueryDict(mutable=True)
-        if self.is_bound:
-            data.update(self.data)
-        for name, day in (("date_from", choice["first"]), ("date_to", choice["last"])):
-            if name not in self.errors:
-                data[name] = day.isoformat()
-        return DashboardForm(data, user=user)
 
 
 @dataclass
