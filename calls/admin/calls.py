@@ -301,6 +301,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "inbound_tracking_number",
                     "summary",
                     "transcription",
+                    "redactions",
                     "created",
                 ],
                 "classes": ["collapse"],
@@ -313,6 +314,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "received",
         "ended",
         "next_attempt",
+        "redactions",
         "created",
     ]
 
