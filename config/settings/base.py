@@ -484,6 +484,8 @@ TRANSCRIPTION_REMOTE_URL = env("TRANSCRIPTION_REMOTE_URL", default="")
 TRANSCRIPTION_REMOTE_KEY = env("TRANSCRIPTION_REMOTE_KEY", default="")
 TRANSCRIPTION_REMOTE_MODEL = env("TRANSCRIPTION_REMOTE_MODEL", default="whisper-1")
 TRANSCRIPTION_MAX_TRIES = env.int("TRANSCRIPTION_MAX_TRIES", default=3)
+# A transcription worker first checks that its engine transcribes (insights/selftest.py).
+TRANSCRIPTION_SELF_TEST = env.bool("TRANSCRIPTION_SELF_TEST", default=True)
 # A media task's (a recording stored, a transcription) Celery time limits, sized to the
 # recording: this many seconds of work per second of audio, at least the floor, at most
 # the cap; the hard limit 30 s past the soft one, and a claim's lease 30 s past that.
