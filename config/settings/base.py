@@ -45,6 +45,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "accounts",
     "users",
+    # The provider seam: no models, its system checks of the provider settings.
+    "providers",
     "leads",
     "calls",
     "scoring",
