@@ -1,7 +1,9 @@
 """System checks of the provider settings (``providers.KINDS``): a value that names no
 provider, such as ``TELEPHONY_PROVIDER=twilo``, or a provider chosen without the settings
 it needs, is refused when a management command starts (``check``, ``migrate``,
-``runserver``, ...), not found when the first call is placed.
+``runserver``, ...), when the WSGI application loads (gunicorn: the worker fails to boot
+and the arbiter stops) and when a Celery worker starts (``config.checks``), not found
+when the first call is placed.
 
 ``providers.E001``: a setting names no provider of its kinds (the hint lists the choices).
 ``providers.E002``: the provider chosen needs a setting that is empty.

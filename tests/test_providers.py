@@ -4,6 +4,7 @@ setting, and each choice is an implementation of its kind's interface."""
 from __future__ import annotations
 
 import io
+import subprocess
 
 import pytest
 from django.core.management import call_command
@@ -17,6 +18,7 @@ from providers.messaging import TextProvider
 from providers.speech import PermanentError
 from providers.telephony import Provider
 from providers.twilio import TwilioProvider, TwilioTexts
+from tests.processes import BIN, ROOT, service_env
 from texting.providers import SimulatorTexts
 
 
@@ -149,3 +151,29 @@ def test_a_remote_transcription_server_without_its_address_stops_start_up():
 def test_the_defaults_and_every_configured_choice_start(values):
     with override_settings(**values):
         call_command("check", stdout=io.StringIO())
+
+
+# --- the processes that do not run Django's checks themselves refuse too (config.checks)
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("process", ["gunicorn", "celery"])
+def test_a_web_server_or_worker_with_a_mistyped_provider_stops_at_start(
+    tmp_path, process
+):
+    env = service_env(TELEPHONY_PROVIDER="twilo", LOG_LEVEL="INFO")
+    args = (
+        [str(BIN / "gunicorn"), "-c", "config/gunicorn.py", "--bind", "127.0.0.1:0"]
+        + ["--workers", "1", "config.wsgi:application"]
+        if process == "gunicorn"
+        else [str(BIN / "celery"), "-A", "config", "worker", "-Q", "webhooks"]
+        + ["--concurrency=1", "--without-gossip", "--without-mingle"]
+    )
+    started = subprocess.run(
+        args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    said = started.stdout + started.stderr
+    assert started.returncode != 0
+    assert "refuses to start" in said
+    assert "TELEPHONY_PROVIDER is 'twilo', which names no provider" in said
