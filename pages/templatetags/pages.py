@@ -8,6 +8,8 @@ from django import template
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.html import format_html
 
+from scoring.figures import Bar, value_axis
+
 register = template.Library()
 
 
@@ -66,3 +68,11 @@ def vehicle(form: Any, which: str) -> Any:
 def bar_y(height: float) -> str:
     """Where a bar of ``height`` (0..100) starts in a chart 110 units tall (labels below)."""
     return f"{110 - float(height):.1f}"
+
+
+@register.filter
+def value_ticks(bars: list[Bar]) -> list[dict[str, float]]:
+    """The value axis of a chart of ``bars``: each gridline's value and its height on
+    the bars' scale (0..100), the axis' top being the height of 100."""
+    axis = value_axis(max((bar.value for bar in bars), default=0))
+    return [{"value": value, "height": 100 * value / axis[-1]} for value in axis]
