@@ -16,6 +16,7 @@ hours when the viewer's timezone is not a whole number of hours off UTC over the
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -77,7 +78,7 @@ HEADLINES = (
 class Bar:
     label: str
     value: float
-    height: float  # 0..100, share of the tallest bar
+    height: float  # 0..100, share of the value axis' top (value_axis)
     # A second series' height, drawn in front (the trend's answered calls).
     second: float = 0
     # Long charts label every few bars only, so labels never overlap.
@@ -85,6 +86,11 @@ class Bar:
     # Where the bar stands in the chart's CHART_WIDTH units, and how wide it is.
     x: float = 0
     width: float = 0
+
+    @property
+    def middle(self) -> float:
+        """Where its label is centred."""
+        return self.x + self.width / 2
 
 
 @dataclass
@@ -119,10 +125,25 @@ def _share(part: int, whole: int) -> float | None:
     return None if not whole else 100.0 * part / whole
 
 
-# The charts' width in SVG units (scoring/partials/bars.html): a day or an hour gets an
+# The charts' width in SVG units (pages/partials/bars.html): a day or an hour gets an
 # equal slot of it, at most MAX_SLOT wide, so one bar does not fill the chart alone.
 CHART_WIDTH = 300
 MAX_SLOT = 30
+# The value axis has a gridline at 0 and every step up to its top, AXIS_STEPS steps at
+# most: a step of 1, 2 or 5 times a power of ten, so each gridline reads as a round number.
+AXIS_STEPS = 5
+
+
+def value_axis(top: float) -> list[int]:
+    """The value axis' gridlines for bars up to ``top``: from 0, a round step apart, to
+    the first gridline at or above ``top``; the step is 1 at least (most charts count)."""
+    step = next(
+        size
+        for power in itertools.count()
+        for size in (10**power, 2 * 10**power, 5 * 10**power)
+        if size * AXIS_STEPS >= top
+    )
+    return [step * n for n in range(max(1, math.ceil(top / step)) + 1)]
 
 
 def bars(
@@ -131,8 +152,9 @@ def bars(
     *,
     labels: int = 8,
 ) -> list[Bar]:
-    """Bars over the chart's width, ``labels`` of them labelled at most."""
-    top = max([value for _, value in pairs] + [1])
+    """Bars over the chart's width, ``labels`` of them labelled at most; a bar's height
+    is its share of the value axis' top (``value_axis``), so the gridlines read true."""
+    top = value_axis(max([value for _, value in pairs], default=0))[-1]
     every = max(1, math.ceil(len(pairs) / labels))
     slot = min(MAX_SLOT, CHART_WIDTH / max(1, len(pairs)))
     left = (CHART_WIDTH - slot * len(pairs)) / 2  # few bars stand in the middle
