@@ -163,12 +163,12 @@ def test_a_web_server_or_worker_with_a_mistyped_provider_stops_at_start(
     tmp_path, process
 ):
     env = service_env(TELEPHONY_PROVIDER="twilo", LOG_LEVEL="INFO")
+    gunicorn = [str(BIN / "gunicorn"), "-c", "config/gunicorn.py", "--workers", "1"]
+    celery = [str(BIN / "celery"), "-A", "config", "worker", "-Q", "webhooks"]
     args = (
-        [str(BIN / "gunicorn"), "-c", "config/gunicorn.py", "--bind", "127.0.0.1:0"]
-        + ["--workers", "1", "config.wsgi:application"]
+        [*gunicorn, "--bind", "127.0.0.1:0", "config.wsgi:application"]
         if process == "gunicorn"
-        else [str(BIN / "celery"), "-A", "config", "worker", "-Q", "webhooks"]
-        + ["--concurrency=1", "--without-gossip", "--without-mingle"]
+        else [*celery, "--concurrency=1", "--without-gossip", "--without-mingle"]
     )
     started = subprocess.run(
         args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
