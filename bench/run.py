@@ -137,6 +137,8 @@ from bench.report import (  # noqa: E402
     ms,
     parse_row,
 )
+from bench.seeds import export as export_seed  # noqa: E402
+from bench.seeds import script  # noqa: E402
 from bench.webhooks import measure_webhooks  # noqa: E402
 
 # --- the run ----------------------------------------------------------------------------
@@ -269,7 +271,9 @@ def measure_export(
 ) -> tuple[list[Row], list[str]]:
     sizes = export.SIZES
     step(f"6 scored data export: writing {' and '.join(f'{n:,}' for n in sizes)} calls")
-    ids = export.seed_json(python(env, "-c", export.SEED % {"sizes": list(sizes)}))
+    ids = export.seed_json(
+        python(env, script(export_seed), *(str(size) for size in sizes))
+    )
     dsn = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
     for size in sizes:
         export.fill(dsn, ids[size]["call"], size)
