@@ -128,7 +128,6 @@ from bench.harness import (  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.report import (  # noqa: E402
-    INSIGHTS,
     Report,
     Row,
     cpu_row,
@@ -444,7 +443,13 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
                 f"10 understanding calls: {insights.CONVERSATIONS} simulated conversations "
                 "spoken, transcribed and checked against their scripts"
             )
-            report.add("10", insights_rows(json.loads(python(env, "-c", INSIGHTS))))
+            figures = python(
+                {**env, "TRANSCRIPTION_BACKEND": "faster_whisper"},
+                "-m",
+                "bench.insights",
+                "measure",
+            )
+            report.add("10", insights_rows(json.loads(figures)))
         if "13" in PARTS:  # in-process, in the bench database (its own account)
             step(
                 f"13 morning report: seeding {morning.CALLS:,} calls, then timing builds"
