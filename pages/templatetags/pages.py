@@ -84,3 +84,9 @@ def simulated_clock(attempts: Any) -> str:
         f"A simulated call, played {pace} than real time: the times are the real clock's, "
         "the durations and the recording are in simulated seconds."
     )
+
+
+@register.filter
+def fraction(value: float | None) -> str:
+    """A share from 0 to 1 as a whole percent ("—" where there is none)."""
+    return "—" if value is None else f"{value * 100:.0f}%"
