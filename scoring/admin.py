@@ -13,6 +13,7 @@ from django.utils.html import format_html, format_html_join
 from core.admin import ReadOnlyAdminMixin, zoned, zoned_field
 from scoring.models import (
     CATEGORY_SLOTS,
+    LearntSuggester,
     RollupCoverage,
     Score,
     Scorecard,
@@ -302,3 +303,28 @@ class RollupCoverageAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             "dashboard reads their calls meanwhile.",
             messages.SUCCESS,
         )
+
+
+@admin.register(LearntSuggester)
+class LearntSuggesterAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Support reads what each account's suggestions learnt and which source is in force
+    (the managers' Suggestions page shows the same per account); learning is the nightly
+    task's and ``manage.py learn_suggestions``'s, never an edit here."""
+
+    list_display = [
+        "account",
+        "member",
+        "name",
+        "source",
+        "rule_f1",
+        "learnt_f1",
+        "examples",
+        "accounts",
+        "held_out",
+        "trained_at",
+    ]
+    list_select_related = ["account"]
+    list_filter = ["source", "account__organization"]
+    search_fields = ["account__name", "name"]
+    exclude = ["weights"]
+    ordering = ["account__name", "member"]

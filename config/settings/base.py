@@ -441,6 +441,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "scoring.tasks.rollup_sweep_task",
         "schedule": timedelta(seconds=env.float("ROLLUP_SWEEP_SECONDS", default=60)),
     },
+    # Suggestions that learn from the scorers (scoring/learnt.py), each night while the
+    # dealers sleep; minutes of CPU, so on the transcription queue, away from the calls.
+    "learn-suggestions": {
+        "task": "scoring.tasks.suggestions_learn_task",
+        "schedule": crontab(hour=3, minute=30),
+        "options": {"queue": "transcription"},
+    },
 }
 
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work

@@ -93,3 +93,9 @@ def value_ticks(bars: list[Bar]) -> list[dict[str, float]]:
     the bars' scale (0..100), the axis' top being the height of 100."""
     axis = value_axis(max((bar.value for bar in bars), default=0))
     return [{"value": value, "height": 100 * value / axis[-1]} for value in axis]
+
+
+@register.filter
+def fraction(value: float | None) -> str:
+    """A share from 0 to 1 as a whole percent ("—" where there is none)."""
+    return "—" if value is None else f"{value * 100:.0f}%"

@@ -4,8 +4,15 @@ from datetime import UTC, datetime
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from scoring.models import ChoiceKind, Score, ScorecardChoice, ScoreRevision
+from scoring.models import (
+    ChoiceKind,
+    LearntSuggester,
+    Score,
+    ScorecardChoice,
+    ScoreRevision,
+)
 from scoring.services import coaching_save, score_save
 from tests.accounts.factories import AccountFactory
 from tests.admin_pages import form_data, text_of, typed
@@ -58,6 +65,33 @@ def test_the_scorecard_list_shows_every_account(admin_client, account):
     page = text_of(admin_client.get(reverse("admin:scoring_scorecard_changelist")))
     assert "Demo Motors North" in page
     assert "Demo Motors South" in page
+
+
+def test_support_reads_what_each_account_learnt_without_the_weights(
+    admin_client, account
+):
+    LearntSuggester.objects.create(
+        account=account,
+        member="cat4",
+        name="Asked about a trade-in",
+        source="learnt",
+        examples=120,
+        rule_f1=0.33,
+        learnt_f1=0.85,
+        weights={"features": {"a:swap": [1.5, 2.0]}},
+        trained_at=timezone.now(),
+    )
+    rows = text_of(
+        admin_client.get(reverse("admin:scoring_learntsuggester_changelist"))
+    )
+    assert "Demo Motors North" in rows
+    assert "Asked about a trade-in" in rows
+    row = LearntSuggester.objects.get(account=account)
+    page = admin_client.get(
+        reverse("admin:scoring_learntsuggester_change", args=[row.pk])
+    )
+    assert page.status_code == 200
+    assert "a:swap" not in page.content.decode()
 
 
 def test_the_call_page_shows_the_score_coaching_and_revisions(admin_client, account):
