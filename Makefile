@@ -58,14 +58,16 @@ serve: ## Only start make run's processes (Procfile), on a database already migr
 worker: install ## Run a Celery worker with the scheduler (for `make run`-style setups)
 	$(BIN)/celery -A config worker -Q events,calls,default,webhooks,transcription -B --schedule var/celerybeat-schedule --loglevel=INFO
 
-# The sweeps' and the outbox's tests again on SQLite, as the embedded default (make run)
-# runs them: every sweep and query must work on both databases.
+# The sweeps' and the outbox's tests (and the call browser's search of what was said) again
+# on SQLite, as the embedded default (make run) runs them: every sweep and query must work
+# on both databases.
 SQLITE_TESTS := tests/test_outbox.py tests/test_hand_over_bounded.py tests/test_admin_effects.py \
 	tests/notify/test_outbox.py tests/calls/test_sweep_isolation.py tests/calls/test_undialed_lead_legs.py \
 	tests/notify/test_alerts.py tests/notify/test_effects_isolated.py \
 	tests/texting/test_automatic.py tests/texting/test_one_number.py tests/texting/test_possible_opt_out.py \
 	tests/calls/test_lost_legs.py \
-	tests/calls/test_recordings_sweep.py tests/calls/test_speech_recordings.py tests/insights
+	tests/calls/test_recordings_sweep.py tests/calls/test_speech_recordings.py tests/insights \
+	tests/pages/test_said_search.py
 SQLITE_DIR := var/test-sqlite
 
 # PostgreSQL and Redis for the suite: started when stopped, installed when missing (as root).

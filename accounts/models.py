@@ -59,6 +59,13 @@ class Account(models.Model):
         default=False,
         help_text="Leads are processed; no real call is placed.",
     )
+    redact_numbers = models.BooleanField(
+        "redact card and identity numbers",
+        default=True,
+        help_text="Card numbers, social security numbers and security codes said on a "
+        "call are taken out of its transcript and silenced in its recording, and "
+        "Twilio's copy of the recording is deleted once ours is stored.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
@@ -142,13 +143,13 @@ def support_overview(request: HttpRequest) -> dict[str, Any]:
             call_row("Dialing", calls.dialing, status__exact="DIALING"),
             call_row("Stuck", calls.stuck, stuck="any"),
             call_row(
-                f"Queued, due more than {overdue} minutes ago",
+                f"Queued, due more than {overdue} minute{pluralize(overdue)} ago",
                 calls.queued_overdue,
                 detail=True,
                 stuck="queued",
             ),
             call_row(
-                f"Dialing, no event for {silent} minutes",
+                f"Dialing, no event for {silent} minute{pluralize(silent)}",
                 calls.dialing_silent,
                 detail=True,
                 stuck="dialing",

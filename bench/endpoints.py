@@ -12,7 +12,6 @@ from bench.adfdoc import PROSPECT_PLACEHOLDER, lead_form
 from bench.harness import (
     DB_NAME,
     LEAD_PHONE,
-    OUTCOMES,
     PARTS,
     SECONDS,
     Processes,
@@ -22,6 +21,8 @@ from bench.harness import (
 )
 from bench.load import Request, Result, run
 from bench.report import Row, before_rows, http_cpu_line, throughput_rows
+from bench.seeds import outcomes as outcomes_script
+from bench.seeds import script
 
 
 def http_requests(seed: dict) -> dict[str, Request]:
@@ -96,7 +97,9 @@ def measure(
         rows += before_rows(label, now[name], then, name)
         errors.append(f"{name} {result.errors}")
         if name == "intake":
-            outcomes = json.loads(python(env, "-c", OUTCOMES, str(seed["account"])))
+            outcomes = json.loads(
+                python(env, script(outcomes_script), str(seed["account"]))
+            )
             errors[-1] += f"; intake lead outcomes (warm-up included): {outcomes}"
         cpu.append(http_cpu_line(f"{part} {name}", used, bare_cpu, aim))
     if isinstance(then, str):

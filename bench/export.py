@@ -23,39 +23,6 @@ SIZES = (10_000, 100_000)
 # Calls are received this far apart, so 100,000 span about 23 days.
 SPACING_SECONDS = 20
 
-SEED = """
-import django, json; django.setup()
-from datetime import datetime, timezone
-from accounts.models import Account, Organization
-from accounts.services import account_create, scored_data_key_issue
-from calls.models import Call, CallStatus
-from scoring.services import score_save
-from users.models import User
-from users.services import user_create
-org = Organization.objects.create(name="Export Group")
-out = {}
-scorer = None
-for size in %(sizes)s:
-    account = account_create(account=Account(organization=org, name=f"Export {size}", timezone="America/Denver",
-        address="1 Main St", city="Denver", postal_code="80202"))
-    if scorer is None:
-        scorer = user_create(organization=org, data={"first_name": "Bench", "last_name": "Scorer",
-            "email": "scorer@export.example", "account_ids": [account.pk], "permission_template": "Scorer"})
-    scorer.accounts.add(account)
-    agent = user_create(organization=org, data={"first_name": "Agent", "last_name": str(size),
-        "email": f"agent{size}@export.example", "account_ids": [account.pk], "phone_number": "+13035551234"})
-    call = Call.objects.create(account=account, status=CallStatus.ANSWER, received_at=datetime(2026, 1, 1, 12, tzinfo=timezone.utc),
-        altid="P-1", source="Cars.com", first_name="Ann <&> Lee", last_name="O'Brien", email="ann@example.com",
-        phone="+13035550188", call_notes="Sales lead. New 2025 Toyota RAV4. " * 4, whisper="Sales lead.",
-        agent=agent, attempts=1, duration=184, response_time=9, recording_url="https://leads.example.test/r/abc",
-        summary="Asked about the RAV4; test drive Saturday.", transcription="Agent (00:00-00:05): Hello.\\nCustomer (00:05-00:09): Hi.")
-    score_save(call=call, scorer=scorer, values={"cat1": True, "cat3": True, "wow": True, "first_name": "Ann",
-        "last_name": "Lee", "notes": "Good call.", "call_end": "Appointment set", "appointment_date": "2026-01-03",
-        "appointment_time": "10:30", "called_on_make": "Toyota", "called_on_model": "RAV4", "lead_type": "New"})
-    out[size] = {"account": account.pk, "call": call.pk, "key": scored_data_key_issue(account=account)}
-print(json.dumps(out))
-"""
-
 
 def _columns(conn: psycopg.Connection, table: str, *, without: set[str]) -> list[str]:
     names = conn.execute(

@@ -26,6 +26,8 @@ import redis  # noqa: E402
 from bench.dialing import BURST_AGENTS, QUEUE_AGENTS, run_part, worker_commands  # noqa: E402
 from bench.load import Request, Result, run  # noqa: E402
 from bench.report import BENCH_DB_BACKENDS, HTTP_CPU  # noqa: E402
+from bench.seeds import script  # noqa: E402
+from bench.seeds import service as service_seed  # noqa: E402
 
 # BENCH_DB_NAME: another database when two runs share one PostgreSQL.
 DB_NAME = os.environ.get("BENCH_DB_NAME", "leadcall_bench")
@@ -127,54 +129,14 @@ def flush_redis(url: str = REDIS_URL) -> None:
     redis.Redis.from_url(url).flushdb()
 
 
-SEED = """
-import django, json; django.setup()
-from datetime import time
-from accounts.models import Account, Organization, Team, AccountScheduleDay
-from accounts.services import account_create, api_credential_issue
-from leads.models import ParsingRule, VendorRegistration
-from users.services import user_create
-ALWAYS = {"active": True, "days": [{"active": True, "start_time": time(0), "end_time": time(23, 59)}] * 7}
-org = Organization.objects.create(name="Bench Group")
-def dealer(name, vendor_id):
-    account = account_create(account=Account(organization=org, name=name, timezone="America/Denver"))
-    AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
-    VendorRegistration.objects.create(account=account, organization=account.organization, vendor_id=vendor_id, vendor_name=name)
-    ParsingRule.objects.create(account=account, name="Everything", priority=1000)
-    return account
-account = dealer("Bench Dealer", "BENCH-1")
-Team.objects.create(account=account, name="Sales"); Team.objects.create(account=account, name="Service")
-credential, key = api_credential_issue(organization=org)
-user = user_create(organization=org, data={"first_name": "Bench", "last_name": "Agent", "email": "bench@example.com",
-    "account_ids": [account.pk], "phone_number": "+13035550123"})
-dialing = dealer("Bench Dialing", "BENCH-DIAL")
-queueing = dealer("Bench Queue", "BENCH-QUEUE")
-for n in range(%(agents)d + %(queue_agents)d):
-    user_create(organization=org, data={"first_name": "Agent", "last_name": str(n), "email": f"agent{n}@example.com",
-        "account_ids": [dialing.pk if n < %(agents)d else queueing.pk], "phone_number": f"+130355{51100 + n}",
-        "schedule": ALWAYS})
-print(json.dumps({"org": org.pk, "account": account.pk, "api_user": credential.api_user, "key": key, "user": user.pk,
-    "vendor_id": "BENCH-1", "dialing": dialing.pk, "dialing_vendor_id": "BENCH-DIAL",
-    "queue_vendor_id": "BENCH-QUEUE"}))
-"""
-
-
 def seed_service(env: dict[str, str], name: str = DB_NAME, code: Path = ROOT) -> dict:
-    """``SEED`` run by the service's code at ``code`` into database ``name``, then fresh
-    statistics; what it printed (the keys, ids and vendor ids the parts post with)."""
-    agents = {"agents": BURST_AGENTS, "queue_agents": QUEUE_AGENTS}
-    seed = json.loads(python(env, "-c", SEED % agents, cwd=code))
+    """bench/seeds/service.py run by the service's code at ``code`` into database
+    ``name``, then fresh statistics; what it printed (the keys, ids and vendor ids the parts
+    post with)."""
+    agents = [str(BURST_AGENTS), str(QUEUE_AGENTS)]
+    seed = json.loads(python(env, script(service_seed), *agents, cwd=code))
     analyze_database(name)
     return dict(seed)
-
-
-OUTCOMES = """
-import django, json, sys; django.setup()
-from django.db.models import Count
-from leads.models import Lead
-counts = Lead.objects.filter(account_id=int(sys.argv[1])).values_list("outcome").annotate(n=Count("id"))
-print(json.dumps(dict(counts)))
-"""
 
 
 def cpu_seconds(sessions: dict[str, int]) -> dict[str, float]:

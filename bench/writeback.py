@@ -27,6 +27,8 @@ from lxml import etree
 
 from bench.against_noop import noop_line, posted_line, rows_against_noop, run_module
 from bench.harness import free_port
+from bench.seeds import script
+from bench.seeds import writeback as writeback_seed
 
 ROOT = Path(__file__).resolve().parent.parent
 COUNT = int(os.environ.get("BENCH_WRITEBACKS", "200"))
@@ -69,31 +71,11 @@ def invalid_adf_reasons(content: bytes) -> list[str]:
     return reasons
 
 
-SEED = """
-import django, json; django.setup()
-from datetime import time
-from accounts.models import Account, Organization, AccountScheduleDay
-from accounts.services import account_create, api_credential_issue
-from calls.models import DialingSettings
-from leads.models import ParsingRule, VendorRegistration
-from notify.models import NotifySettings
-org = Organization.objects.create(name="Bench Write-back Group")
-account = account_create(account=Account(organization=org, name="Bench Write-back", timezone="America/Denver"))
-AccountScheduleDay.objects.bulk_create(AccountScheduleDay(account=account, weekday=d, start_time=time(0), end_time=time(23, 59)) for d in range(7))
-VendorRegistration.objects.create(account=account, organization=org, vendor_id="BENCH-CRM", vendor_name="Bench Write-back")
-ParsingRule.objects.create(account=account, name="Everything", priority=1000)
-DialingSettings.objects.create(account=account, no_agent_policy="end")
-NotifySettings.objects.create(account=account, crm_addresses="leads@crm.bench.example")
-credential, key = api_credential_issue(organization=org)
-print(json.dumps({"api_user": credential.api_user, "key": key, "vendor_id": "BENCH-CRM"}))
-"""
-
-
 def measure(
     port: int, env: dict[str, str], python: Callable[..., str]
 ) -> tuple[list[tuple[Any, ...]], list[str]]:
     """Part 12's rows (fields of bench/run.py's Row) and detail lines."""
-    seed = json.loads(python(env, "-c", SEED))
+    seed = json.loads(python(env, script(writeback_seed)))
     options = {
         "port": port,
         "smtp_port": SMTP_PORT,

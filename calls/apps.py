@@ -12,7 +12,8 @@ class CallsConfig(AppConfig):
         duty_changed.connect(_on_duty_changed, dispatch_uid="calls.on_duty_changed")
         # The workers' lifecycle (worker_ready, worker_shutdown, a broker lost and found
         # again) tells the sweep when pending setups and dials may have been lost.
-        from calls import payloads, workers  # noqa: F401 (payloads registers an effect)
+        # payloads and redaction register their effects.
+        from calls import payloads, redaction, workers  # noqa: F401
         from config.celery import broker_reconnected
 
         broker_reconnected.connect(

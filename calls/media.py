@@ -41,6 +41,7 @@ from calls.models import (
     Recording,
     RecordingStatus,
 )
+from calls.redaction import provider_copy_record
 from core import handover
 from core.compiled import CompiledQuery
 from core.handover import lost_before
@@ -400,6 +401,7 @@ def _keep(recording_id: int, audio: _Audio) -> str:
             ]
         )
         signals.recording_stored.send(sender=Call, call_id=recording.call_id)
+        provider_copy_record(recording=recording)
     log_event(
         log,
         "call.recording_stored",

@@ -113,6 +113,15 @@ class Call(models.Model):
             "(seconds into the recording) and text; ``transcription`` is its text."
         ),
     )
+    redactions = models.JSONField(
+        default=list,
+        blank=True,
+        help_text=(
+            "The card and identity numbers taken out of the transcription: each one's "
+            "side, start and end (seconds into the recording) and kind; the same spans "
+            "are silenced in the stored recording."
+        ),
+    )
     # Click-to-call names its agent; such a call is offered to that agent only.
     requested_agent = models.ForeignKey(
         settings.AUTH_USER_MODEL,

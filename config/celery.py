@@ -71,6 +71,21 @@ def close_old_connections(**kwargs: Any) -> None:
     close_old_connections()
 
 
+@signals.worker_init.connect
+def refuse_bad_provider_settings(**kwargs: Any) -> None:
+    """A worker with a provider setting that names no provider (or lacks what it needs)
+    stops at start with the reason; Celery runs Django's checks but ignores them."""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from config.checks import refuse_to_start
+
+    try:
+        refuse_to_start("the Celery worker")
+    except ImproperlyConfigured as refused:
+        # Celery logs and goes past a receiver's exception; a SystemExit stops it.
+        raise SystemExit(str(refused)) from refused
+
+
 @signals.worker_process_init.connect
 def stop_handler(**kwargs: Any) -> None:
     """Each worker process: a warm shutdown interrupts a long job that hands its work

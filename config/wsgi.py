@@ -36,4 +36,13 @@ def read_chunked_bodies(
     return application
 
 
-application = read_chunked_bodies(get_wsgi_application())
+def checked(app: Callable[..., Iterable[bytes]]) -> Callable[..., Iterable[bytes]]:
+    """The application, once the provider settings are known good: a server with a
+    mistyped provider fails to boot (``providers.checks.refuse_to_start``)."""
+    from config.checks import refuse_to_start
+
+    refuse_to_start("the web server")
+    return app
+
+
+application = read_chunked_bodies(checked(get_wsgi_application()))

@@ -9,6 +9,7 @@ class InsightsConfig(AppConfig):
 
     def ready(self) -> None:
         from calls.signals import recording_stored
+        from insights import selftest  # noqa: F401 (the worker's check at start)
 
         recording_stored.connect(
             _on_recording_stored, dispatch_uid="insights.on_recording_stored"

@@ -41,6 +41,7 @@ from insights.engines import (
     turns_from,
 )
 from insights.models import Transcription, TranscriptionStatus
+from insights.redaction import redact_segments
 from insights.summaries import no_conversation_summary, summary_write
 from providers.summaries import Summary
 
@@ -141,6 +142,11 @@ def transcription_run(*, call_id: int) -> Transcription | None:
         return _settle(job, claimed, lambda: _finish(job, TranscriptionStatus.SKIPPED))
     agent, lead, silence = heard
     call = job.call
+    redactions: list[dict[str, Any]] | None = None
+    if call.account.redact_numbers:
+        # Out before anything reads the words: summary, suggestions, webhooks, write-back.
+        agent, lead, spans = redact_segments(agent, lead)
+        redactions = [span.as_dict() for span in spans]
     turns = turns_from(agent, lead)
     if silence:
         summary = Summary(no_conversation_summary(silence))
@@ -149,7 +155,9 @@ def transcription_run(*, call_id: int) -> Transcription | None:
         summary = summary_write(call=call, turns=turns, transcript=transcript)
 
     def done() -> Transcription:
-        call_transcription_save(call=call, turns=turns, summary=summary.text)
+        call_transcription_save(
+            call=call, turns=turns, summary=summary.text, redactions=redactions
+        )
         job.reason = silence
         job.summary_evidence = summary.evidence
         _finish(
@@ -167,6 +175,7 @@ def transcription_run(*, call_id: int) -> Transcription | None:
             took_seconds=job.took_seconds,
             turns=len(turns),
             reason=silence,
+            redacted=len(redactions or ()),
         )
         return job
 

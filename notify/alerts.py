@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db.models import Q
+from django.template.defaultfilters import pluralize
 from django.utils import timezone
 
 from accounts.models import Account
@@ -238,7 +239,8 @@ def _waiting(now: datetime) -> int:
             event=f"{AlertKind.WAITING}:{call.pk}",
             subject=f"Lead waiting {waited} min for an agent: {_name(call)}",
             body=(
-                f"{_name(call)} ({call.phone}) has waited {waited} minutes for an agent "
+                f"{_name(call)} ({call.phone}) has waited {waited} "
+                f"minute{pluralize(waited)} for an agent "
                 f"of {account.name}, which is open."
             ),
             call=call,

@@ -35,6 +35,7 @@ from django.db.models import (
     When,
 )
 from django.db.models.functions import Cast, Concat, TruncHour
+from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -124,7 +125,7 @@ def _trend(label: str, now: Any, before: Any, kind: str, lower_better: bool) -> 
         return Trend(label, shown(now), shown(before), "", "", None)
     # The change between the values as shown (a change too small to show is none).
     delta = round(now) - round(before)
-    unit = {"count": "", "secs": " s", "percent": " pts"}[kind]
+    unit = {"count": "", "secs": " s", "percent": f" pt{pluralize(abs(delta))}"}[kind]
     arrow = "▲" if delta > 0 else "▼" if delta < 0 else "="
     better = None if delta == 0 else (delta < 0) == lower_better
     return Trend(
@@ -437,7 +438,8 @@ def _build(user: User, day: date, zone: ZoneInfo) -> Report:
             ),
         )
         report.subject = (
-            f"Morning report, {day:%a %-d %b} ({where}): {figures.received} leads, "
+            f"Morning report, {day:%a %-d %b} ({where}): {figures.received} "
+            f"lead{pluralize(figures.received)}, "
             f"{figures.answered} answered, median response {_secs(figures.median)}"
         )
     else:

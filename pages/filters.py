@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import django_filters
+from django import forms
 from django.contrib.postgres.search import SearchQuery, SearchVectorField
 from django.db import connection
 from django.db.models import F, Func, Q, QuerySet
@@ -37,6 +38,35 @@ def _pairs(names: list[str]) -> list[tuple[str, str]]:
 
 def _yes(value: str) -> bool:
     return value == "yes"
+
+
+SAID_HELP = (
+    'Every word must be said; "words in quotes" as a phrase, in that order; '
+    "or between alternatives; -word leaves out the calls that say it."
+)
+# A search box's terms: "a phrase" (its closing quote optional), or a word; either may
+# start with "-" (leave out).
+SAID_TERM = re.compile(r'(-?)(?:"([^"]*)"?|([^\s"]+))')
+
+
+def said_anywhere(text: str) -> Q:
+    """What the said search asks of a transcription without PostgreSQL's full-text
+    search (the embedded default: SQLite), with websearch_to_tsquery's meaning but no
+    stemming: each word or "phrase" (case-insensitive, anywhere) must appear, "-" leaves
+    a term out, and ``or`` joins alternatives (binding looser than the words around it)."""
+    alternatives: list[list[Q]] = [[]]
+    for negated, phrase, word in SAID_TERM.findall(text):
+        if not negated and word.lower() == "or":
+            alternatives.append([])
+            continue
+        said = " ".join((phrase or word).split())
+        if said and said != "-":
+            found = Q(transcription__icontains=said)
+            alternatives[-1].append(~found if negated else found)
+    anywhere = Q()
+    for terms in filter(None, alternatives):
+        anywhere |= Q(*terms)
+    return anywhere
 
 
 class EnglishVector(Func):
@@ -117,7 +147,13 @@ class CallFilter(django_filters.FilterSet):
         choices=YES_NO, method="_appointment", label="Appointment set", empty_label=ANY
     )
     q = django_filters.CharFilter(method="_search", label="Lead name, phone or email")
-    said = django_filters.CharFilter(method="_said", label="Said on the call")
+    said = django_filters.CharFilter(
+        method="_said",
+        label="Said on the call",
+        widget=forms.TextInput(
+            attrs={"placeholder": 'e.g. "test drive"', "title": SAID_HELP}
+        ),
+    )
     suggested = django_filters.ChoiceFilter(
         choices=[("unconfirmed", "Suggested but not confirmed")],
         method="_suggested",
@@ -221,14 +257,12 @@ class CallFilter(django_filters.FilterSet):
         if not text:
             return queryset
         if connection.vendor == "postgresql":
-            # Every word (stemmed: "trading" finds "trade"), as PostgreSQL's plain search.
+            # As a search box reads it (websearch_to_tsquery): every word, stemmed
+            # ("trading" finds "trade"); "a phrase" in quotes, its words in order; or; -word.
             return queryset.alias(said_vector=EnglishVector(F("transcription"))).filter(
-                said_vector=SearchQuery(text, config="english")
+                said_vector=SearchQuery(text, config="english", search_type="websearch")
             )
-        found = Q()
-        for word in text.split():
-            found &= Q(transcription__icontains=word)
-        return queryset.filter(found)
+        return queryset.filter(said_anywhere(text))
 
     def _suggested(
         self, queryset: QuerySet[Call], name: str, value: str

@@ -6,11 +6,16 @@ form of the call page's thread (the reply service checks everything again)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from typing import Any
 
 from django import forms
+from django.http import QueryDict
+from django.utils import timezone
 
+from accounts.models import Account
 from calls.models import Call
+from scoring.dates import DayField
 from scoring.models import (
     CATEGORY_SLOTS,
     ChoiceKind,
@@ -20,8 +25,10 @@ from scoring.models import (
     ScorecardChoice,
 )
 from scoring.payloads import VEHICLE
+from scoring.selectors import accounts_coachable_by
 from scoring.services import TEXT_MEMBERS, score_values
 from texting.services import MAX_BODY
+from users.models import User
 
 # Keys 1..9 then 0 toggle categories 1..10 (shown beside each).
 CATEGORY_KEYS = [str(slot % 10) for slot in range(1, CATEGORY_SLOTS + 1)]
@@ -189,3 +196,46 @@ class ReplyForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3}),
         error_messages={"required": "Write the text first."},
     )
+
+
+DEFAULT_DAYS = 7  # the dashboard's range when none is asked for
+
+
+class DashboardForm(forms.Form):
+    """The dashboard's choices, from the URL: a date range and optionally one account."""
+
+    date_from = DayField(required=False, label="From")
+    date_to = DayField(required=False, label="To")
+    account = forms.ModelChoiceField(
+        queryset=Account.objects.none(), required=False, empty_label="Every account"
+    )
+
+    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["account"]
+        assert isinstance(field, forms.ModelChoiceField)
+        field.queryset = accounts_coachable_by(user).order_by("name")
+
+    def choice(self) -> dict[str, Any]:
+        """The range and account asked for (a choice that is not valid is left out); the
+        last seven days by default."""
+        data: dict[str, Any] = {}
+        if self.is_bound:
+            self.is_valid()  # cleaned_data keeps the fields that are valid
+            data = self.cleaned_data
+        last = data.get("date_to") or timezone.localdate()
+        first = data.get("date_from") or last - timedelta(days=DEFAULT_DAYS - 1)
+        if first > last:
+            first, last = last, first
+        return {"first": first, "last": last, "account": data.get("account")}
+
+    def in_force(self, choice: dict[str, Any], *, user: User) -> DashboardForm:
+        """The form to show: its date inputs carry the range ``choice`` applies (a default
+        or swapped day included); a day refused stays as typed, with its error."""
+        data = QueryDict(mutable=True)
+        if self.is_bound:
+            data.update(self.data)
+        for name, day in (("date_from", choice["first"]), ("date_to", choice["last"])):
+            if name not in self.errors:
+                data[name] = day.isoformat()
+        return DashboardForm(data, user=user)

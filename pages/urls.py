@@ -1,9 +1,10 @@
 """The pages: call browser and call page (with the lead's texts and replies), scoring
-workspace, speed-to-lead dashboard, the coaching queue and the agent's own page."""
+workspace, speed-to-lead dashboard, the coaching queue, the suggestions' accuracy and the
+agent's own page."""
 
 from django.urls import path
 
-from pages import views, views_coaching, views_thread
+from pages import views, views_coaching, views_learnt, views_thread
 
 app_name = "pages"
 
@@ -34,5 +35,10 @@ urlpatterns = [
     path("scoring/calls/<int:call_id>/skip", views.scoring_skip, name="scoring-skip"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("coaching/", views_coaching.coaching, name="coaching"),
+    path(
+        "suggestions/accuracy/",
+        views_learnt.suggestion_accuracy,
+        name="suggestion-accuracy",
+    ),
     path("me/", views_coaching.agent_home, name="agent-home"),
 ]

@@ -32,9 +32,9 @@ from calls.transcripts import speaker_names
 from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
 from pages.filters import CallFilter
-from pages.forms import ScoreForm, score_initial
+from pages.forms import DashboardForm, ScoreForm, score_initial
 from pages.views_thread import thread_context
-from scoring.figures import DashboardForm, dashboard_figures
+from scoring.figures import dashboard_figures
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
 from scoring.records import pieces, record_builders, rows
 from scoring.selectors import (

@@ -3,7 +3,9 @@ and the implementation is chosen and configured the same way for each kind.
 
 A kind's setting names the implementation (``KINDS``: the setting's value -> the dotted
 path of a class); the class builds itself from its own settings (``from_settings``). A
-test account's calls and texts always go to the simulator, whatever the setting says.
+test account's calls and texts always go to the simulator, whatever the setting says. A
+value that names no provider, or a choice without the settings it needs, fails the system
+checks (``providers.checks``): ``manage.py`` commands refuse to start.
 
 ======================  ========================  ==========================================
 kind (interface)        setting                   values
@@ -35,7 +37,7 @@ by the tests' own backend; a second registry in front of it would only repeat it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, cast
 
 from django.conf import settings
@@ -51,12 +53,18 @@ from providers.telephony import Provider
 class Kind:
     """How one kind of provider is chosen: ``setting`` names one of ``choices`` (its
     class's dotted path, or None for "switched off"); ``on_test`` is the choice for a test
-    account's work; ``otherwise`` the choice for a value not in ``choices`` ("": refused)."""
+    account's work; ``otherwise`` the choice for a value not in ``choices`` ("": refused).
+    ``needs`` names the settings a choice cannot work without. A value no kind of its
+    setting knows, or a choice without what it needs, stops start-up (``providers.checks``)."""
 
     setting: str
     choices: Mapping[str, str | None]
     on_test: str = ""
     otherwise: str = ""
+    needs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+TWILIO_CREDENTIALS = ("TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN")
 
 
 KINDS: dict[str, Kind] = {
@@ -67,6 +75,7 @@ KINDS: dict[str, Kind] = {
             "twilio": "providers.twilio.TwilioProvider",
         },
         on_test="simulator",
+        needs={"twilio": TWILIO_CREDENTIALS},
     ),
     "messaging": Kind(
         setting="TELEPHONY_PROVIDER",
@@ -76,6 +85,7 @@ KINDS: dict[str, Kind] = {
         },
         on_test="simulator",
         otherwise="simulator",
+        needs={"twilio": TWILIO_CREDENTIALS},
     ),
     "speech": Kind(
         setting="TRANSCRIPTION_BACKEND",
@@ -84,6 +94,7 @@ KINDS: dict[str, Kind] = {
             "remote": "insights.engines.RemoteEngine",
             "none": None,
         },
+        needs={"remote": ("TRANSCRIPTION_REMOTE_URL",)},
     ),
     "summariser": Kind(
         setting="SUMMARY_BACKEND",

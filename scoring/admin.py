@@ -10,9 +10,10 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 
-from core.admin import ReadOnlyAdminMixin
+from core.admin import ReadOnlyAdminMixin, zoned, zoned_field
 from scoring.models import (
     CATEGORY_SLOTS,
+    LearntSuggester,
     RollupCoverage,
     Score,
     Scorecard,
@@ -122,7 +123,7 @@ def changes_text(score: Score, changes: dict[str, list[Any]]) -> str:
 def revisions_html(score: Score) -> str:
     items = [
         (
-            f"{revision.changed_at:%Y-%m-%d %H:%M:%S} UTC",
+            zoned(revision.changed_at, score.call.account.timezone),
             revision.get_kind_display(),
             revision.changed_by_name or "someone",
             changes_text(score, revision.changes),
@@ -133,6 +134,10 @@ def revisions_html(score: Score) -> str:
         "<ol style='margin:0;padding-left:1.2em'>{}</ol>",
         format_html_join("", "<li>{} · {} by {}: {}</li>", items),
     )
+
+
+# A score's times read in its call's account's timezone, as the call's own do.
+DEALERS = "call.account.timezone"
 
 
 class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
@@ -147,7 +152,7 @@ class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
     extra = 0
     fields = readonly_fields = (
         "scorer_name",
-        "scored_at",
+        "scored",
         "categories",
         "call_end",
         "alert",
@@ -158,9 +163,11 @@ class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
         "notes",
         "coached_by",
         "coach_notes",
-        "coaching_read_at",
+        "coaching_read",
         "revisions",
     )
+    scored = zoned_field("scored_at", zone=DEALERS)
+    coaching_read = zoned_field("coaching_read_at", zone=DEALERS)
 
     @admin.display(description="categories")
     def categories(self, obj: Score) -> str:
@@ -171,25 +178,33 @@ class ScoreInline(ReadOnlyAdminMixin, admin.StackedInline):
         return revisions_html(obj)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Score]:
-        return super().get_queryset(request).prefetch_related("revisions")
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("call__account")
+            .prefetch_related("revisions")
+        )
 
 
 class RevisionInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = ScoreRevision
-    fields = readonly_fields = ("changed_at", "kind", "changed_by_name", "changed")
+    fields = readonly_fields = ("when", "kind", "changed_by_name", "changed")
     extra = 0
+    when = zoned_field(
+        "changed_at", zone="score.call.account.timezone", description="changed at"
+    )
 
     @admin.display(description="changes")
     def changed(self, obj: ScoreRevision) -> str:
         return changes_text(obj.score, obj.changes)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ScoreRevision]:
-        return super().get_queryset(request).select_related("score")
+        return super().get_queryset(request).select_related("score__call__account")
 
 
 @admin.register(Score)
 class ScoreAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["call", "account", "scorer_name", "scored_at", "wow", "coached_by"]
+    list_display = ["call", "account", "scorer_name", "scored", "wow", "coached_by"]
     list_select_related = ["call__account"]
     list_filter = ["call__account", "wow"]
     search_fields = ["call__id", "scorer_name", "coached_by"]
@@ -197,7 +212,7 @@ class ScoreAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     fields = readonly_fields = (
         "call",
         "scorer_name",
-        "scored_at",
+        "scored",
         "categories",
         "first_name",
         "last_name",
@@ -222,10 +237,16 @@ class ScoreAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "called_on_summary",
         "coached_by",
         "coach_notes",
-        "coached_at",
-        "coaching_read_at",
+        "coached",
+        "coaching_read",
     )
     inlines = [RevisionInline]
+    scored = zoned_field("scored_at", zone=DEALERS)
+    coached = zoned_field("coached_at", zone=DEALERS)
+    coaching_read = zoned_field("coaching_read_at", zone=DEALERS)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Score]:
+        return super().get_queryset(request).select_related("call__account")
 
     @admin.display(ordering="call__account__name")
     def account(self, obj: Score) -> Any:
@@ -282,3 +303,28 @@ class RollupCoverageAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
             "dashboard reads their calls meanwhile.",
             messages.SUCCESS,
         )
+
+
+@admin.register(LearntSuggester)
+class LearntSuggesterAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Support reads what each account's suggestions learnt and which source is in force
+    (the managers' Suggestions page shows the same per account); learning is the nightly
+    task's and ``manage.py learn_suggestions``'s, never an edit here."""
+
+    list_display = [
+        "account",
+        "member",
+        "name",
+        "source",
+        "rule_f1",
+        "learnt_f1",
+        "examples",
+        "accounts",
+        "held_out",
+        "trained_at",
+    ]
+    list_select_related = ["account"]
+    list_filter = ["source", "account__organization"]
+    search_fields = ["account__name", "name"]
+    exclude = ["weights"]
+    ordering = ["account__name", "member"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from django.template.defaultfilters import pluralize
+
 Kind = Literal["count", "percent", "seconds"]
 # Which way is good: "up" (more is better), "down" (less is better), None (neither: more
 # leads is not the agents' doing).
@@ -107,7 +109,7 @@ class Change:
         sign = "+" if delta > 0 else "\u2212"  # a minus sign
         size = abs(delta)
         if self.headline.kind == "percent":
-            return f"{sign}{size:g} pts"
+            return f"{sign}{size:g} pt{pluralize(size)}"
         if self.headline.kind == "seconds":
             return f"{sign}{size:.0f} s"
         return f"{sign}{size:.0f}"

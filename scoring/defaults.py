@@ -154,7 +154,7 @@ DEFAULT_CHOICE_RULES: dict[tuple[str, str], tuple[str, str, int | None]] = {
     ),
 }
 # The rules the defaults had before issue 38, kept for the migration that moves
-# scorecards still on them to the rules above (0010).
+# scorecards still on them to the rules above (0012).
 PREVIOUS_CATEGORY_RULES: dict[str, tuple[str, str, int | None]] = {
     "Greeted the customer by name": ("{first_name}", "agent", 20),
     "Introduced self and dealership": ("this is\nfrom", "agent", None),

@@ -16,23 +16,22 @@ hours when the viewer's timezone is not a whole number of hours off UTC over the
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
-from django import forms
 from django.db import connection, transaction
 from django.db.models import F, QuerySet
 from django.db.models.functions import TruncHour
-from django.http import QueryDict
 from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call
 from scoring.changes import Change, Headline
-from scoring.dates import FIRST_DAY, DayField
+from scoring.dates import FIRST_DAY
 from scoring.models import RollupHour
 from scoring.percentiles import Spread, from_spread
 from scoring.percentiles import percentiles as percentiles  # where callers find it
@@ -56,7 +55,6 @@ from scoring.rollup import (
 from scoring.selectors import accounts_coachable_by, category_labels, local_days
 from users.models import User
 
-DEFAULT_DAYS = 7
 FILLED_DAYS = 2 * 366  # the longest range whose days without leads are listed too
 TREND_LABELS = 12  # at most, whatever the range: a year is labelled every 31 days
 WITHIN_LABELS = ("30 s", "60 s", "5 min")  # of rollup.WITHIN
@@ -76,51 +74,11 @@ HEADLINES = (
 )
 
 
-class DashboardForm(forms.Form):
-    """The dashboard's choices, from the URL: a date range and optionally one account."""
-
-    date_from = DayField(required=False, label="From")
-    date_to = DayField(required=False, label="To")
-    account = forms.ModelChoiceField(
-        queryset=Account.objects.none(), required=False, empty_label="Every account"
-    )
-
-    def __init__(self, *args: Any, user: User, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        field = self.fields["account"]
-        assert isinstance(field, forms.ModelChoiceField)
-        field.queryset = accounts_coachable_by(user).order_by("name")
-
-    def choice(self) -> dict[str, Any]:
-        """The range and account asked for (a choice that is not valid is left out); the
-        last seven days by default."""
-        data: dict[str, Any] = {}
-        if self.is_bound:
-            self.is_valid()  # cleaned_data keeps the fields that are valid
-            data = self.cleaned_data
-        last = data.get("date_to") or timezone.localdate()
-        first = data.get("date_from") or last - timedelta(days=DEFAULT_DAYS - 1)
-        if first > last:
-            first, last = last, first
-        return {"first": first, "last": last, "account": data.get("account")}
-
-    def in_force(self, choice: dict[str, Any], *, user: User) -> DashboardForm:
-        """The form to show: its date inputs carry the range ``choice`` applies (a default
-        or swapped day included); a day refused stays as typed, with its error."""
-        data = QueryDict(mutable=True)
-        if self.is_bound:
-            data.update(self.data)
-        for name, day in (("date_from", choice["first"]), ("date_to", choice["last"])):
-            if name not in self.errors:
-                data[name] = day.isoformat()
-        return DashboardForm(data, user=user)
-
-
 @dataclass
 class Bar:
     label: str
     value: float
-    height: float  # 0..100, share of the tallest bar
+    height: float  # 0..100, share of the value axis' top (value_axis)
     # A second series' height, drawn in front (the trend's answered calls).
     second: float = 0
     # Long charts label every few bars only, so labels never overlap.
@@ -128,6 +86,11 @@ class Bar:
     # Where the bar stands in the chart's CHART_WIDTH units, and how wide it is.
     x: float = 0
     width: float = 0
+
+    @property
+    def middle(self) -> float:
+        """Where its label is centred."""
+        return self.x + self.width / 2
 
 
 @dataclass
@@ -162,10 +125,25 @@ def _share(part: int, whole: int) -> float | None:
     return None if not whole else 100.0 * part / whole
 
 
-# The charts' width in SVG units (scoring/partials/bars.html): a day or an hour gets an
+# The charts' width in SVG units (pages/partials/bars.html): a day or an hour gets an
 # equal slot of it, at most MAX_SLOT wide, so one bar does not fill the chart alone.
 CHART_WIDTH = 300
 MAX_SLOT = 30
+# The value axis has a gridline at 0 and every step up to its top, AXIS_STEPS steps at
+# most: a step of 1, 2 or 5 times a power of ten, so each gridline reads as a round number.
+AXIS_STEPS = 5
+
+
+def value_axis(top: float) -> list[int]:
+    """The value axis' gridlines for bars up to ``top``: from 0, a round step apart, to
+    the first gridline at or above ``top``; the step is 1 at least (most charts count)."""
+    step = next(
+        size
+        for power in itertools.count()
+        for size in (10**power, 2 * 10**power, 5 * 10**power)
+        if size * AXIS_STEPS >= top
+    )
+    return [step * n for n in range(max(1, math.ceil(top / step)) + 1)]
 
 
 def bars(
@@ -174,8 +152,9 @@ def bars(
     *,
     labels: int = 8,
 ) -> list[Bar]:
-    """Bars over the chart's width, ``labels`` of them labelled at most."""
-    top = max([value for _, value in pairs] + [1])
+    """Bars over the chart's width, ``labels`` of them labelled at most; a bar's height
+    is its share of the value axis' top (``value_axis``), so the gridlines read true."""
+    top = value_axis(max([value for _, value in pairs], default=0))[-1]
     every = max(1, math.ceil(len(pairs) / labels))
     slot = min(MAX_SLOT, CHART_WIDTH / max(1, len(pairs)))
     left = (CHART_WIDTH - slot * len(pairs)) / 2  # few bars stand in the middle

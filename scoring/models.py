@@ -333,6 +333,56 @@ class CallSuggestions(models.Model):
         return f"Suggestions for call {self.call_id}"
 
 
+class SuggestionSource(models.TextChoices):
+    RULE = "rule", "Phrase rule"
+    LEARNT = "learnt", "Learnt from the scores"
+
+
+class LearntSuggester(models.Model):
+    """What the service learnt to suggest for one member of an account's scores (``cat3``,
+    ``call_end``, ``alert:Hot lead``) from its scorers' confirmed scores, and whether that
+    or the phrase rule is in force: both measured on the same newest calls, held out from
+    training (scoring/learning.py). ``weights`` is the model as plain data, kept only while
+    it is in force. ``accounts`` above one: too few scores of the account's own, learnt
+    from its organization's accounts that score a category of the same name."""
+
+    account = models.ForeignKey(
+        Account, on_delete=models.CASCADE, related_name="learnt_suggesters"
+    )
+    member = models.CharField(max_length=64)
+    name = models.CharField(max_length=256, help_text="The category, list or tag.")
+    source = models.CharField(
+        max_length=8, choices=SuggestionSource, default=SuggestionSource.RULE
+    )
+    reason = models.CharField(max_length=200, blank=True)
+    examples = models.PositiveIntegerField(default=0)
+    accounts = models.PositiveSmallIntegerField(default=1)
+    held_out = models.PositiveIntegerField(default=0)
+    rule_precision = models.FloatField(null=True, blank=True)
+    rule_recall = models.FloatField(null=True, blank=True)
+    rule_f1 = models.FloatField(null=True, blank=True)
+    learnt_precision = models.FloatField(null=True, blank=True)
+    learnt_recall = models.FloatField(null=True, blank=True)
+    learnt_f1 = models.FloatField(null=True, blank=True)
+    weights = models.JSONField(null=True, blank=True)
+    trained_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["account_id", "member"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["account", "member"], name="learnt_suggester_unique"
+            ),
+            models.CheckConstraint(
+                condition=~Q(source="learnt") | Q(weights__isnull=False),
+                name="learnt_suggester_has_weights",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.member} of account {self.account_id}: {self.source}"
+
+
 # --- the dashboard's rollup (scoring/rollup.py builds it, scoring/figures.py reads it)
 #
 # Per account and local day (the account's timezone, as the dashboard's range has it), the

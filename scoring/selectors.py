@@ -32,6 +32,7 @@ from scoring.models import (
     CATEGORY_SLOTS,
     CallSuggestions,
     ChoiceKind,
+    LearntSuggester,
     Score,
     Scorecard,
     ScorecardCategory,
@@ -116,6 +117,14 @@ def accounts_coachable_by(user: User) -> QuerySet[Account]:
     if COACH_ACCOUNT_CALLS in held:
         reach |= Q(pk__in=user.accounts.values("pk"))
     return Account.objects.filter(reach)
+
+
+def learnt_suggesters_of(*, user: User, account_id: int) -> QuerySet[LearntSuggester]:
+    """What was learnt for one account's suggestions, if ``user`` may coach it (nothing
+    otherwise), without the models' weights."""
+    return LearntSuggester.objects.filter(
+        account_id=account_id, account__in=accounts_coachable_by(user)
+    ).defer("weights")
 
 
 def calls_visible_to(user: User) -> QuerySet[Call]:

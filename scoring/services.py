@@ -26,6 +26,7 @@ from scoring.defaults import (
     DEFAULT_CHOICE_RULES,
     DEFAULT_CHOICES,
 )
+from scoring.learnt import learnt_suggestions_apply
 from scoring.models import (
     CATEGORY_SLOTS,
     MEDIUMTEXT,
@@ -304,6 +305,8 @@ def call_suggestions_make(*, call_id: int) -> CallSuggestions | None:
             if choice.kind == ChoiceKind.CALL_END
         },
     )
+    # Where a model learnt from the account's scores measures better than the rule.
+    members = learnt_suggestions_apply(call=call, members=members)
     made, _ = CallSuggestions.objects.update_or_create(
         call=call, defaults={"members": members}
     )

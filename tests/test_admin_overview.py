@@ -302,6 +302,22 @@ def test_overview_lists_the_keys_used_most_recently_in_the_users_timezone(client
     ]
 
 
+def test_overview_key_headers_are_kept_on_one_line(client):
+    # Django's dashboard.css lets a module table's headers break inside words, and
+    # "Usable" broke into three lines (tests/pages/test_admin_tables.py sees it in Chromium).
+    sign_in_support(client)
+    account = AccountFactory()
+    issue_scored_data_key(account)
+    ScoredDataKey.objects.update(last_used_at=timezone.now())
+
+    page = lxml.html.fromstring(client.get(INDEX).content.decode())
+
+    headers = page.get_element_by_id("overview-keys").xpath(".//thead//th")
+    assert [header.text_content() for header in headers][-1] == "Usable"
+    style = " ".join(" ".join(page.xpath("//style/text()")).split())
+    assert "#support-overview thead th { width: auto; white-space: nowrap; }" in style
+
+
 # --- the page
 
 

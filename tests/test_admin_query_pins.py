@@ -216,7 +216,7 @@ PAGES = [
     change_form("dialingsettings", 5),
     change_form("call", 10),
     change_form("scorecard", 8),
-    change_form("score", 6),
+    change_form("score", 5),
     change_form("webhookendpoint", 7),
     change_form("webhookdelivery", 6),
     change_form("transcription", 5),

@@ -148,7 +148,7 @@ class AccountAdmin(ScheduleDaysMixin, TimezoneSelectMixin, KeyToolsAdmin):
             "Location",
             {"fields": ["address", "city", "postal_code", "country", "timezone"]},
         ),
-        ("Calls", {"fields": ["caller_id", "schedule_active"]}),
+        ("Calls", {"fields": ["caller_id", "schedule_active", "redact_numbers"]}),
     ]
     inlines = [TeamInline, AccountScheduleDayInline, ScoredDataKeyInline]
     actions = ["issue_selected", "revoke_selected"]

@@ -8,12 +8,14 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.defaultfilters import pluralize
+from django.template.response import TemplateResponse
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 from django.utils.html import format_html
 
+from accounts.models import Account
 from calls.models import (
     Call,
     CallAttempt,
@@ -301,6 +303,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "inbound_tracking_number",
                     "summary",
                     "transcription",
+                    "redactions",
                     "created",
                 ],
                 "classes": ["collapse"],
@@ -313,11 +316,37 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "received",
         "ended",
         "next_attempt",
+        "redactions",
         "created",
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Call]:
         return super().get_queryset(request).select_related("account", "agent")
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        # The date hierarchy groups calls by day in the active timezone, the viewer's: a
+        # list of one account's calls is grouped by the dealer's days, as its times read.
+        zone = self._listed_account_zone(request)
+        if zone is None:
+            return super().changelist_view(request, extra_context)
+        with timezone.override(zone):
+            response = super().changelist_view(request, extra_context)
+            if isinstance(response, TemplateResponse):
+                response.render()
+        return response
+
+    def _listed_account_zone(self, request: HttpRequest) -> Any:
+        account_id = request.GET.get(AgentFilter.account_parameter, "")
+        if not digits_only(account_id):
+            return None
+        zone = (
+            Account.objects.filter(pk=int(account_id))
+            .values_list("timezone", flat=True)
+            .first()
+        )
+        return zoneinfo_or_current(zone) if zone else None
 
     def has_cancel_permission(self, request: HttpRequest) -> bool:
         return request.user.has_perm(f"{self.opts.app_label}.change_call")

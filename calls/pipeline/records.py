@@ -12,6 +12,7 @@ from calls import signals, transcripts
 from calls.models import Call
 from calls.payloads import call_event_emit
 from calls.recordings import attempt_for_token, recording_link
+from calls.redaction import redactions_record
 
 
 def call_recording_reissue(*, call: Call) -> bool:
@@ -35,10 +36,12 @@ def call_transcription_save(
     transcription: str = "",
     summary: str = "",
     turns: list[dict[str, Any]] | None = None,
+    redactions: list[dict[str, Any]] | None = None,
 ) -> Call:
     """Store a call's transcription (and summary) and report ``transcription_ready``.
     Given ``turns`` (``{"side", "start", "end", "text"}``), the text is written from them
-    in the interface's line format (``calls.transcripts``) and the turns kept; the apps
+    in the interface's line format (``calls.transcripts``) and the turns kept; given
+    ``redactions`` (``calls.redaction``), they are kept and silenced in the recording; the apps
     above hear of it (``calls.signals.transcription_saved``) in this transaction."""
     call = (
         Call.objects.select_for_update(of=("self",))
@@ -49,7 +52,13 @@ def call_transcription_save(
         call.transcript_turns = turns
         transcription = transcripts.render(turns, transcripts.speaker_names(call))
     call.transcription, call.summary = transcription, summary or call.summary
-    call.save(update_fields=["transcription", "summary", "transcript_turns"])
+    fields = ["transcription", "summary", "transcript_turns"]
+    if redactions is not None:
+        # Silenced in the stored recording too, once this commits.
+        call.redactions = redactions
+        fields.append("redactions")
+        redactions_record(call=call, spans=redactions)
+    call.save(update_fields=fields)
     call_event_emit(
         call=call,
         type="transcription_ready",

@@ -45,6 +45,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "accounts",
     "users",
+    # The provider seam: no models, its system checks of the provider settings.
+    "providers",
     "leads",
     "calls",
     "scoring",
@@ -439,6 +441,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "scoring.tasks.rollup_sweep_task",
         "schedule": timedelta(seconds=env.float("ROLLUP_SWEEP_SECONDS", default=60)),
     },
+    # Suggestions that learn from the scorers (scoring/learnt.py), each night while the
+    # dealers sleep; minutes of CPU, so on the transcription queue, away from the calls.
+    "learn-suggestions": {
+        "task": "scoring.tasks.suggestions_learn_task",
+        "schedule": crontab(hour=3, minute=30),
+        "options": {"queue": "transcription"},
+    },
 }
 
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work
@@ -484,6 +493,8 @@ TRANSCRIPTION_REMOTE_URL = env("TRANSCRIPTION_REMOTE_URL", default="")
 TRANSCRIPTION_REMOTE_KEY = env("TRANSCRIPTION_REMOTE_KEY", default="")
 TRANSCRIPTION_REMOTE_MODEL = env("TRANSCRIPTION_REMOTE_MODEL", default="whisper-1")
 TRANSCRIPTION_MAX_TRIES = env.int("TRANSCRIPTION_MAX_TRIES", default=3)
+# A transcription worker first checks that its engine transcribes (insights/selftest.py).
+TRANSCRIPTION_SELF_TEST = env.bool("TRANSCRIPTION_SELF_TEST", default=True)
 # A media task's (a recording stored, a transcription) Celery time limits, sized to the
 # recording: this many seconds of work per second of audio, at least the floor, at most
 # the cap; the hard limit 30 s past the soft one, and a claim's lease 30 s past that.

@@ -9,6 +9,7 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.utils.html import format_html
 
 from providers.clock import time_scale
+from scoring.figures import Bar, value_axis
 
 register = template.Library()
 
@@ -84,3 +85,17 @@ def simulated_clock(attempts: Any) -> str:
         f"A simulated call, played {pace} than real time: the times are the real clock's, "
         "the durations and the recording are in simulated seconds."
     )
+
+
+@register.filter
+def value_ticks(bars: list[Bar]) -> list[dict[str, float]]:
+    """The value axis of a chart of ``bars``: each gridline's value and its height on
+    the bars' scale (0..100), the axis' top being the height of 100."""
+    axis = value_axis(max((bar.value for bar in bars), default=0))
+    return [{"value": value, "height": 100 * value / axis[-1]} for value in axis]
+
+
+@register.filter
+def fraction(value: float | None) -> str:
+    """A share from 0 to 1 as a whole percent ("—" where there is none)."""
+    return "—" if value is None else f"{value * 100:.0f}%"

@@ -29,6 +29,9 @@ CALL = re.compile(
     r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Calls/(?P<sid>[^/]+)\.json$"
 )
 MESSAGES = re.compile(r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Messages\.json$")
+RECORDING = re.compile(
+    r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Recordings/(?P<sid>[^/]+)\.json$"
+)
 RECORDING_MEDIA = re.compile(
     r"^/2010-04-01/Accounts/(?P<account>[^/]+)/Recordings/(?P<sid>[^/]+)\.wav$"
 )
@@ -92,6 +95,9 @@ class FakeTwilio:
             def do_GET(self) -> None:
                 fake._handle(self)
 
+            def do_DELETE(self) -> None:
+                fake._handle(self)
+
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
@@ -150,27 +156,10 @@ class FakeTwilio:
             return self.failures.pop(0)
         if request.auth != (self.account_sid, self.auth_token):
             return 401, _error(401, 20003, "Authenticate")
-        media = request.path.partition("?")[0]
-        if request.method == "GET" and (match := RECORDING_MEDIA.match(media)):
-            if match["account"] == self.account_sid and match["sid"] in self.recordings:
-                return 200, self.recordings[match["sid"]]
-            return 404, _error(
-                404, 20404, f"The requested resource {request.path} was not found"
-            )
+        if request.method == "DELETE":
+            return self._delete(request.path.partition("?")[0])
         if request.method == "GET":
-            path, _, query = request.path.partition("?")
-            if (match := CALLS.match(path)) and match["account"] == self.account_sid:
-                return 200, self._list(path, parse_qs(query))
-            match = CALL.match(request.path)
-            if (
-                match
-                and match["account"] == self.account_sid
-                and match["sid"] in self.calls
-            ):
-                return 200, self.calls[match["sid"]]
-            return 404, _error(
-                404, 20404, f"The requested resource {request.path} was not found"
-            )
+            return self._get(request.path)
         if request.method != "POST":
             return 405, _error(405, 20004, "Method not allowed")
         if (match := CALLS.match(request.path)) and match[
@@ -186,6 +175,34 @@ class FakeTwilio:
         return 404, _error(
             404, 20404, f"The requested resource {request.path} was not found"
         )
+
+    def _get(self, full_path: str) -> tuple[int, dict[str, Any] | bytes]:
+        path, _, query = full_path.partition("?")
+        if match := RECORDING_MEDIA.match(path):
+            if match["account"] == self.account_sid and match["sid"] in self.recordings:
+                return 200, self.recordings[match["sid"]]
+        elif (match := CALLS.match(path)) and match["account"] == self.account_sid:
+            return 200, self._list(path, parse_qs(query))
+        elif (
+            (match := CALL.match(full_path))
+            and match["account"] == self.account_sid
+            and match["sid"] in self.calls
+        ):
+            return 200, self.calls[match["sid"]]
+        return 404, _error(
+            404, 20404, f"The requested resource {full_path} was not found"
+        )
+
+    def _delete(self, path: str) -> tuple[int, dict[str, Any] | bytes]:
+        """Twilio deletes a recording with 204 No Content; one it has not is a 404."""
+        match = RECORDING.match(path)
+        if (
+            match
+            and match["account"] == self.account_sid
+            and self.recordings.pop(match["sid"], None) is not None
+        ):
+            return 204, b""
+        return 404, _error(404, 20404, f"The requested resource {path} was not found")
 
     def add_child(self, parent_sid: str, *, to: str, **fields: Any) -> str:
         """A call Twilio placed from a ``<Dial>`` on ``parent_sid`` (a lead's leg), with

@@ -1,3 +1,4 @@
+import re
 from datetime import UTC, datetime, timedelta
 
 import lxml.html
@@ -20,10 +21,14 @@ from calls.recordings import recording_link
 from calls.services import dialing_settings
 from leads.models import Lead
 from leads.services import lead_receive
+from scoring.models import Score, ScoreRevision
+from scoring.services import coaching_save, score_save
 from tests.accounts.factories import AccountFactory, OrganizationFactory
 from tests.admin_pages import form_data, sign_in_support, text_of, typed
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
+from tests.scoring.factories import in_role
 from tests.users.factories import agent
+from users.models import User
 
 pytestmark = pytest.mark.django_db
 
@@ -672,6 +677,94 @@ def readonly_field(response, name: str) -> str:
     page = lxml.html.fromstring(response.content.decode())
     row = page.find_class(f"field-{name}")[0]
     return " ".join(row.find_class("readonly")[0].text_content().split())
+
+
+# A moment as a page shows it: ours, labelled with its zone ("2026-11-22 09:14:03 MST"),
+# Django's own format for a date and time ("Nov. 23, 2026, 1:14 a.m."), or "UTC" named.
+MOMENT = re.compile(
+    r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} [A-Z]{3,5}"
+    r"|[A-Z][a-z]{2,3}\.? \d{1,2}, \d{4}, (?:\d{1,2}(?::\d{2})? [ap]\.m\.|midnight|noon)"
+    r"|\bUTC\b"
+)
+
+
+def moments_shown(response) -> list[str]:
+    return sorted(MOMENT.findall(text_of(response)))
+
+
+def sign_in_superuser(client, *, tz: str) -> None:
+    client.force_login(
+        User.objects.create_superuser(username="root@example.com", timezone=tz)
+    )
+
+
+def test_every_time_on_a_call_page_reads_in_the_dealers_timezone(client):
+    # Support works from Tokyo (the call arrived at 01:14 on the 23rd there, 16:14 UTC);
+    # the dealer, and so every time of its call and its score, is in Denver.
+    sign_in_superuser(client, tz="Asia/Tokyo")
+    call = fixed_call(AccountFactory(timezone="America/Denver"))
+    Call.objects.filter(pk=call.pk).update(status=CallStatus.ANSWER)
+    score = score_save(
+        call=call, scorer=in_role("Scorer", accounts=[call.account]), values={}
+    )
+    coaching_save(
+        call=call, coach=in_role("Manager", accounts=[call.account]), notes="Sooner."
+    )
+    scored = datetime(2026, 11, 22, 17, 0, 0, tzinfo=UTC)
+    Score.objects.filter(pk=score.pk).update(
+        scored_at=scored, coaching_read_at=scored + timedelta(hours=1)
+    )
+    scoring, coaching = score.revisions.order_by("id")
+    ScoreRevision.objects.filter(pk=scoring.pk).update(changed_at=scored)
+    ScoreRevision.objects.filter(pk=coaching.pk).update(
+        changed_at=scored + timedelta(minutes=30)
+    )
+
+    detail = client.get(url("call", "change", call.pk))
+
+    assert moments_shown(detail) == [
+        "2026-11-22 09:14:03 MST",  # received
+        "2026-11-22 09:14:04 MST",  # created
+        "2026-11-22 09:17:03 MST",  # ended
+        "2026-11-22 09:24:03 MST",  # not dialed before
+        "2026-11-22 10:00:00 MST",  # the score: scored at
+        "2026-11-22 10:00:00 MST",  # its revisions: the score
+        "2026-11-22 10:30:00 MST",  # the coaching
+        "2026-11-22 11:00:00 MST",  # coaching read at
+    ]
+    # The timeline's times of day are Denver's too.
+    assert "09:14:07 (+4 s)" in text_of(detail)
+    for elsewhere in ("01:14:03", "16:14:03", "02:00:00", "17:00:00"):
+        assert elsewhere not in text_of(detail)
+
+
+def test_the_call_list_groups_one_dealers_calls_by_the_dealers_days(client):
+    sign_in_superuser(client, tz="Asia/Tokyo")
+    call = fixed_call(AccountFactory(timezone="America/Denver"))
+
+    def days(response) -> str:
+        nav = lxml.html.fromstring(response.content.decode()).find_class("toplinks")
+        return " ".join(nav[0].text_content().split())
+
+    everyone = client.get(url("call", "changelist"))
+    one = client.get(url("call", "changelist"), {"account__id__exact": call.account_id})
+
+    # Calls of many dealers: the days are the viewer's, and the list says so.
+    assert moments_shown(everyone) == ["2026-11-22 09:14:03 MST"]
+    assert days(everyone) == "Days in Asia/Tokyo: \u2039 2026 November 23"
+    # One dealer's: its days, as its times read; the day's link finds the call.
+    assert moments_shown(one) == ["2026-11-22 09:14:03 MST"]
+    assert days(one) == "Days in America/Denver: \u2039 2026 November 22"
+    day = client.get(
+        url("call", "changelist"),
+        {
+            "account__id__exact": call.account_id,
+            "received_at__year": 2026,
+            "received_at__month": 11,
+            "received_at__day": 22,
+        },
+    )
+    assert [row.pk for row in day.context["cl"].result_list] == [call.pk]
 
 
 def test_a_vendor_agents_call_shows_their_id_as_the_agent(admin_client):

@@ -28,6 +28,7 @@ from calls.models import (
 from calls.tasks import recording_store_task
 from calls.telephony import speech
 from calls.telephony.conversation import ENDINGS, Facts, conversation_script
+from core.models import Effect
 from tests.accounts.factories import AccountFactory
 from tests.calls.fake_twilio import ACCOUNT_SID, AUTH_TOKEN, FakeTwilio
 from tests.calls.fake_twilio import BASE as HOST
@@ -447,6 +448,9 @@ def test_a_twilio_recording_is_fetched_with_the_accounts_credentials_retried_aft
         8000,
         2.0,
     )
+    # Ours is kept: Twilio's copy is to be deleted (the account redacts by default).
+    (deletion,) = Effect.objects.filter(kind="calls.provider_recording_delete")
+    assert deletion.params["source_url"] == f"{url}.wav"
     assert recording.audio.read() == fake_twilio.recordings[sid]
     played = client.get(link.removeprefix(HOST))
     assert played.status_code == 200

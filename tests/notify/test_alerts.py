@@ -18,7 +18,13 @@ from calls.models import (
     NoAgentPolicy,
 )
 from notify.alerts import alerts_for_offer, alerts_sweep
-from notify.models import AlertKind, AlertSubscription, Message, MessageStatus
+from notify.models import (
+    AlertKind,
+    AlertSubscription,
+    Message,
+    MessageStatus,
+    NotifySettings,
+)
 from notify.services import message_send
 from scoring.services import score_save
 from tests.accounts.factories import AccountFactory
@@ -257,6 +263,24 @@ def test_a_lead_waiting_longer_than_the_accounts_wait_while_open_alerts_once(acc
     # Two minutes on: the second call is past five minutes; the first is not told again.
     assert alerts_sweep(now=OPEN + timedelta(minutes=2)) == {"waiting": 1}
     assert [m.call for m in alerts()] == [waiting, later]
+
+
+def test_a_lead_waiting_one_minute_is_said_to_have_waited_1_minute(account):
+    manager_of(account, "boss@frontrange.example")
+    NotifySettings.objects.create(account=account, waiting_minutes=1)
+    CallFactory(
+        account=account,
+        status=CallStatus.QUEUED,
+        received_at=OPEN - timedelta(seconds=90),
+        ended_at=None,
+    )
+    assert alerts_sweep(now=OPEN) == {"waiting": 1}
+    (message,) = alerts()
+    assert message.subject == "Lead waiting 1 min for an agent: Sam Rivera"
+    assert message.text.startswith(
+        "Sam Rivera (+13035550123) has waited 1 minute for an agent of Front Range "
+        "Toyota, which is open."
+    )
 
 
 def test_one_poisoned_waiting_lead_never_holds_back_the_others_alerts(

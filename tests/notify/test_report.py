@@ -23,8 +23,8 @@ from PIL import Image
 from accounts.models import Account
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from notify.models import Message, MessageKind, MessageStatus
-from notify.report import report_build
-from scoring.figures import dashboard_figures
+from notify.report import report_build, trend_rows
+from scoring.figures import Figures, dashboard_figures
 from scoring.services import score_save
 from tests.accounts.factories import AccountFactory, OrganizationFactory
 from tests.scoring.factories import CallFactory, in_role
@@ -346,6 +346,29 @@ def test_the_charts_are_inline_pngs_the_html_shows_with_alt_text(world):
     assert "11h 5 (5)" in report.html
     assert "<style" not in report.html
     assert "<svg" not in report.html
+
+
+def test_a_share_one_point_up_reads_1_pt():
+    now = Figures(first=DAY, last=DAY, answer_rate=51.0, within=[("60 s", 50.0)])
+    before = Figures(first=DAY, last=DAY, answer_rate=50.0, within=[("60 s", 50.0)])
+    changes = {t.label: t.change for t in trend_rows(now, before)}
+    assert (changes["Answer rate"], changes["Connected within 60 s"]) == (
+        "+1 pt",
+        "0 pts",
+    )
+
+
+def test_a_day_of_one_lead_says_1_lead(world):
+    report = report_build(user=world.manager, day=DAY - timedelta(days=1))
+    assert report.subject == (
+        "Morning report, Tue 3 Mar (North): 1 lead, 1 answered, median response 5 s"
+    )
+    # A week on, a day without leads compares with it.
+    quiet = report_build(user=world.manager, day=DAY + timedelta(days=6))
+    assert "Same day last week (Tue 3 Mar): 1 lead, 1 answered." in quiet.text
+    assert "Same day last week (Tue 3 Mar): 1 lead, 1 answered." in quiet.html
+    for part in (report.subject, report.text, report.html, quiet.text, quiet.html):
+        assert "1 leads" not in part
 
 
 def test_a_day_without_calls_still_reports_so(world):

@@ -126,7 +126,7 @@ def test_the_message_is_yesterdays_report_to_the_user(people):
     assert message.user == people["ny"]
     assert message.account is not None
     assert message.account.name == "South"
-    assert message.subject.startswith("Morning report, Wed 4 Mar (South): 1 leads")
+    assert message.subject.startswith("Morning report, Wed 4 Mar (South): 1 lead,")
     assert "Morning report for Wednesday 4 March 2026: South" in message.text
     assert message.html.startswith("<!DOCTYPE html>")
     assert [image["cid"] for image in message.images] == [
@@ -137,7 +137,7 @@ def test_the_message_is_yesterdays_report_to_the_user(people):
     assert global_report.account is None  # two accounts
     assert "2 accounts" in global_report.subject
     foreign = Message.objects.get(key=_key(people["foreign"], "2026-03-05"))
-    assert "1 leads" in foreign.subject
+    assert "1 lead," in foreign.subject
     assert "North" not in foreign.text
 
 

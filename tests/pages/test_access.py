@@ -15,6 +15,7 @@ PAGES = [
     "pages:scoring-home",
     "pages:dashboard",
     "pages:coaching",
+    "pages:suggestion-accuracy",
     "pages:agent-home",
 ]
 

@@ -1,5 +1,6 @@
 """Support staff's widest admin tables fit a 1,280 px screen: the call's attempts and the
-webhook deliveries, with realistic values (Twilio ids, long endpoint URLs and errors)."""
+webhook deliveries, with realistic values (Twilio ids, long endpoint URLs and errors); the
+overview's key table keeps each header on one line."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from accounts.models import ScoredDataKey
 from calls.models import AttemptOutcome, CallAttempt, Leg
+from tests.accounts.factories import issue_scored_data_key
 from tests.admin_pages import SUPPORT_PASSWORD, support_user
 from webhooks.models import (
     DeliveryStatus,
@@ -131,3 +134,31 @@ def test_the_attempts_and_deliveries_fit_a_1280_pixel_screen(world, open_as):
     ).get_attribute("title")
     assert title is not None
     assert title.endswith("(read timeout=10)")
+
+
+def test_the_overviews_key_headers_each_read_on_one_line(world, open_as):
+    # The keys table on the admin index: Django's dashboard styles give every header of
+    # a module's table the whole width and let words break, so "Usable", over a column
+    # of "yes", came out as three lines of two letters.
+    issue_scored_data_key(world.north)
+    ScoredDataKey.objects.update(last_used_at=timezone.now())
+    page = open_as(support_user(), SUPPORT_PASSWORD)
+    page.set_viewport_size({"width": 1280, "height": 900})
+
+    page.goto("/admin/")
+
+    lines = page.evaluate(
+        """() => [...document.querySelectorAll("#overview-keys thead th")].map((th) => {
+            const range = document.createRange();
+            range.selectNodeContents(th);
+            return [th.innerText.trim(), range.getClientRects().length];
+        })"""
+    )
+    assert lines == [
+        ["KEY", 1],
+        ["OF", 1],
+        ["ORGANIZATION", 1],
+        ["PREFIX", 1],
+        ["LAST USED", 1],
+        ["USABLE", 1],
+    ]

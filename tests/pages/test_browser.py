@@ -184,7 +184,7 @@ def test_clicking_a_transcript_line_plays_the_recording_from_that_line(world, op
     assert page.locator(".transcript-line[aria-current]").count() == 1
 
 
-@pytest.mark.parametrize("days", [1, 7, 30, 365])
+@pytest.mark.parametrize("days", [1, 7, 30, 31, 365])
 def test_the_leads_per_day_chart_fits_and_its_labels_do_not_overlap(
     world, open_as, days
 ):
@@ -209,16 +209,29 @@ def test_the_leads_per_day_chart_fits_and_its_labels_do_not_overlap(
         "bars => bars.map(b => b.getBoundingClientRect().width)"
     )
     assert max(widths) <= 60, widths
-    labels = chart.locator("text").evaluate_all(
+    labels = chart.locator("text.label").evaluate_all(
         "texts => texts.map(t => { const r = t.getBoundingClientRect();"
         " return [r.left, r.right, r.top, r.bottom]; })"
     )
     assert 1 <= len(labels) <= 12
     for (_, right, _, _), (left, _, _, _) in pairwise(labels):
         assert right <= left, labels  # left to right, apart
-    for left, right, _, _ in labels:
-        assert box["x"] <= left, labels
-        assert right <= box["x"] + box["width"] + 0.5, labels
+    # The value axis' labels: bottom to top, apart, left of the bars.
+    ticks = chart.locator("text.tick").evaluate_all(
+        "texts => texts.map(t => { const r = t.getBoundingClientRect();"
+        " return [r.left, r.right, r.top, r.bottom]; })"
+    )
+    assert len(ticks) >= 2
+    for (_, _, top, _), (_, _, _, bottom) in pairwise(ticks):
+        assert bottom <= top, ticks
+    bars_left = chart.locator("rect.bar.alt").first.bounding_box()
+    assert bars_left
+    assert all(right <= bars_left["x"] for _, right, _, _ in ticks), ticks
+    for left, right, top, bottom in labels + ticks:
+        assert box["x"] <= left, (labels, ticks)
+        assert right <= box["x"] + box["width"] + 0.5, (labels, ticks)
+        assert box["y"] <= top, (labels, ticks)
+        assert bottom <= box["y"] + box["height"] + 0.5, (labels, ticks)
 
 
 def test_the_call_browsers_names_stay_on_one_line_at_1280_px(world, open_as):

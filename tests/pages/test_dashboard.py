@@ -3,7 +3,9 @@ manager may see and the date range asked for."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
+from itertools import pairwise
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -267,7 +269,91 @@ def test_the_charts_are_svg_with_at_most_eight_labels(world, calls, signed_in):
     hours = body.split('aria-label="Calls ending with no agent available, by hour"')[1]
     hours = hours.split("</svg>")[0]
     assert hours.count('<rect class="bar"') == 24
-    assert hours.count("<text") == 8
+    assert hours.count('<text class="label"') == 8
+
+
+def _chart(body: str, caption: str) -> str:
+    """The SVG of the chart named ``caption``, from its opening tag."""
+    start = body.index(f'aria-label="{caption}"')
+    return body[body.rindex("<svg", 0, start) : body.index("</svg>", start)]
+
+
+TICK = re.compile(
+    r'<text class="tick" x="-3" y="([\d.]+)" text-anchor="end"'
+    r' dominant-baseline="middle">(\d+)</text>'
+)
+
+
+def test_the_charts_value_axis_reads_round_numbers_up_to_the_tallest_bar(
+    world, calls, signed_in
+):
+    body = (
+        signed_in(world.manager)
+        .get(reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY})
+        .content.decode()
+    )
+    # 6 leads and 5 answered on the day: gridlines at 0, 2, 4 and 6, each labelled at
+    # its height (bars stand from y 110 up to 10), the day's bars measured against them.
+    trend = _chart(body, "Leads received and answered per day")
+    assert TICK.findall(trend) == [
+        ("110.0", "0"),
+        ("76.7", "2"),
+        ("43.3", "4"),
+        ("10.0", "6"),
+    ]
+    assert trend.count('<line class="grid" x1="0" x2="300"') == 4
+    assert "<desc>Value axis from 0 to 6.</desc>" in trend
+    assert 'y="10.0" width="24.00" height="100.0"><title>03-04: 6</title>' in trend
+    assert 'y="26.7" width="24.00" height="83.3"></rect>' in trend  # answered
+    # One NOAGENT call in an hour: 0 and 1.
+    hours = _chart(body, "Calls ending with no agent available, by hour")
+    assert TICK.findall(hours) == [("110.0", "0"), ("10.0", "1")]
+
+
+# Wider than a sans-serif digit or hyphen at the charts' 6 px (static/css/site.css).
+CHARACTER_WIDTH = 0.6 * 6
+
+
+@pytest.mark.parametrize(
+    ("days", "last_label"),
+    # 31 days label their last, under the bar at the chart's right edge.
+    [(1, "03-04"), (7, "03-04"), (30, "03-02"), (31, "03-04"), (365, "02-09")],
+)
+def test_every_label_of_the_leads_per_day_chart_fits_inside_it(
+    world, signed_in, days, last_label
+):
+    body = (
+        signed_in(world.manager)
+        .get(
+            reverse("pages:dashboard"),
+            {"date_from": DAY - timedelta(days=days - 1), "date_to": DAY},
+        )
+        .content.decode()
+    )
+    trend = _chart(body, "Leads received and answered per day")
+    found = re.search(r'viewBox="([-\d.]+) 0 ([\d.]+) 130"', trend)
+    assert found is not None
+    left, width = float(found[1]), float(found[2])
+    labels = re.findall(
+        r'<text class="label" x="([\d.]+)" y="122" text-anchor="middle">([^<]+)</text>',
+        trend,
+    )
+    assert 1 <= len(labels) <= 12
+    assert labels[-1][1] == last_label
+    spans = [
+        (
+            float(x) - len(text) * CHARACTER_WIDTH / 2,
+            float(x) + len(text) * CHARACTER_WIDTH / 2,
+        )
+        for x, text in labels
+    ]
+    assert left <= spans[0][0], spans
+    assert spans[-1][1] <= left + width, spans
+    assert all(a[1] <= b[0] for a, b in pairwise(spans)), spans  # apart
+    # The value axis' labels, right-aligned before the bars, fit on the left.
+    ticks = TICK.findall(trend)
+    assert ticks
+    assert all(-3 - len(text) * CHARACTER_WIDTH >= left for _, text in ticks)
 
 
 def test_every_day_of_the_range_has_a_row_and_a_bar_with_zeros(world, calls, signed_in):

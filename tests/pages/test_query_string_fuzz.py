@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from calls.models import CallStatus
 from pages import urls as staff_pages
 from pages.filters import CallFilter
-from scoring.figures import DashboardForm
+from pages.forms import DashboardForm
 from tests.accounts.factories import AccountFactory
 from tests.scoring.factories import CallFactory
 from tests.strategies import EDGE_DAYS, day_text

@@ -1,13 +1,23 @@
 """Support's scoring pages: scorecards edited in the admin, scores read on the call page."""
 
+from datetime import UTC, datetime
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from scoring.models import ChoiceKind, Score, ScorecardChoice
+from scoring.models import (
+    ChoiceKind,
+    LearntSuggester,
+    Score,
+    ScorecardChoice,
+    ScoreRevision,
+)
 from scoring.services import coaching_save, score_save
 from tests.accounts.factories import AccountFactory
 from tests.admin_pages import form_data, text_of, typed
 from tests.scoring.factories import CallFactory, in_role
+from users.models import User
 
 pytestmark = pytest.mark.django_db
 
@@ -55,6 +65,33 @@ def test_the_scorecard_list_shows_every_account(admin_client, account):
     page = text_of(admin_client.get(reverse("admin:scoring_scorecard_changelist")))
     assert "Demo Motors North" in page
     assert "Demo Motors South" in page
+
+
+def test_support_reads_what_each_account_learnt_without_the_weights(
+    admin_client, account
+):
+    LearntSuggester.objects.create(
+        account=account,
+        member="cat4",
+        name="Asked about a trade-in",
+        source="learnt",
+        examples=120,
+        rule_f1=0.33,
+        learnt_f1=0.85,
+        weights={"features": {"a:swap": [1.5, 2.0]}},
+        trained_at=timezone.now(),
+    )
+    rows = text_of(
+        admin_client.get(reverse("admin:scoring_learntsuggester_changelist"))
+    )
+    assert "Demo Motors North" in rows
+    assert "Asked about a trade-in" in rows
+    row = LearntSuggester.objects.get(account=account)
+    page = admin_client.get(
+        reverse("admin:scoring_learntsuggester_change", args=[row.pk])
+    )
+    assert page.status_code == 200
+    assert "a:swap" not in page.content.decode()
 
 
 def test_the_call_page_shows_the_score_coaching_and_revisions(admin_client, account):
@@ -127,3 +164,32 @@ def test_the_call_list_filters_scored_and_unscored(admin_client, account):
 
     assert ids("yes") == {scored.pk}
     assert ids("no") == {unscored.pk}
+
+
+def test_the_score_pages_read_in_the_dealers_timezone(client):
+    # As the call's page does: the score of a Denver dealer's call, read from Tokyo.
+    client.force_login(
+        User.objects.create_superuser(
+            username="root@example.com", timezone="Asia/Tokyo"
+        )
+    )
+    denver = AccountFactory(timezone="America/Denver")
+    call = CallFactory(account=denver)
+    score = score_save(
+        call=call, scorer=in_role("Scorer", accounts=[denver]), values={}
+    )
+    coaching_save(call=call, coach=in_role("Manager", accounts=[denver]), notes="Hm.")
+    at = datetime(2026, 11, 22, 16, 14, 3, tzinfo=UTC)
+    Score.objects.filter(pk=score.pk).update(
+        scored_at=at, coached_at=at, coaching_read_at=at
+    )
+    ScoreRevision.objects.filter(score=score).update(changed_at=at)
+
+    listed = text_of(client.get(reverse("admin:scoring_score_changelist")))
+    page = text_of(client.get(reverse("admin:scoring_score_change", args=[score.pk])))
+
+    assert "2026-11-22 09:14:03 MST" in listed
+    # Scored at, coached at, coaching read at, and each of the two revisions.
+    assert page.count("2026-11-22 09:14:03 MST") == 5
+    for elsewhere in ("Nov. 23", "1:14 a.m.", "16:14", "UTC", "JST"):
+        assert elsewhere not in listed + page

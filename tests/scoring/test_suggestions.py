@@ -410,7 +410,7 @@ def test_the_issue_38_migration_gives_every_default_name_its_rule_unless_edited(
     from tests.accounts.factories import AccountFactory
 
     migration = importlib.import_module(
-        "scoring.migrations.0010_every_default_has_a_rule"
+        "scoring.migrations.0012_every_default_has_a_rule"
     )
     account = AccountFactory()
     categories = ScorecardCategory.objects.filter(scorecard__account=account)

@@ -37,5 +37,5 @@ def forward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("scoring", "0009_score_listed_names_index")]
+    dependencies = [("scoring", "0011_learnt_suggester")]
     operations = [migrations.RunPython(forward, migrations.RunPython.noop)]
