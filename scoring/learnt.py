@@ -93,30 +93,7 @@ def targets_of(scorecard: Scorecard) -> list[Target]:
 def scorecard_rules(scorecard: Scorecard) -> list[suggestions.Rule]:
     """The scorecard's phrase rules, as ``call_suggestions_make`` builds them (a test
     holds the two together)."""
-    rules = [
-        suggestions.Rule(
-            member=f"cat{category.slot}",
-            value=1,
-            phrases=category.phrases,
-            side=category.side,
-            within_seconds=category.within_seconds,
-        )
-        for category in scorecard.categories.all()
-        if category.name and category.phrases.strip()
-    ]
-    rules += [
-        suggestions.Rule(
-            member=choice.kind,
-            value=choice.name,
-            phrases=choice.phrases,
-            side=choice.side,
-            within_seconds=choice.within_seconds,
-        )
-        for kind in (ChoiceKind.CALL_END, ChoiceKind.ALERT)
-        for choice in scorecard.choices.all()
-        if choice.kind == kind and choice.phrases.strip()
-    ]
-    return rules
+    return suggestions.rules_of(scorecard.categories.all(), scorecard.choices.all())
 
 
 @dataclass

@@ -269,29 +269,7 @@ def call_suggestions_make(*, call_id: int) -> CallSuggestions | None:
         CallSuggestions.objects.filter(call_id=call_id).delete()
         return None
     scorecard = scorecard_create_default(account=call.account)
-    rules = [
-        suggestions.Rule(
-            member=f"cat{category.slot}",
-            value=1,
-            phrases=category.phrases,
-            side=category.side,
-            within_seconds=category.within_seconds,
-        )
-        for category in scorecard.categories.all()
-        if category.name and category.phrases.strip()
-    ]
-    rules += [
-        suggestions.Rule(
-            member=choice.kind,
-            value=choice.name,
-            phrases=choice.phrases,
-            side=choice.side,
-            within_seconds=choice.within_seconds,
-        )
-        for kind in (ChoiceKind.CALL_END, ChoiceKind.ALERT)
-        for choice in scorecard.choices.all()
-        if choice.kind == kind and choice.phrases.strip()
-    ]
+    rules = suggestions.rules_of(scorecard.categories.all(), scorecard.choices.all())
     context = Context.of(reading_context(call))
     members = suggestions.suggest(
         turns=call.transcript_turns,

@@ -49,6 +49,37 @@ class Rule:
     within_seconds: int | None
 
 
+def rules_of(categories: Iterable[Any], choices: Iterable[Any]) -> list[Rule]:
+    """A scorecard's phrase rules: its named categories' and its call-end and alert
+    choices' with phrases (``ScorecardCategory`` and ``ScorecardChoice`` rows, saved or
+    the unsaved defaults)."""
+    rules = [
+        Rule(
+            member=f"cat{category.slot}",
+            value=1,
+            phrases=category.phrases,
+            side=category.side,
+            within_seconds=category.within_seconds,
+        )
+        for category in categories
+        if category.name and category.phrases.strip()
+    ]
+    choices = list(choices)
+    rules += [
+        Rule(
+            member=choice.kind,
+            value=choice.name,
+            phrases=choice.phrases,
+            side=choice.side,
+            within_seconds=choice.within_seconds,
+        )
+        for kind in ("call_end", "alert")
+        for choice in choices
+        if choice.kind == kind and choice.phrases.strip()
+    ]
+    return rules
+
+
 def ordered_turns(turns: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """The turns as the transcript lists them: by start, blank ones left out."""
     return [
