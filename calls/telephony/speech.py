@@ -95,6 +95,7 @@ class _Espeak:
         if self.rate <= 0:
             raise SpeechUnavailable("espeak-ng did not initialise")
         self.lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        self.lib.espeak_SetVoiceByName.restype = ctypes.c_int
         self.lib.espeak_SetParameter.argtypes = [
             ctypes.c_int,
             ctypes.c_int,
@@ -122,7 +123,9 @@ class _Espeak:
     def say(self, text: str, *, voice: str, words_per_minute: int) -> np.ndarray:
         """The text spoken, as float samples at ``RATE``."""
         self._chunks = []
-        self.lib.espeak_SetVoiceByName(voice.encode())
+        if self.lib.espeak_SetVoiceByName(voice.encode()) != 0:
+            # Otherwise the previous voice would speak, unnoticed.
+            raise SpeechUnavailable(f"espeak-ng has no voice {voice!r}")
         self.lib.espeak_SetParameter(_RATE_PARAMETER, words_per_minute, 0)
         encoded = text.encode() + b"\0"
         status = self.lib.espeak_Synth(
@@ -155,6 +158,14 @@ def speak(turns: tuple[Turn, ...], *, words_per_minute: int) -> list[np.ndarray]
             )
             for turn in turns
         ]
+
+
+def say(text: str, *, voice: str, words_per_minute: int) -> np.ndarray:
+    """``text`` spoken by an espeak-ng voice (``"en-gb-scotland"``, ``"en-us+f2"``), as
+    float samples at ``RATE``: for audio other than the simulator's (the evaluation set)."""
+    yield_cpu_to_calls()
+    with _lock:
+        return _espeak().say(text, voice=voice, words_per_minute=words_per_minute)
 
 
 def seconds_to_say(script: Script) -> float:
