@@ -15,9 +15,7 @@ later, a ``PermanentError`` is not.
 
 from __future__ import annotations
 
-import io
 import threading
-import wave
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -25,7 +23,7 @@ import numpy as np
 import requests
 from django.conf import settings
 
-from calls.audio import resample, wav_bytes
+from calls.audio import WavError, resample_band_limited, wav_bytes, wav_samples
 from core.priority import yield_cpu_to_calls
 from providers import UnknownProvider, speech_to_text
 from providers.speech import PermanentError, Segment, SpeechToText, TransientError
@@ -51,30 +49,31 @@ class Channels:
 
 
 def read_wav(data: bytes) -> Channels:
-    """The channels of a 16-bit PCM WAV, resampled to 16 kHz. Channel 0 is the agent's and
-    channel 1 the lead's; a mono recording cannot tell them apart, so the whole of it is
-    read as the lead's side (what an integrator listens for)."""
+    """The channels of a WAV (16-bit PCM or G.711 µ-law, mono or two channels, any rate:
+    a carrier's 8 kHz or the simulator's), resampled to 16 kHz. Channel 0 is the agent's
+    and channel 1 the lead's; a mono recording cannot tell them apart, so the whole of it
+    is read as the lead's side (what an integrator listens for)."""
     try:
-        with wave.open(io.BytesIO(data), "rb") as wav:
-            channels, width, rate = (
-                wav.getnchannels(),
-                wav.getsampwidth(),
-                wav.getframerate(),
-            )
-            frames = wav.readframes(wav.getnframes())
-    except (wave.Error, EOFError) as error:
+        samples, rate = wav_samples(data)
+    except WavError as error:
         raise PermanentError(f"unreadable audio: {error}") from error
-    if width != 2 or channels not in (1, 2) or rate <= 0:
-        raise PermanentError(
-            f"unsupported audio: {channels} channels, {8 * width}-bit, {rate} Hz"
-        )
-    samples = np.frombuffer(frames, dtype="<i2").astype(np.float32) / 32768.0
-    samples = samples[: len(samples) - len(samples) % channels].reshape(-1, channels)
+    channels = samples.shape[1]
+    if channels not in (1, 2):
+        raise PermanentError(f"unsupported audio: {channels} channels, {rate} Hz")
     seconds = len(samples) / rate
-    split = [resample(samples[:, index], rate, RATE) for index in range(channels)]
+    split = [upsample(samples[:, index], rate) for index in range(channels)]
     if channels == 1:
         return Channels(agent=None, lead=split[0], seconds=seconds)
     return Channels(agent=split[0], lead=split[1], seconds=seconds)
+
+
+def upsample(samples: np.ndarray, rate: int) -> np.ndarray:
+    """One channel at ``rate`` as Whisper reads it (16 kHz)."""
+    # Band-limited, not linear: linear interpolation mirrors the 8 kHz line's band into
+    # 4-8 kHz. On the evaluation set's 8 kHz audio (bench/eval, tiny.en, greedy decoding)
+    # merged WER 61.6 % band-limited against 64.1 % linear, and no repetition loops
+    # against two.
+    return resample_band_limited(samples, rate, RATE)
 
 
 def no_speech_reason(channels: Channels) -> str:

@@ -1,6 +1,7 @@
 """Speech for the simulator's recordings: a conversation script spoken offline by
 espeak-ng, the agent on the left channel and the lead on the right, laid out on the call's
-duration.
+duration, and recorded as a carrier records a call (``recorded_wav``: 8 kHz telephone audio
+unless ``SIMULATOR_RECORDING_RATE`` asks for 16 kHz).
 
 espeak-ng comes from the registry (``espeakng-loader`` ships the library and its voice
 data), so nothing is installed from the system and nothing reaches the network. It is
@@ -18,12 +19,15 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
-from calls.audio import resample, wav_bytes
+from calls.audio import TELEPHONE_RATE, resample, telephone, wav_bytes
 from calls.telephony.conversation import Script, Turn
 from core.priority import yield_cpu_to_calls
 
-RATE = 16_000  # samples a second in the recording: what speech-to-text models expect
+RATE = (
+    16_000  # samples a second of the speech as made (the recording's: ``recorded_wav``)
+)
 WORDS_PER_MINUTE = 150  # clearest to speech-to-text (tried 150 and 175)
 FASTEST = 260  # words a minute: faster than this is no longer understood
 GAP = 0.6  # seconds between turns
@@ -206,4 +210,14 @@ def conversation_audio(script: Script, *, seconds: float) -> Recording:
         channels[start : start + len(sound), CHANNEL.get(turn.speaker, 0)] = sound
         spoken.append(Spoken(turn.speaker, turn.text, at, at + len(sound) / RATE))
         at += len(sound) / RATE + pause
-    return Recording(wav_bytes(channels, RATE), total / RATE, tuple(spoken))
+    return Recording(recorded_wav(channels), total / RATE, tuple(spoken))
+
+
+def recorded_wav(channels: np.ndarray) -> bytes:
+    """The two channels (float at ``RATE``) as the recording keeps them: by default what a
+    carrier records (``SIMULATOR_RECORDING_RATE`` 8000: 8 kHz, 300-3400 Hz, through µ-law,
+    stored as 16-bit PCM like Twilio's WAV), so transcription meets telephone audio; with
+    16000, the speech as synthesised."""
+    if settings.SIMULATOR_RECORDING_RATE == TELEPHONE_RATE:
+        return wav_bytes(telephone(channels, RATE), TELEPHONE_RATE)
+    return wav_bytes(channels, RATE)

