@@ -3,8 +3,11 @@ picks one through ``providers.speech_to_text``): each reads one channel (float32
 at 16 kHz) and answers its segments, seconds from the start of the recording.
 
 - ``faster_whisper``: Whisper run in this process (CTranslate2). The model is loaded once
-  per process and kept; decoding is deterministic (greedy, temperature 0) so the same audio
-  gives the same text on the same machine.
+  per process and kept. Decoding is greedy; a segment that loops or is unlikely is decoded
+  again by sampling at rising temperatures (Whisper's fallback), so that segment's text
+  may differ from one run to the next. The call's context (names, vehicles) is given as
+  hot words; a segment that loops, or whose audio is silent (a prompt's words echoed,
+  words imagined over a pause), is dropped.
 - ``remote``: an OpenAI-compatible ``/v1/audio/transcriptions`` endpoint (one request per
   channel, a mono WAV).
 - ``none``: no transcription (the row is skipped).
@@ -26,7 +29,13 @@ from django.conf import settings
 from calls.audio import WavError, resample_band_limited, wav_bytes, wav_samples
 from core.priority import yield_cpu_to_calls
 from providers import UnknownProvider, speech_to_text
-from providers.speech import PermanentError, Segment, SpeechToText, TransientError
+from providers.speech import (
+    Context,
+    PermanentError,
+    Segment,
+    SpeechToText,
+    TransientError,
+)
 
 RATE = 16_000  # what Whisper models read
 # No word fits in less than this: a shorter recording holds no conversation.
@@ -144,6 +153,16 @@ def default_model() -> str:
 class FasterWhisperEngine:
     name = "faster_whisper"
     BEAM_SIZE = 1
+    # Greedy first; a segment whose text compresses too well (a loop: gzip ratio over
+    # 2.4) or whose words are unlikely (mean log-probability under -1) is decoded again,
+    # sampling at each higher temperature in turn (issue 38: 8 kHz WER 73.6 % to 52.0 %).
+    TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
+    COMPRESSION_RATIO_THRESHOLD = 2.4
+    LOG_PROB_THRESHOLD = -1.0
+    NO_SPEECH_THRESHOLD = 0.6
+    # Skips silences longer than this (seconds) around a segment Whisper may have
+    # imagined (needs word timestamps).
+    HALLUCINATION_SILENCE_THRESHOLD = 2.0
 
     def __init__(
         self,
@@ -152,9 +171,13 @@ class FasterWhisperEngine:
         device: str = "cpu",
         compute_type: str = "int8",
         download: bool = False,
+        hints: str = "hotwords",
     ) -> None:
         self.model = model or default_model()
         self.device, self.compute_type, self.download = device, compute_type, download
+        if hints not in HINTS:
+            raise PermanentError(f"hints must be one of {HINTS}, not {hints!r}")
+        self.hints = hints
 
     @classmethod
     def from_settings(cls) -> Self:
@@ -163,9 +186,33 @@ class FasterWhisperEngine:
             device=settings.TRANSCRIPTION_DEVICE,
             compute_type=settings.TRANSCRIPTION_COMPUTE_TYPE,
             download=settings.TRANSCRIPTION_DOWNLOAD,
+            hints=settings.TRANSCRIPTION_HINTS,
         )
 
-    def transcribe(self, channel_audio: np.ndarray) -> list[Segment]:
+    def options(self, context: Context | None) -> dict[str, Any]:
+        """faster-whisper's arguments for one channel of this call."""
+        options: dict[str, Any] = {
+            "language": "en",
+            "vad_filter": True,
+            "beam_size": self.BEAM_SIZE,
+            "temperature": self.TEMPERATURES,
+            "compression_ratio_threshold": self.COMPRESSION_RATIO_THRESHOLD,
+            "log_prob_threshold": self.LOG_PROB_THRESHOLD,
+            "no_speech_threshold": self.NO_SPEECH_THRESHOLD,
+            "condition_on_previous_text": False,
+            "word_timestamps": True,
+            "hallucination_silence_threshold": self.HALLUCINATION_SILENCE_THRESHOLD,
+        }
+        hints = context.hints() if context is not None else ""
+        if hints and self.hints == "prompt":
+            options["initial_prompt"] = hints
+        elif hints and self.hints == "hotwords":
+            options["hotwords"] = hints
+        return options
+
+    def transcribe(
+        self, channel_audio: np.ndarray, *, context: Context | None = None
+    ) -> list[Segment]:
         if not len(channel_audio):
             return []
         model = whisper_model(
@@ -174,22 +221,45 @@ class FasterWhisperEngine:
             compute_type=self.compute_type,
             download=self.download,
         )
+        hints = context.hints() if context is not None else ""
         try:
-            segments, _ = model.transcribe(
-                channel_audio,
-                language="en",
-                vad_filter=True,
-                beam_size=self.BEAM_SIZE,
-                temperature=0.0,
-                condition_on_previous_text=False,
-                word_timestamps=True,
-            )
+            segments, _ = model.transcribe(channel_audio, **self.options(context))
             return [
-                piece for segment in segments for piece in _split_at_pauses(segment)
+                piece
+                for segment in segments
+                if self.kept(segment, channel_audio, hints)
+                for piece in _split_at_pauses(segment)
             ]
         except (MemoryError, RuntimeError) as error:
             # CTranslate2 reports a device out of memory or busy as a RuntimeError.
             raise TransientError(f"{type(error).__name__}: {error}") from error
+
+    def kept(self, segment: Any, channel_audio: np.ndarray, hints: str) -> bool:
+        """Whether a decoded segment is speech heard, not Whisper's own: not a loop of
+        the same words, not words over silence (a prompt's words included)."""
+        if _looping(segment.text):
+            return False
+        span = channel_audio[int(segment.start * RATE) : int(segment.end * RATE)]
+        return bool(len(span)) and _loudest_dbfs(span) >= SILENCE_DBFS
+
+
+# A segment that says the same word or words (up to LOOP_LONGEST) this many times in a row
+# is a decoding loop ("path path path ..."), not speech: people repeat "no" three times.
+LOOP_REPEATS = 5
+LOOP_LONGEST = 4
+HINTS = ("hotwords", "prompt", "none")
+
+
+def _looping(text: str) -> bool:
+    """Whether ``text`` repeats one word or n-gram ``LOOP_REPEATS`` times in a row."""
+    said = [w.strip(".,!?;:\"'").lower() for w in text.split()]
+    for size in range(1, LOOP_LONGEST + 1):
+        run = 0  # words so far that repeat the word ``size`` before them
+        for at in range(size, len(said)):
+            run = run + 1 if said[at] == said[at - size] else 0
+            if run + size >= LOOP_REPEATS * size:
+                return True
+    return False
 
 
 def _split_at_pauses(segment: Any) -> list[Segment]:
@@ -234,21 +304,27 @@ class RemoteEngine:
             model=settings.TRANSCRIPTION_REMOTE_MODEL,
         )
 
-    def transcribe(self, channel_audio: np.ndarray) -> list[Segment]:
+    def transcribe(
+        self, channel_audio: np.ndarray, *, context: Context | None = None
+    ) -> list[Segment]:
         if not len(channel_audio):
             return []
+        fields = {
+            "model": self.model,
+            "response_format": "verbose_json",
+            "timestamp_granularities[]": "segment",
+            "language": "en",
+            "temperature": "0",
+        }
+        hints = context.hints() if context is not None else ""
+        if hints:
+            fields["prompt"] = hints  # OpenAI's field for words to expect
         try:
             response = requests.post(
                 self.url,
                 headers={"Authorization": f"Bearer {self.key}"} if self.key else {},
                 files={"file": ("channel.wav", mono_wav(channel_audio), "audio/wav")},
-                data={
-                    "model": self.model,
-                    "response_format": "verbose_json",
-                    "timestamp_granularities[]": "segment",
-                    "language": "en",
-                    "temperature": "0",
-                },
+                data=fields,
                 timeout=REMOTE_TIMEOUT,
             )
         except requests.RequestException as error:

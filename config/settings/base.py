@@ -486,6 +486,9 @@ TRANSCRIPTION_DEVICE = env("TRANSCRIPTION_DEVICE", default="cpu")
 TRANSCRIPTION_COMPUTE_TYPE = env("TRANSCRIPTION_COMPUTE_TYPE", default="int8")
 # A model named (not a path) may be downloaded from the Hugging Face hub only if this is on.
 TRANSCRIPTION_DOWNLOAD = env.bool("TRANSCRIPTION_DOWNLOAD", default=False)
+# How faster_whisper is told the call's names and vehicles: "hotwords" (best on 8 kHz
+# telephone audio), "prompt" (Whisper's initial prompt: best on 16 kHz) or "none".
+TRANSCRIPTION_HINTS = env("TRANSCRIPTION_HINTS", default="hotwords")
 TRANSCRIPTION_REMOTE_URL = env("TRANSCRIPTION_REMOTE_URL", default="")
 TRANSCRIPTION_REMOTE_KEY = env("TRANSCRIPTION_REMOTE_KEY", default="")
 TRANSCRIPTION_REMOTE_MODEL = env("TRANSCRIPTION_REMOTE_MODEL", default="whisper-1")
