@@ -42,7 +42,9 @@ def resample_band_limited(samples: np.ndarray, source: int, target: int) -> np.n
     """``samples`` (one channel) at ``source`` Hz as float32 at ``target`` Hz through
     libswresample (PyAV, a faster-whisper dependency): a windowed-sinc filter, streamed,
     so an hour-long channel is not held in memory twice over. Linear interpolation
-    mirrors an 8 kHz line's band into 4-8 kHz when it upsamples; this does not."""
+    mirrors an 8 kHz line's band into 4-8 kHz when it upsamples; this does not. Not what
+    transcription uses (``insights.engines.upsample`` says why): kept for bench/eval's
+    comparison."""
     if source == target or not len(samples):
         return np.ascontiguousarray(samples, dtype=np.float32)
     import av

@@ -5,7 +5,7 @@ vehicle models and names heard, words of the call's context heard where they wer
 said (a prompt leaking), and the real-time factor per channel.
 
     nice -n 10 .venv/bin/python -m bench.eval.measure --form 8k [--hints hotwords]
-        [--resample linear|band] [--decoding before|after] [--model PATH] [--only N]
+        [--resample engine|linear|band] [--decoding before|after] [--model PATH] [--only N]
 
 Needs the audio first (``python -m bench.eval.speak``). WER: words lower-cased,
 punctuation dropped, hyphens joined (CR-V = crv), digits spelled out on both sides.
@@ -187,6 +187,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         engines.upsample = lambda samples, rate: audio.resample(
             samples, rate, engines.RATE
         )
+    elif args.resample == "band":
+        engines.upsample = lambda samples, rate: audio.resample_band_limited(
+            samples, rate, engines.RATE
+        )
     engine: Any = (
         LegacyEngine(model=args.model)
         if args.decoding == "before"
@@ -267,7 +271,9 @@ def main() -> None:
     parser.add_argument(
         "--hints", choices=("none", "prompt", "hotwords"), default="none"
     )
-    parser.add_argument("--resample", choices=("band", "linear"), default="band")
+    parser.add_argument(
+        "--resample", choices=("engine", "band", "linear"), default="engine"
+    )
     parser.add_argument("--decoding", choices=("before", "after"), default="after")
     parser.add_argument("--model", default="")
     parser.add_argument("--only", type=int, default=0)

@@ -39,8 +39,9 @@ def test_read_wav_reads_pcm_and_mulaw_at_8_and_16_khz_mono_and_stereo(
         assert read.agent is not None
         assert strongest_hz(read.agent) == pytest.approx(440, abs=1)
         assert strongest_hz(read.lead) == pytest.approx(1000, abs=1)
+        # Its level kept (linear interpolation softens 1 kHz at 8 kHz by about 5 %).
         assert np.sqrt(np.mean(read.lead**2)) == pytest.approx(
-            0.3 / np.sqrt(2), rel=0.05
+            0.3 / np.sqrt(2), rel=0.1
         )
 
 
