@@ -23,6 +23,7 @@ import shutil
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Self
 
 import numpy as np
@@ -279,16 +280,18 @@ class FasterWhisperEngine:
                 piece
                 for segment in segments
                 if self.kept(segment, channel_audio, hints)
-                for piece in _split_at_pauses(segment)
+                for piece in _split_at_pauses(_without_loops(segment))
             ]
         except (MemoryError, RuntimeError) as error:
             # CTranslate2 reports a device out of memory or busy as a RuntimeError.
             raise TransientError(f"{type(error).__name__}: {error}") from error
 
     def kept(self, segment: Any, channel_audio: np.ndarray, hints: str) -> bool:
-        """Whether a decoded segment is speech heard, not Whisper's own: not a loop of
-        the same words, not words over silence (a prompt's words included)."""
-        if _looping(segment.text):
+        """Whether a decoded segment is speech heard, not Whisper's own: not mostly a
+        loop of the same words (a loop within speech is cut out: ``_without_loops``), not
+        words over silence (a prompt's words included)."""
+        said = [_token(word) for word in segment.text.split()]
+        if 2 * len(_loop_positions(said)) > len(said):
             return False
         span = channel_audio[int(segment.start * RATE) : int(segment.end * RATE)]
         return bool(len(span)) and _loudest_dbfs(span) >= SILENCE_DBFS
@@ -301,16 +304,46 @@ LOOP_LONGEST = 4
 HINTS = ("hotwords", "prompt", "none")
 
 
-def _looping(text: str) -> bool:
-    """Whether ``text`` repeats one word or n-gram ``LOOP_REPEATS`` times in a row."""
-    said = [w.strip(".,!?;:\"'").lower() for w in text.split()]
+def _token(word: str) -> str:
+    return word.strip(".,!?;:\"' ").lower()
+
+
+def _loop_positions(said: list[str]) -> set[int]:
+    """The positions of words that say a word or n-gram again once it has been said
+    ``LOOP_REPEATS`` times or more in a row: all its sayings but the first."""
+    looped: set[int] = set()
     for size in range(1, LOOP_LONGEST + 1):
         run = 0  # words so far that repeat the word ``size`` before them
-        for at in range(size, len(said)):
-            run = run + 1 if said[at] == said[at - size] else 0
+        for at in range(size, len(said) + 1):
+            if at < len(said) and said[at] == said[at - size]:
+                run += 1
+                continue
             if run + size >= LOOP_REPEATS * size:
-                return True
-    return False
+                looped.update(range(at - run, at))
+            run = 0
+    return looped
+
+
+def _looping(text: str) -> bool:
+    """Whether ``text`` repeats one word or n-gram ``LOOP_REPEATS`` times in a row."""
+    return bool(_loop_positions([_token(word) for word in text.split()]))
+
+
+def _without_loops(segment: Any) -> Any:
+    """The segment with its loops cut out (each looped word or n-gram said once), its
+    words too: a long segment may hold a loop among real speech."""
+    words = [w for w in segment.words or [] if w.word.strip()]
+    tokens = [w.word for w in words] if words else segment.text.split()
+    looped = _loop_positions([_token(token) for token in tokens])
+    if not looped:
+        return segment
+    kept = [token for at, token in enumerate(tokens) if at not in looped]
+    return SimpleNamespace(
+        start=segment.start,
+        end=segment.end,
+        text="".join(kept) if words else " ".join(kept),
+        words=[w for at, w in enumerate(words) if at not in looped] or None,
+    )
 
 
 def _split_at_pauses(segment: Any) -> list[Segment]:

@@ -196,6 +196,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if args.decoding == "before"
         else engines.FasterWhisperEngine(model=args.model, hints=args.hints)
     )
+    if args.no_silence_guard:  # keep segments over silence: what the guard removes
+        engine.kept = lambda segment, audio, hints: not engines._looping(segment.text)
     conversations = load()[: args.only or None]
     tally = Tally()
     engine_seconds = channel_seconds = 0.0
@@ -232,6 +234,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "hints": args.hints,
         "resample": args.resample,
         "short": args.short,
+        "silence_guard": not args.no_silence_guard,
         **tally.figures(),
         "rtf_per_channel": round(engine_seconds / max(channel_seconds, 1e-9), 3),
     }
@@ -277,6 +280,7 @@ def main() -> None:
     parser.add_argument("--decoding", choices=("before", "after"), default="after")
     parser.add_argument("--model", default="")
     parser.add_argument("--only", type=int, default=0)
+    parser.add_argument("--no-silence-guard", action="store_true")
     parser.add_argument("--short", action="store_true", help="first names, no years")
     parser.add_argument("--verbose", action="store_true")
     run(parser.parse_args())

@@ -61,6 +61,21 @@ def test_a_segment_looping_on_the_same_words_is_dropped(model):
     assert [s.text for s in said] == ["Tell me about the path.", "No, no, no."]
 
 
+def test_a_loop_inside_speech_is_cut_out_and_the_speech_kept(model):
+    model.segments = [
+        segment(
+            0.0,
+            4.9,
+            "I could do Saturday, I see, I see, I see, I see, I see, I see, "
+            "after lunch if that works for you and your manager.",
+        )
+    ]
+    said = engines.FasterWhisperEngine(model="tiny").transcribe(speech_then_silence())
+    assert [s.text for s in said] == [
+        "I could do Saturday, I see, after lunch if that works for you and your manager."
+    ]
+
+
 def test_the_engine_falls_back_on_temperature_and_skips_hallucinated_silences(model):
     engines.FasterWhisperEngine(model="tiny").transcribe(speech_then_silence())
     (options,) = model.calls
