@@ -6,8 +6,9 @@ at 16 kHz) and answers its segments, seconds from the start of the recording.
   per process and kept. Decoding is greedy; a segment that loops or is unlikely is decoded
   again by sampling at rising temperatures (Whisper's fallback), so that segment's text
   may differ from one run to the next. The call's context (names, vehicles) is given as
-  hot words; a segment that loops, or whose audio is silent (a prompt's words echoed,
-  words imagined over a pause), is dropped.
+  hot words; a decoding loop is cut out of its segment, and a segment that is mostly
+  loop, or whose audio is silent (a prompt's words echoed, words imagined over a
+  pause), is dropped.
 - ``remote``: an OpenAI-compatible ``/v1/audio/transcriptions`` endpoint (one request per
   channel, a mono WAV).
 - ``none``: no transcription (the row is skipped).
