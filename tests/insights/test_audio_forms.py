@@ -1,6 +1,8 @@
 """Issue 38: the readers take a recording in every form a carrier keeps it: 16-bit PCM or
 G.711 µ-law (WAVE format 7), mono or two channels, 8 or 16 kHz."""
 
+import io
+
 import numpy as np
 import pytest
 
@@ -60,3 +62,18 @@ def test_read_wav_refuses_what_is_not_a_wav_it_reads():
     eight_bit_pcm = eight_bit_pcm[:34] + b"\x08\x00" + eight_bit_pcm[36:]
     with pytest.raises(engines.PermanentError, match="unreadable audio"):
         engines.read_wav(eight_bit_pcm)
+
+
+@pytest.mark.parametrize("write", [audio.wav_bytes, audio.mulaw_wav_bytes])
+def test_the_media_worker_describes_pcm_and_mulaw_wavs(write):
+    from calls import media
+
+    described = media._described(io.BytesIO(write(tones(8000, 2), 8000)))
+    assert (described.channels, described.sample_rate, described.seconds) == (
+        2,
+        8000,
+        2.0,
+    )
+    assert described.file.read(4) == b"RIFF"  # ready to be stored from its start
+    with pytest.raises(media._Refused, match="not a WAV file"):
+        media._described(io.BytesIO(b"ID3\x04 an mp3"))
