@@ -18,7 +18,6 @@ import io
 import logging
 import math
 import tempfile
-import wave
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import partial
@@ -32,6 +31,7 @@ from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from calls import signals
+from calls.audio import WavError, wav_format
 from calls.models import (
     AttemptOutcome,
     Call,
@@ -353,17 +353,17 @@ def _fetched(recording: Recording) -> _Audio:
 
 
 def _described(file: IO[bytes]) -> _Audio:
-    """The audio in ``file`` as its WAV header describes it, ready to be read from the start."""
-    file.seek(0)
+    """The audio in ``file`` as its WAV header describes it (16-bit PCM or µ-law), ready
+    to be read from the start."""
     try:
-        with wave.open(file, "rb") as wav:
-            channels, rate = wav.getnchannels(), wav.getframerate()
-            seconds = wav.getnframes() / rate
-    except (wave.Error, EOFError) as error:
+        form = wav_format(file)
+    except WavError as error:
         file.close()
         raise _Refused(f"not a WAV file: {error}") from error
     file.seek(0)
-    return _Audio(file=file, seconds=seconds, channels=channels, sample_rate=rate)
+    return _Audio(
+        file=file, seconds=form.seconds, channels=form.channels, sample_rate=form.rate
+    )
 
 
 # --- keeping it ---------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from calls import transcripts
 from calls.media import media_time_limits
 from calls.models import Call, Recording, RecordingStatus
 from calls.services import call_transcription_save
+from calls.transcripts import reading_context
 from core import handover
 from core.handover import lost_before
 from core.logging import log_event
@@ -38,12 +39,15 @@ from insights.engines import (
     engine_for_settings,
     no_speech_reason,
     read_wav,
+    speech_context,
     turns_from,
 )
 from insights.models import Transcription, TranscriptionStatus
 from insights.redaction import redact_segments
 from insights.summaries import no_conversation_summary, summary_write
+from providers.speech import Context
 from providers.summaries import Summary
+from understanding import Context as ReadingContext
 
 log = logging.getLogger(__name__)
 
@@ -198,9 +202,10 @@ def _hear(job: Transcription) -> tuple[list[Segment], list[Segment], str] | None
     lead: list[Segment] = []
     started = time.monotonic()
     if not silence:
+        context = _context(job.call_id)
         if channels.agent is not None:
-            agent = engine.transcribe(channels.agent)
-        lead = engine.transcribe(channels.lead)
+            agent = engine.transcribe(channels.agent, context=context)
+        lead = engine.transcribe(channels.lead, context=context)
         if not lead:
             silence = "no words were heard on the lead's side"
     job.took_seconds = round(time.monotonic() - started, 3)
@@ -270,6 +275,12 @@ def _settle(
         job.claimed_at = job.claimed_until = None
         job.save(update_fields=["claimed_at", "claimed_until"])
         return outcome()
+
+
+def _context(call_id: int) -> Context:
+    """What the engine may expect to hear on the call (``engines.speech_context``)."""
+    call = Call.objects.select_related("agent", "account").get(pk=call_id)
+    return speech_context(ReadingContext.of(reading_context(call)))
 
 
 def _audio(call_id: int) -> bytes:

@@ -1,5 +1,7 @@
 """The speech-to-text interface: an engine reads one channel (float32 samples at 16 kHz)
-and answers its segments, seconds from the start of the recording.
+and answers its segments, seconds from the start of the recording. It may be told the
+call's ``Context`` (who talks, the dealer, the vehicles): names a small model would not
+guess from the sound alone.
 
 Errors are of two kinds: a ``TransientError`` is worth trying again later (a server down
 or overloaded), a ``PermanentError`` is not (audio that cannot be read, a model missing).
@@ -31,6 +33,19 @@ class Segment:
     text: str
 
 
+@dataclass(frozen=True)
+class Context:
+    """What is known of a call before it is heard: the names said on it (agent, lead,
+    dealer) and the vehicles of the lead's form ("2025 Honda CR-V")."""
+
+    names: tuple[str, ...] = ()
+    vehicles: tuple[str, ...] = ()
+
+    def hints(self) -> str:
+        """The context as one line of words for an engine to expect ("" when empty)."""
+        return ", ".join(part for part in (*self.names, *self.vehicles) if part.strip())
+
+
 class SpeechToText(Protocol):
     name: str
     model: str
@@ -40,4 +55,6 @@ class SpeechToText(Protocol):
         """The engine as the ``TRANSCRIPTION_*`` settings configure it."""
         ...
 
-    def transcribe(self, channel_audio: np.ndarray) -> list[Segment]: ...
+    def transcribe(
+        self, channel_audio: np.ndarray, *, context: Context | None = None
+    ) -> list[Segment]: ...

@@ -52,8 +52,9 @@ DOCUMENTS = {
     "docs/integrators-guide.md": (0, 4),
     "docs/operations.md": (1, 0),  # the production set-up, with placeholders
     "docs/crm-and-alerts.md": (1, 0),  # `make run` with a mail catcher
-    # the GPU worker, transcribing every past call, the engine's check on its host
-    "docs/transcription.md": (3, 0),
+    # the GPU worker, transcribing every past call, the engine's check on its host,
+    # and the evaluation set's measure
+    "docs/transcription.md": (4, 0),
 }
 
 # Every curl of a block goes through this function: it keeps each answer's status and body

@@ -1,6 +1,7 @@
 """Speech for the simulator's recordings: a conversation script spoken offline by
 espeak-ng, the agent on the left channel and the lead on the right, laid out on the call's
-duration.
+duration, and recorded as a carrier records a call (``recorded_wav``: 8 kHz telephone audio
+unless ``SIMULATOR_RECORDING_RATE`` asks for 16 kHz).
 
 espeak-ng comes from the registry (``espeakng-loader`` ships the library and its voice
 data), so nothing is installed from the system and nothing reaches the network. It is
@@ -18,12 +19,15 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from django.conf import settings
 
-from calls.audio import resample, wav_bytes
+from calls.audio import TELEPHONE_RATE, resample, telephone, wav_bytes
 from calls.telephony.conversation import Script, Turn
 from core.priority import yield_cpu_to_calls
 
-RATE = 16_000  # samples a second in the recording: what speech-to-text models expect
+RATE = (
+    16_000  # samples a second of the speech as made (the recording's: ``recorded_wav``)
+)
 WORDS_PER_MINUTE = 150  # clearest to speech-to-text (tried 150 and 175)
 FASTEST = 260  # words a minute: faster than this is no longer understood
 GAP = 0.6  # seconds between turns
@@ -95,6 +99,7 @@ class _Espeak:
         if self.rate <= 0:
             raise SpeechUnavailable("espeak-ng did not initialise")
         self.lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
+        self.lib.espeak_SetVoiceByName.restype = ctypes.c_int
         self.lib.espeak_SetParameter.argtypes = [
             ctypes.c_int,
             ctypes.c_int,
@@ -122,7 +127,9 @@ class _Espeak:
     def say(self, text: str, *, voice: str, words_per_minute: int) -> np.ndarray:
         """The text spoken, as float samples at ``RATE``."""
         self._chunks = []
-        self.lib.espeak_SetVoiceByName(voice.encode())
+        if self.lib.espeak_SetVoiceByName(voice.encode()) != 0:
+            # Otherwise the previous voice would speak, unnoticed.
+            raise SpeechUnavailable(f"espeak-ng has no voice {voice!r}")
         self.lib.espeak_SetParameter(_RATE_PARAMETER, words_per_minute, 0)
         encoded = text.encode() + b"\0"
         status = self.lib.espeak_Synth(
@@ -155,6 +162,14 @@ def speak(turns: tuple[Turn, ...], *, words_per_minute: int) -> list[np.ndarray]
             )
             for turn in turns
         ]
+
+
+def say(text: str, *, voice: str, words_per_minute: int) -> np.ndarray:
+    """``text`` spoken by an espeak-ng voice (``"en-gb-scotland"``, ``"en-us+f2"``), as
+    float samples at ``RATE``: for audio other than the simulator's (the evaluation set)."""
+    yield_cpu_to_calls()
+    with _lock:
+        return _espeak().say(text, voice=voice, words_per_minute=words_per_minute)
 
 
 def seconds_to_say(script: Script) -> float:
@@ -195,4 +210,14 @@ def conversation_audio(script: Script, *, seconds: float) -> Recording:
         channels[start : start + len(sound), CHANNEL.get(turn.speaker, 0)] = sound
         spoken.append(Spoken(turn.speaker, turn.text, at, at + len(sound) / RATE))
         at += len(sound) / RATE + pause
-    return Recording(wav_bytes(channels, RATE), total / RATE, tuple(spoken))
+    return Recording(recorded_wav(channels), total / RATE, tuple(spoken))
+
+
+def recorded_wav(channels: np.ndarray) -> bytes:
+    """The two channels (float at ``RATE``) as the recording keeps them: by default what a
+    carrier records (``SIMULATOR_RECORDING_RATE`` 8000: 8 kHz, 300-3400 Hz, through µ-law,
+    stored as 16-bit PCM like Twilio's WAV), so transcription meets telephone audio; with
+    16000, the speech as synthesised."""
+    if settings.SIMULATOR_RECORDING_RATE == TELEPHONE_RATE:
+        return wav_bytes(telephone(channels, RATE), TELEPHONE_RATE)
+    return wav_bytes(channels, RATE)

@@ -58,6 +58,8 @@ SIMULATOR_TIME_SCALE = env.float("SIMULATOR_TIME_SCALE", default=0.01)
 # tests of both (and the processes they start) turn them on.
 SIMULATOR_SPEECH = env.bool("SIMULATOR_SPEECH", default=False)
 TRANSCRIPTION_BACKEND = env("TRANSCRIPTION_BACKEND", default="none")
+# Tests that transcribe use the small English model: fast, and their texts known.
+TRANSCRIPTION_SHIPPED_MODEL = env("TRANSCRIPTION_SHIPPED_MODEL", default="tiny.en")
 # A test process that transcribes keeps its priority: a niced xdist worker (and every
 # process it starts) would crawl beside the other one.
 MEDIA_NICE = env.int("MEDIA_NICE", default=0)

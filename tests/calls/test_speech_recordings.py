@@ -16,6 +16,7 @@ from django.utils import timezone
 from twilio.request_validator import RequestValidator
 
 from calls import media, services, signals
+from calls.audio import MULAW_GRID
 from calls.models import (
     AttemptOutcome,
     Call,
@@ -106,10 +107,8 @@ def rms(samples: np.ndarray) -> float:
     return float(np.sqrt(np.mean(samples.astype(np.float64) ** 2)))
 
 
-def window(pcm: np.ndarray, turn: dict, channel: int) -> np.ndarray:
-    return pcm[
-        int(turn["start"] * speech.RATE) : int(turn["end"] * speech.RATE), channel
-    ]
+def window(pcm: np.ndarray, turn: dict, channel: int, rate: int) -> np.ndarray:
+    return pcm[int(turn["start"] * rate) : int(turn["end"] * rate), channel]
 
 
 # --- the simulator's recordings ------------------------------------------------------------
@@ -126,7 +125,8 @@ def test_an_answered_simulated_call_ends_with_a_stored_recording_its_link_plays(
 
     recording.refresh_from_db()
     assert stored_signals == [answered.pk]
-    assert (recording.channels, recording.sample_rate) == (2, 16000)
+    # What a carrier records: two channels at 8 kHz (SIMULATOR_RECORDING_RATE).
+    assert (recording.channels, recording.sample_rate) == (2, 8000)
     assert recording.seconds == pytest.approx(answered.duration, abs=1)
     assert recording.stored_at is not None
     assert recording.tries == 0
@@ -149,20 +149,20 @@ def test_an_answered_simulated_call_ends_with_a_stored_recording_its_link_plays(
     with wave.open(io.BytesIO(body)) as audio:
         assert (audio.getnchannels(), audio.getframerate(), audio.getsampwidth()) == (
             2,
-            16000,
+            8000,
             2,
         )
-        assert audio.getnframes() / 16000 == pytest.approx(answered.duration, abs=1)
+        assert audio.getnframes() / 8000 == pytest.approx(answered.duration, abs=1)
         pcm = np.frombuffer(audio.readframes(audio.getnframes()), "<i2").reshape(-1, 2)
     agent_turn = next(turn for turn in turns if turn["speaker"] == "agent")
     lead_turn = next(turn for turn in turns if turn["speaker"] == "lead")
-    silence = pcm[: int(0.4 * speech.RATE)]  # the lead-in: nobody speaks yet
+    silence = pcm[: int(0.4 * 8000)]  # the lead-in: nobody speaks yet
     assert rms(silence) < 1
     # The agent speaks on the first channel only, the lead on the second only.
-    assert rms(window(pcm, agent_turn, 0)) > 500
-    assert rms(window(pcm, agent_turn, 1)) < 1
-    assert rms(window(pcm, lead_turn, 1)) > 500
-    assert rms(window(pcm, lead_turn, 0)) < 1
+    assert rms(window(pcm, agent_turn, 0, 8000)) > 500
+    assert rms(window(pcm, agent_turn, 1, 8000)) < 1
+    assert rms(window(pcm, lead_turn, 1, 8000)) > 500
+    assert rms(window(pcm, lead_turn, 0, 8000)) < 1
 
 
 def test_the_recording_the_timeline_and_the_duration_tell_one_story(
@@ -496,8 +496,8 @@ def test_conversation_audio_is_two_channels_fitted_to_the_call_and_leaves_out_wh
     with wave.open(io.BytesIO(whole.wav)) as audio:
         assert (audio.getnchannels(), audio.getframerate(), audio.getnframes()) == (
             2,
-            16000,
-            90 * 16000,
+            8000,
+            90 * 8000,
         )
     assert whole.seconds == 90
     assert [s.speaker for s in whole.spoken] == [turn.speaker for turn in script.turns]
@@ -509,3 +509,46 @@ def test_conversation_audio_is_two_channels_fitted_to_the_call_and_leaves_out_wh
         t.text for t in script.turns[: len(short.spoken)]
     ]
     assert all(s.end <= 6 for s in short.spoken)
+
+
+def test_the_simulators_recording_is_what_a_phone_line_carries(settings):
+    """Two channels at 8 kHz, nothing above the phone band's 3.4 kHz, every sample one
+    that G.711 µ-law can carry: what Twilio's WAV recordings hold."""
+    script = conversation_script(
+        Facts(agent_name="Avery Lopez", dealer="Red Rock Motors", first_name="Jane"),
+        seed=3,
+    )
+    recorded = speech.conversation_audio(script, seconds=30)
+    with wave.open(io.BytesIO(recorded.wav)) as audio:
+        assert (audio.getnchannels(), audio.getframerate(), audio.getsampwidth()) == (
+            2,
+            8000,
+            2,
+        )
+        pcm = np.frombuffer(audio.readframes(audio.getnframes()), "<i2").reshape(-1, 2)
+    assert np.isin(pcm, MULAW_GRID).all()
+    for channel in (0, 1):
+        power = np.abs(np.fft.rfft(pcm[:, channel].astype(np.float64))) ** 2
+        frequencies = np.fft.rfftfreq(len(pcm), 1 / 8000)
+        # µ-law's quantisation noise is white, about 40 dB under the speech; the speech
+        # itself stops at 3.4 kHz.
+        assert power[frequencies > 3500].sum() < 1e-3 * power.sum()
+        assert power[frequencies < 200].sum() < 1e-3 * power.sum()
+    # Speech on both sides, not noise.
+    assert rms(pcm[:, 0]) > 100
+    assert rms(pcm[:, 1]) > 100
+
+
+def test_the_simulator_records_16_khz_speech_when_asked(settings):
+    settings.SIMULATOR_RECORDING_RATE = 16000
+    script = conversation_script(
+        Facts(agent_name="Avery Lopez", dealer="Red Rock Motors", first_name="Jane"),
+        seed=3,
+    )
+    recorded = speech.conversation_audio(script, seconds=30)
+    with wave.open(io.BytesIO(recorded.wav)) as audio:
+        assert (audio.getnchannels(), audio.getframerate()) == (2, 16000)
+        pcm = np.frombuffer(audio.readframes(audio.getnframes()), "<i2").reshape(-1, 2)
+    power = np.abs(np.fft.rfft(pcm[:, 0].astype(np.float64))) ** 2
+    frequencies = np.fft.rfftfreq(len(pcm), 1 / 16000)
+    assert power[frequencies > 4000].sum() > 1e-3 * power.sum()  # the whole band

@@ -18,6 +18,7 @@ from insights import engines
 from insights.models import Transcription, TranscriptionStatus
 from insights.services import transcription_run
 from insights.summaries import builtin_summary, builtin_written, summary_write
+from providers.speech import Context
 from tests.insights.conftest import record
 from tests.scoring.factories import CallFactory
 
@@ -135,6 +136,37 @@ def test_the_remote_engine_posts_each_channel_and_reads_verbose_json(fake, setti
     assert fields["response_format"] == "verbose_json"
     assert fields["timestamp_granularities[]"] == "segment"
     assert engines.read_wav(fields["file"]).seconds == pytest.approx(12)
+
+
+def test_the_remote_engine_sends_the_calls_context_as_the_prompt(fake):
+    engine = engines.RemoteEngine(url=fake.url, key="", model="whisper-1")
+    context = Context(names=("Siobhan Kelly", "Wojciech Nowak"), vehicles=("CR-V",))
+
+    engine.transcribe(np.zeros(16_000, "float32"), context=context)
+    engine.transcribe(np.zeros(16_000, "float32"))
+
+    prompts = []
+    for sent in fake.requests:
+        message = BytesParser(policy=HTTP).parsebytes(
+            f"Content-Type: {sent['headers']['Content-Type']}\r\n\r\n".encode()
+            + sent["body"]
+        )
+        names = [
+            p.get_param("name", header="content-disposition")
+            for p in message.iter_parts()
+        ]
+        prompts.append(
+            next(
+                (
+                    p.get_content()
+                    for p in message.iter_parts()
+                    if p.get_param("name", header="content-disposition") == "prompt"
+                ),
+                None,
+            )
+        )
+        assert "file" in names
+    assert prompts == ["Siobhan Kelly, Wojciech Nowak, CR-V", None]
 
 
 def test_a_remote_server_error_is_transient_and_a_refusal_permanent(fake, settings):

@@ -24,9 +24,9 @@ def engine_runs(monkeypatch) -> list[int]:
     runs: list[int] = []
     transcribe = engines.FasterWhisperEngine.transcribe
 
-    def counted(self, channel_audio):
+    def counted(self, channel_audio, *, context=None):
         runs.append(len(channel_audio))
-        return transcribe(self, channel_audio)
+        return transcribe(self, channel_audio, context=context)
 
     monkeypatch.setattr(engines.FasterWhisperEngine, "transcribe", counted)
     return runs

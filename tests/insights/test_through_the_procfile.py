@@ -45,7 +45,12 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
     dealer = dealer_with(tenant, settings, agents=2, phone="+130355501{:02d}")
     key = issue_scored_data_key(dealer.account)
     env = service_env(
-        SIMULATOR_SPEECH="1", TRANSCRIPTION_BACKEND="faster_whisper", **FAST_CALLS
+        SIMULATOR_SPEECH="1",
+        TRANSCRIPTION_BACKEND="faster_whisper",
+        # The default model: tiny.en misses makes on the simulator's 8 kHz telephone
+        # audio (issue 38), which the assertions below hear.
+        TRANSCRIPTION_SHIPPED_MODEL="base",
+        **FAST_CALLS,
     )
     processes = Procfile(tmp_path, env)
     try:

@@ -13,7 +13,7 @@ from calls.models import Call, Recording
 from calls.signals import recording_stored
 from insights import engines
 from insights.models import Transcription, TranscriptionStatus
-from insights.services import insights_sweep, transcription_run
+from insights.services import _context, insights_sweep, transcription_run
 from insights.tasks import transcription_task
 from tests.accounts.factories import issue_scored_data_key
 from tests.insights.conftest import record
@@ -132,7 +132,11 @@ def _both(call):
     engine = engines.engine_for_settings()
     assert engine is not None
     assert channels.agent is not None  # the fixture's recording is in stereo
-    return engine.transcribe(channels.agent), engine.transcribe(channels.lead)
+    context = _context(call.pk)  # what the service tells the engine
+    return (
+        engine.transcribe(channels.agent, context=context),
+        engine.transcribe(channels.lead, context=context),
+    )
 
 
 def test_a_failing_engine_fails_after_max_tries_and_leaves_the_call_alone(
@@ -142,7 +146,7 @@ def test_a_failing_engine_fails_after_max_tries_and_leaves_the_call_alone(
     Transcription.objects.create(call=call)
     status, ended_at = call.status, call.ended_at
 
-    def broken(self, channel_audio):
+    def broken(self, channel_audio, *, context=None):
         raise engines.TransientError("the GPU is busy")
 
     monkeypatch.setattr(engines.FasterWhisperEngine, "transcribe", broken)
@@ -247,7 +251,7 @@ def test_the_engine_runs_outside_any_transaction_under_a_lease(
     # The test runs in a transaction of its own; the service's would be savepoints in it.
     outer = len(connection.savepoint_ids)
 
-    def listening(self, channel_audio):
+    def listening(self, channel_audio, *, context=None):
         seen.append(len(connection.savepoint_ids) - outer)
         # Delivered again meanwhile: the claim holds.
         assert transcription_run(call_id=call.pk) is None
