@@ -123,7 +123,9 @@ def card_engine(monkeypatch):
         ]
     )
     monkeypatch.setattr(
-        engines.FasterWhisperEngine, "transcribe", lambda self, audio: next(heard)
+        engines.FasterWhisperEngine,
+        "transcribe",
+        lambda self, audio, context=None: next(heard),
     )
 
 
