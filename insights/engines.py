@@ -326,7 +326,7 @@ def _loop_positions(said: list[str]) -> set[int]:
     return looped
 
 
-def _looping(text: str) -> bool:
+def looping(text: str) -> bool:
     """Whether ``text`` repeats one word or n-gram ``LOOP_REPEATS`` times in a row."""
     return bool(_loop_positions([_token(word) for word in text.split()]))
 

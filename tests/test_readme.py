@@ -53,8 +53,8 @@ DOCUMENTS = {
     "docs/operations.md": (1, 0),  # the production set-up, with placeholders
     "docs/crm-and-alerts.md": (1, 0),  # `make run` with a mail catcher
     # the GPU worker, transcribing every past call, the engine's check on its host,
-    # and the evaluation set's measure
-    "docs/transcription.md": (4, 0),
+    # the evaluation set's measure, and understanding a recording or a labelled set
+    "docs/transcription.md": (6, 0),
 }
 
 # Every curl of a block goes through this function: it keeps each answer's status and body

@@ -20,88 +20,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from backoffice.evaluation import compact, word_errors, words
 from bench.eval import django_setup
 from bench.eval.conversations import Conversation, load
 
 AUDIO = Path(__file__).resolve().parent / "audio"
-_ONES = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-]
-_TENS = [
-    "_",
-    "_",
-    "twenty",
-    "thirty",
-    "forty",
-    "fifty",
-    "sixty",
-    "seventy",
-    "eighty",
-    "ninety",
-]
-
-
-def spelled(number: int) -> str:
-    """A whole number in words, no "and": 2013 = "two thousand thirteen"."""
-    if number < 20:
-        return _ONES[number]
-    if number < 100:
-        tens, ones = divmod(number, 10)
-        return _TENS[tens] + (f" {_ONES[ones]}" if ones else "")
-    for size, name in ((10**9, "billion"), (10**6, "million"), (1000, "thousand")):
-        if number >= size:
-            high, rest = divmod(number, size)
-            return f"{spelled(high)} {name}" + (f" {spelled(rest)}" if rest else "")
-    hundreds, rest = divmod(number, 100)
-    return f"{_ONES[hundreds]} hundred" + (f" {spelled(rest)}" if rest else "")
-
-
-def words(text: str) -> list[str]:
-    """What WER compares: lower case, hyphens and apostrophes joined, other punctuation a
-    space, a number of digits alone spelled out (a digit-letter mix, F-150, kept)."""
-    text = text.lower().replace("%", " percent")
-    text = re.sub(r"(?<=[a-z0-9])[-'\u2019](?=[a-z0-9])", "", text)
-    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
-    out: list[str] = []
-    for token in re.findall(r"[a-z0-9]+", text):
-        out.extend(spelled(int(token)).split() if token.isdigit() else [token])
-    return out
-
-
-def word_errors(reference: list[str], hypothesis: list[str]) -> int:
-    """Substitutions, deletions and insertions (Levenshtein distance over words)."""
-    previous = list(range(len(hypothesis) + 1))
-    for i, ref in enumerate(reference, 1):
-        current = [i]
-        for j, hyp in enumerate(hypothesis, 1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref != hyp))
-            )
-        previous = current
-    return previous[-1]
-
-
-def compact(text: str) -> str:
-    return "".join(words(text))
 
 
 def context_of(conversation: Conversation, *, short: bool = False) -> Any:
@@ -197,7 +120,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         else engines.FasterWhisperEngine(model=args.model, hints=args.hints)
     )
     if args.no_silence_guard:  # keep segments over silence: what the guard removes
-        engine.kept = lambda segment, audio, hints: not engines._looping(segment.text)
+        engine.kept = lambda segment, audio, hints: not engines.looping(segment.text)
     conversations = load()[: args.only or None]
     tally = Tally()
     engine_seconds = channel_seconds = 0.0
