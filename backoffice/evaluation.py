@@ -353,7 +353,12 @@ def summary_verdicts(call: Labelled, summary: str) -> Iterable[tuple[str, str]]:
     yield from _appointment_verdicts(call, summary)
     if about := _ABOUT.search(summary):
         named, model = about["vehicle"], call.value("vehicle_discussed")
-        right = bool(model) and compact(model) in compact(named)
+        # True, if incomplete, when it names the model discussed, or only words of the
+        # vehicle discussed (its make: "the Toyota" of a RAV4 the form names).
+        known = set(words(model)) | set(words(call.value("vehicle")))
+        right = bool(model) and (
+            compact(model) in compact(named) or set(words(named)) <= known
+        )
         yield f"the vehicle discussed was the {named}", "right" if right else "false"
     if trade := _TRADE.search(summary):
         said = call.value("trade_in_said")

@@ -13,6 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from backoffice.evaluation import parse, summary_verdicts
 from calls.audio import mulaw_wav_bytes, telephone
 from calls.telephony.speech import RATE, say
 from scoring.models import ScorecardCategory
@@ -265,3 +266,20 @@ def test_insights_eval_scores_a_recording_beside_its_labels(tmp_path, settings):
 def test_insights_eval_refuses_a_directory_without_labelled_calls(tmp_path):
     with pytest.raises(CommandError, match="no labelled calls"):
         call_command("insights_eval", str(tmp_path), "--transcripts-only")
+
+
+@pytest.mark.parametrize(
+    ("summary", "verdict"),
+    [
+        ("Wojciech Nowak spoke with Siobhan Kelly about the Honda CR-V.", "right"),
+        ("Wojciech Nowak spoke with Siobhan Kelly about the Honda.", "right"),
+        ("Wojciech Nowak spoke with Siobhan Kelly about the Honda Pilot.", "false"),
+        ("Wojciech Nowak spoke with Siobhan Kelly about the Dodge Charger.", "false"),
+    ],
+)
+def test_a_summary_naming_only_the_make_discussed_is_incomplete_not_false(
+    summary, verdict
+):
+    call = parse("01-wojciech", LABELLED)
+    (said,) = [v for fact, v in summary_verdicts(call, summary) if "vehicle" in fact]
+    assert said == verdict
