@@ -218,17 +218,31 @@ class FasterWhisperEngine:
     # imagined (needs word timestamps).
     HALLUCINATION_SILENCE_THRESHOLD = 2.0
 
+    # On a GPU: half precision, and the batched pipeline (speech cut by the VAD decoded
+    # in batches); on the CPU neither pays.
+    GPU_COMPUTE_TYPE = "float16"
+    CPU_COMPUTE_TYPE = "int8"
+    GPU_BATCH_SIZE = 16
+
     def __init__(
         self,
         *,
         model: str = "",
         device: str = "cpu",
-        compute_type: str = "int8",
+        compute_type: str = "",
         download: bool = False,
         hints: str = "hotwords",
+        batch_size: int | None = None,
     ) -> None:
         self.model = model or default_model()
-        self.device, self.compute_type, self.download = device, compute_type, download
+        gpu = device == "cuda"
+        self.device, self.download = device, download
+        self.compute_type = compute_type or (
+            self.GPU_COMPUTE_TYPE if gpu else self.CPU_COMPUTE_TYPE
+        )
+        self.batch_size = (
+            (self.GPU_BATCH_SIZE if gpu else 0) if batch_size is None else batch_size
+        )
         if hints not in HINTS:
             raise PermanentError(f"hints must be one of {HINTS}, not {hints!r}")
         self.hints = hints
@@ -241,6 +255,11 @@ class FasterWhisperEngine:
             compute_type=settings.TRANSCRIPTION_COMPUTE_TYPE,
             download=settings.TRANSCRIPTION_DOWNLOAD,
             hints=settings.TRANSCRIPTION_HINTS,
+            batch_size=(
+                int(settings.TRANSCRIPTION_BATCH_SIZE)
+                if str(settings.TRANSCRIPTION_BATCH_SIZE).strip()
+                else None
+            ),
         )
 
     def options(self, context: Context | None) -> dict[str, Any]:
@@ -276,8 +295,14 @@ class FasterWhisperEngine:
             download=self.download,
         )
         hints = context.hints() if context is not None else ""
+        options = self.options(context)
+        if self.batch_size:
+            from faster_whisper import BatchedInferencePipeline
+
+            model = BatchedInferencePipeline(model=model)
+            options["batch_size"] = self.batch_size
         try:
-            segments, _ = model.transcribe(channel_audio, **self.options(context))
+            segments, _ = model.transcribe(channel_audio, **options)
             return [
                 piece
                 for segment in segments

@@ -499,7 +499,11 @@ TRANSCRIPTION_MODEL_DIR = env(
     "TRANSCRIPTION_MODEL_DIR", default=str(VAR_DIR / "models")
 )
 TRANSCRIPTION_DEVICE = env("TRANSCRIPTION_DEVICE", default="cpu")
-TRANSCRIPTION_COMPUTE_TYPE = env("TRANSCRIPTION_COMPUTE_TYPE", default="int8")
+# "" = the device's: int8 on the CPU, float16 on a GPU (insights.engines).
+TRANSCRIPTION_COMPUTE_TYPE = env("TRANSCRIPTION_COMPUTE_TYPE", default="")
+# faster-whisper's batched pipeline decodes a channel's speech in batches of this many
+# pieces: "" = the device's (16 on a GPU, none on the CPU, where it does not pay), 0 = off.
+TRANSCRIPTION_BATCH_SIZE = env("TRANSCRIPTION_BATCH_SIZE", default="")
 # A model named (not a path) may be downloaded from the Hugging Face hub only if this is on.
 TRANSCRIPTION_DOWNLOAD = env.bool("TRANSCRIPTION_DOWNLOAD", default=False)
 # How faster_whisper is told the call's names and vehicles: "hotwords" (best on 8 kHz
