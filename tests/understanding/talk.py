@@ -4,6 +4,7 @@ simulator's conversations (calls/telephony/conversation.py) never use."""
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from understanding import Context, Vehicle
@@ -16,7 +17,7 @@ STARTED = dt.datetime(2026, 12, 7, 10, 0, tzinfo=CHICAGO)
 def context(**changes) -> Context:
     """Siobhan Keane calls Wojciech Nowak for Lakeside Honda; the form says a 2025 Honda
     CR-V, trading a 2017 Ford Focus."""
-    values = {
+    values: dict[str, Any] = {
         "agent_name": "Siobhan Keane",
         "lead_first_name": "Wojciech",
         "lead_last_name": "Nowak",

@@ -131,6 +131,7 @@ def test_a_cancellation_without_a_new_time_leaves_no_appointment():
         context(),
     )
     assert facts.appointment is None
+    assert facts.cancelled is not None
     assert [item.line for item in facts.cancelled.evidence] == [1]
 
 
@@ -155,6 +156,7 @@ def test_a_callback_time_is_not_an_appointment():
         context(),
     )
     assert facts.appointment is None
+    assert facts.callback is not None
     assert (facts.callback.by, facts.callback.date, facts.callback.time) == (
         "lead",
         dt.date(2026, 12, 8),

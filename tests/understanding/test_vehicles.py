@@ -110,7 +110,9 @@ def test_the_trade_in_is_not_the_vehicle_discussed():
         lead("Right. And I'd trade in my F-150."),
     )
     facts = understand(turns(*said), context(called_on=Vehicle("", "Ford", "Mach-E")))
+    assert facts.vehicle is not None
     assert facts.vehicle.vehicle == Vehicle("", "Ford", "Mach-E")
+    assert facts.trade_in is not None
     assert facts.trade_in.vehicle == Vehicle("", "Ford", "F-150")
 
 
