@@ -215,3 +215,28 @@ def test_a_day_and_time_only_stated_is_not_agreed_by_an_okay():
         )
         is None
     )
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["Thursday at 9 works, before I head to work.", "Thursday at nine works."],
+)
+def test_a_day_and_time_said_back_with_works_agree_to_the_visit(answer):
+    found = appointment(
+        agent("Could you come in Thursday?"),
+        lead(answer),
+        agent("Thursday at nine it is. I'll send the confirmation."),
+    )
+    assert found is not None
+    assert found[:2] == (dt.date(2026, 12, 10), dt.time(9, 0))
+
+
+def test_it_is_agrees_only_at_the_end_of_what_is_said():
+    # "it is" inside a sentence ("it is a long drive") agrees to nothing.
+    assert (
+        appointment(
+            agent("Could you come in Thursday at nine?"),
+            lead("Thursday at nine, it is a long drive for me though, I'm not sure."),
+        )
+        is None
+    )
