@@ -215,10 +215,16 @@ def _proposals(lines: Sequence[Line], today: dt.date) -> list[tuple[_Proposal, L
 
 
 def _is_visit(proposal: _Proposal, agreed_by: Line, lines: Sequence[Line]) -> bool:
-    """Whether an agreed proposal is an appointment at the dealership: a visit word in its
-    lines or the few before; or, with no such word, a day and a time agreed with no talk of
+    """Whether an agreed proposal is an appointment at the dealership: never one first
+    said as a callback's day; a visit word in its lines or the few before; or, with no such word, a day and a time agreed with no talk of
     a callback about it ("Can I call you Tuesday at two?" is a callback)."""
     first = proposal.lines[0].index
+    if p.CALLBACK_LEAD.search(proposal.lines[0].text) or p.CALLBACK_AGENT.search(
+        proposal.lines[0].text
+    ):
+        # "Can you call me back? Thursday after five": the day is the callback's, even
+        # when a visit is talked of later ("Would you want to come see the truck?").
+        return False
     own = [*proposal.lines, agreed_by]
     around = [*lines[max(0, first - VISIT_LOOKBACK) : first], *own]
     if any(p.VISIT.search(line.text) for line in around):

@@ -240,3 +240,17 @@ def test_it_is_agrees_only_at_the_end_of_what_is_said():
         )
         is None
     )
+
+
+def test_a_callbacks_day_is_not_a_visit_when_a_visit_is_talked_of_later():
+    said = (
+        lead("Can you call me back later? Thursday after five would be best."),
+        agent("Absolutely. Are you still trading the Pilot?"),
+        lead("Probably, yes. We can talk about it Thursday."),
+        agent("Sounds good. Would you want to come see the truck this week?"),
+        lead("Maybe, let's talk Thursday."),
+    )
+    facts = understand(turns(*said), context())
+    assert facts.appointment is None
+    assert facts.callback is not None
+    assert facts.callback.date == dt.date(2026, 12, 10)
