@@ -87,6 +87,13 @@ AGREE = words(
 )
 # A time agreed in the line that names it: "Thursday at two thirty works for me", "I have
 # you down for Tuesday at ten".
+# A lead who hears no one: "Hello? Is anyone there? I can't hear you."
+NOBODY_THERE = words(
+    r"hello",
+    r"(?:is )?any(?:one|body) there",
+    r"(?:can't|cannot|can not) hear (?:you|anything)",
+    r"who is this",
+)
 CONFIRM = words(
     r"works for (?:me|us)",
     r"(?:that|this|it) works",

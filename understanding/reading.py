@@ -80,7 +80,8 @@ def _flag(
 def kind_of(lines: Sequence[Line]) -> tuple[str, tuple[Evidence, ...]]:
     """``voicemail`` when only the agent spoke and left a message, or the lead's side is a recorded greeting
     with nothing said after it; ``wrong_number`` when the lead said it was not them;
-    ``no_conversation`` when no one spoke; else ``conversation``."""
+    ``no_conversation`` when no one spoke, or only a lead asking whether anyone is there;
+    else ``conversation``."""
     lead = [line for line in lines if line.side == "lead"]
     agent = [line for line in lines if line.side == "agent"]
     if not lead:
@@ -97,6 +98,11 @@ def kind_of(lines: Sequence[Line]) -> tuple[str, tuple[Evidence, ...]]:
     wrong = [line for line in lead if p.WRONG_NUMBER.search(line.text)]
     if wrong:
         return WRONG_NUMBER, evidence(wrong[0])
+    if not agent and all(
+        p.NOBODY_THERE.search(line.text) or len(line.text.split()) <= 2 for line in lead
+    ):
+        # "Hello? Is anyone there? I can't hear you.": the lead spoke to no one.
+        return NO_CONVERSATION, evidence(lead[0])
     return CONVERSATION, ()
 
 

@@ -63,6 +63,13 @@ def summary_sentences(facts: Facts, context: Context) -> list[Sentence]:
     agent = context.agent_name or "The agent"
     lead = context.lead_name or "The lead"
     if facts.kind == NO_CONVERSATION:
+        if any(line.side == "lead" for line in facts.lines):
+            return [
+                Sentence(
+                    "No conversation: nothing was heard from the agent.",
+                    _lines(facts.kind_evidence),
+                )
+            ]
         return [Sentence("No conversation: nothing was heard from the lead.", ())]
     if facts.kind == VOICEMAIL:
         spoke = any(line.side == "agent" for line in facts.lines)

@@ -144,3 +144,12 @@ def test_objections_are_named():
         agent("I understand, there's no rush."),
     )
     assert sentences[-1] == ("The lead raised the price and the timing.", [0])
+
+
+def test_a_lead_who_hears_no_one_is_no_conversation_and_one_who_talks_is_not():
+    said = (lead("Hello?"), lead("Hello? Is anyone there?"), lead("I can't hear you."))
+    assert summary(*said) == [
+        ("No conversation: nothing was heard from the agent.", [0])
+    ]
+    said = (lead("Hi, it's Oluwaseun, I was told to leave the F-150's details here."),)
+    assert not summary(*said)[0][0].startswith("No conversation")
