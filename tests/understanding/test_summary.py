@@ -151,5 +151,5 @@ def test_a_lead_who_hears_no_one_is_no_conversation_and_one_who_talks_is_not():
     assert summary(*said) == [
         ("No conversation: nothing was heard from the agent.", [0])
     ]
-    said = (lead("Hi, it's Oluwaseun, I was told to leave the F-150's details here."),)
-    assert not summary(*said)[0][0].startswith("No conversation")
+    talked = lead("Hi, it's Oluwaseun, I was told to leave the F-150's details here.")
+    assert not summary(talked)[0][0].startswith("No conversation")
