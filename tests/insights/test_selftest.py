@@ -78,3 +78,14 @@ def test_the_command_says_what_the_engine_is_or_why_it_cannot_transcribe(tmp_pat
     broken = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
     assert broken.returncode == 1
     assert "the engine cannot transcribe" in broken.stderr
+
+
+def test_a_remote_engine_is_not_called_at_start(tmp_path):
+    env = service_env(
+        TRANSCRIPTION_BACKEND="remote", TRANSCRIPTION_REMOTE_URL="http://127.0.0.1:9"
+    )
+    command = [sys.executable, "manage.py", "transcription_selftest"]
+    said = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert said.returncode == 0, said.stderr
+    assert "remote engine at http://127.0.0.1:9/v1/audio/transcriptions" in said.stdout
+    assert "not called at start" in said.stdout
