@@ -83,20 +83,6 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower().replace("-", " "))
 
 
-def word_errors(reference: list[str], hypothesis: list[str]) -> int:
-    """Substitutions, deletions and insertions turning ``reference`` into ``hypothesis``
-    (Levenshtein distance over words)."""
-    previous = list(range(len(hypothesis) + 1))
-    for i, ref in enumerate(reference, 1):
-        current = [i]
-        for j, hyp in enumerate(hypothesis, 1):
-            current.append(
-                min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref != hyp))
-            )
-        previous = current
-    return previous[-1]
-
-
 def precision_recall(pairs: list[tuple[set[str], set[str]]]) -> tuple[float, float]:
     """Over (expected, suggested) sets: precision and recall of the suggestions."""
     hits = sum(len(expected & suggested) for expected, suggested in pairs)
@@ -131,6 +117,7 @@ def busy() -> None:
 
 def measure() -> dict[str, Any]:
     """Part 10's figures."""
+    from backoffice.evaluation import word_errors
     from insights.engines import engine_for_settings, read_wav, turns_from
     from scoring.defaults import DEFAULT_CATEGORY_RULES
     from scoring.suggestions import Rule, suggest

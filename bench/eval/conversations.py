@@ -7,32 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from backoffice.evaluation import HEADER
+from scoring.defaults import DEFAULT_CHOICES
+
 HERE = Path(__file__).resolve().parent / "conversations"
 KINDS = ("conversation", "voicemail", "wrong number", "no conversation")
-CALL_ENDS = (
-    "Appointment set",
-    "Callback requested",
-    "Information given",
-    "Not interested",
-    "Already purchased",
-    "Wrong number",
-    "Voicemail",
-)
-HEADER = (
-    "agent_name",
-    "lead_name",
-    "dealer",
-    "vehicle",
-    "trade_in",
-    "called_at",
-    "timezone",
-    "kind",
-    "appointment",
-    "call_end",
-    "vehicle_discussed",
-    "trade_in_said",
-    "met",
-)
+# The default call-end reasons, and the labels every file holds (read by the service's
+# own evaluation too: backoffice.evaluation).
+CALL_ENDS = tuple(DEFAULT_CHOICES["call_end"])
 
 
 @dataclass(frozen=True)
