@@ -87,4 +87,5 @@ def test_the_batched_pipeline_takes_the_engines_options_and_hears_speech():
 
     said = " ".join(segment.text for segment in engine.transcribe(audio)).lower()
 
-    assert "calling about" in said
+    # Sampled fallbacks may vary the end of the sentence; its opening is decoded greedily.
+    assert said.startswith("hello, this is")
