@@ -6,8 +6,11 @@ that follow it (``insights.services``, ``scoring.services.call_suggestions_make`
 recording's two channels read (PCM 16-bit or µ-law, 8 or 16 kHz), each transcribed by the
 configured engine with the call's names and vehicles as hints, card and identity numbers
 taken out, the turns read into facts (``understanding``), the builtin summary written from
-them, and the scorecard's suggestions (the account's, or the default scorecard). Given a
-transcript instead of audio, speech-to-text is skipped, so extraction can be judged alone.
+them, and the scorecard's suggestions (the account's, or the default scorecard). Each
+channel is transcribed in the language the engine hears on it; a call in a language the
+rules do not read gets no facts and no suggestions, and its summary says so. Given a
+transcript instead of audio, speech-to-text is skipped (the transcript is read as English),
+so extraction can be judged alone.
 
 The answer is one JSON document; its members are described in README "Transcription"
 and docs/transcription.md.
@@ -17,26 +20,22 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-import time
 from collections.abc import Mapping
 from typing import Any
 
+from django.conf import settings
+
 from accounts.models import Account
 from calls.models import Call
-from insights.engines import (
-    no_speech_reason,
-    read_wav,
-    speech_context,
-    turns_from,
-)
+from insights.engines import hear, read_wav, speech_context, turns_from
 from insights.redaction import redact_segments
-from insights.summaries import no_conversation_summary
-from providers.speech import PermanentError, Segment, SpeechToText
+from insights.summaries import no_conversation_summary, other_language_summary
+from providers.speech import PermanentError, SpeechToText
 from scoring.learnt import learnt_suggestions_apply
 from scoring.models import Scorecard
 from scoring.services import scorecard_create_default, scorecard_default_parts
 from scoring.suggestions import VEHICLE_PARTS, rules_of, suggest
-from understanding import Context, summary_sentences, understand
+from understanding import LANGUAGES, Context, summary_sentences, understand
 
 # "agent: text" / "lead: text" (the evaluation set's lines), or the interface's transcript
 # line "Name (mm:ss-mm:ss): text" with the context's agent or lead name (or Agent, Lead).
@@ -127,26 +126,6 @@ def transcript_turns(text: str, context: Context) -> list[dict[str, Any]]:
     return turns
 
 
-def _heard(
-    engine: SpeechToText, audio: bytes, context: Context
-) -> tuple[list[Segment], list[Segment], str, float]:
-    """Each side's segments, why there was no conversation ("" if there was) and the
-    seconds the engine took."""
-    channels = read_wav(audio)
-    silence = no_speech_reason(channels)
-    agent: list[Segment] = []
-    lead: list[Segment] = []
-    started = time.monotonic()
-    if not silence:
-        hints = speech_context(context)
-        if channels.agent is not None:
-            agent = engine.transcribe(channels.agent, context=hints)
-        lead = engine.transcribe(channels.lead, context=hints)
-        if not lead:
-            silence = "no words were heard on the lead's side"
-    return agent, lead, silence, time.monotonic() - started
-
-
 def understand_recording(
     *,
     context: Context,
@@ -160,6 +139,7 @@ def understand_recording(
     redactions: list[dict[str, Any]] = []
     engine_said: dict[str, Any] | None = None
     silence = ""
+    language = "en"  # a transcript given is read as English
     if transcript is not None:
         turns = transcript_turns(transcript, context)
         if not any(t["side"] == "lead" and t["text"].strip() for t in turns):
@@ -168,7 +148,12 @@ def understand_recording(
         if engine is None:
             raise NotUnderstood("no speech-to-text engine is configured")
         try:
-            agent, lead, silence, took = _heard(engine, audio or b"", context)
+            agent, lead, silence, language, took = hear(
+                engine,
+                read_wav(audio or b""),
+                context=speech_context(context),
+                languages=settings.TRANSCRIPTION_LANGUAGES,
+            )
         except PermanentError as error:
             raise NotUnderstood(str(error)) from error
         if account is None or account.redact_numbers:
@@ -184,19 +169,22 @@ def understand_recording(
         "agent": context.agent_name or "Agent",
         "lead": context.lead_name or "Lead",
     }
-    facts = understand(turns, context)
-    summary = (
-        no_conversation_summary(silence)
-        if silence
-        else " ".join(s.text for s in summary_sentences(facts, context))
-    )
+    read = language in LANGUAGES
+    facts = understand(turns if read else [], context)
+    if silence:
+        summary = no_conversation_summary(silence)
+    elif not read:
+        summary = other_language_summary(language)
+    else:
+        summary = " ".join(s.text for s in summary_sentences(facts, context))
     return {
         "transcription": _rendered(turns, names),
         "summary": summary,
         "conversation": not silence,
-        # The engines decode English (the dealer's language): see docs/transcription.md.
-        "language": "en",
-        "suggestions": _suggestions(turns, context, names, facts, account),
+        "language": language,
+        "suggestions": _suggestions(
+            turns if read else [], context, names, facts, account
+        ),
         "redactions": redactions,
         "engine": engine_said,
     }

@@ -113,6 +113,14 @@ class Call(models.Model):
             "(seconds into the recording) and text; ``transcription`` is its text."
         ),
     )
+    transcript_language = models.CharField(
+        max_length=8,
+        blank=True,
+        help_text=(
+            "The language the lead spoke, as the transcription engine told it (ISO "
+            '639-1: "en", "es"); empty before the call is transcribed.'
+        ),
+    )
     redactions = models.JSONField(
         default=list,
         blank=True,

@@ -8,7 +8,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.conf.locale import LANG_INFO
+
 SIDES = ("agent", "lead")
+
+
+def language_name(code: str) -> str:
+    """A transcript language's English name ("Spanish" for "es"); the code when unknown,
+    "" for none."""
+    return str(LANG_INFO.get(code, {}).get("name") or code)
 
 
 def clock(seconds: float) -> str:

@@ -3,14 +3,15 @@ picks one through ``providers.speech_to_text``): each reads one channel (float32
 at 16 kHz) and answers its segments, seconds from the start of the recording.
 
 - ``faster_whisper``: Whisper run in this process (CTranslate2). The model is loaded once
-  per process and kept. Decoding is greedy; a segment that loops or is unlikely is decoded
+  per process and kept. A multilingual model tells a channel's language from its first
+  30 seconds of speech, among ``TRANSCRIPTION_LANGUAGES``; an English-only one hears
+  English. Decoding is greedy; a segment that loops or is unlikely is decoded
   again by sampling at rising temperatures (Whisper's fallback), so that segment's text
   may differ from one run to the next. The call's context (names, vehicles) is given as
   hot words; a decoding loop is cut out of its segment, and a segment that is mostly
   loop, or whose audio is silent (a prompt's words echoed, words imagined over a
   pause), is dropped.
-- ``remote``: an OpenAI-compatible ``/v1/audio/transcriptions`` endpoint (one request per
-  channel, a mono WAV).
+- ``remote`` (``insights.remote``): an OpenAI-compatible server.
 - ``none``: no transcription (the row is skipped).
 
 Errors are of two kinds (``providers.speech``): a ``TransientError`` is worth trying again
@@ -22,13 +23,14 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Self
+from typing import Any, NamedTuple, Self
 
 import numpy as np
-import requests
 from django.conf import settings
 
 from calls.audio import WavError, resample, wav_bytes, wav_samples
@@ -51,7 +53,8 @@ SHORTEST_SPEECH_SECONDS = 1.0
 SILENCE_DBFS = -45.0
 FRAME = RATE // 50  # 20 ms
 PAUSE = 1.0  # seconds of silence within a segment that end a turn
-REMOTE_TIMEOUT = (5, 300)  # connect, read: a long call takes a while to transcribe
+# Whisper tells the language from one 30-second window of speech.
+LANGUAGE_WINDOW = 30 * RATE
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,44 @@ def upsample(samples: np.ndarray, rate: int) -> np.ndarray:
     # decoding alone band-limited had won (61.6 % against 64.1 %) only because linear
     # audio set off two repetition loops, which the fallback now catches.
     return resample(samples, rate, RATE)
+
+
+class Heard(NamedTuple):
+    """What an engine heard of a recording: each side's segments, why there was no
+    conversation ("" if there was one), the language the lead spoke and the seconds the
+    engine took."""
+
+    agent: list[Segment]
+    lead: list[Segment]
+    silence: str
+    language: str
+    seconds: float
+
+
+def hear(
+    engine: SpeechToText,
+    channels: Channels,
+    *,
+    context: Context | None,
+    languages: Sequence[str],
+) -> Heard:
+    """Run ``engine`` on a recording's channels, each transcribed in the language the
+    engine hears on it among ``languages`` (the call's language is the lead's). A
+    recording with nothing to hear on the lead's side (``no_speech_reason``) is not run."""
+    silence = no_speech_reason(channels)
+    language = languages[0] if languages else "en"
+    agent: list[Segment] = []
+    lead: list[Segment] = []
+    started = time.monotonic()
+    if not silence:
+        language = engine.language_of(channels.lead, languages=languages)
+        if channels.agent is not None:
+            spoken = engine.language_of(channels.agent, languages=languages)
+            agent = engine.transcribe(channels.agent, context=context, language=spoken)
+        lead = engine.transcribe(channels.lead, context=context, language=language)
+        if not lead:
+            silence = "no words were heard on the lead's side"
+    return Heard(agent, lead, silence, language, time.monotonic() - started)
 
 
 def no_speech_reason(channels: Channels) -> str:
@@ -262,10 +303,43 @@ class FasterWhisperEngine:
             ),
         )
 
-    def options(self, context: Context | None) -> dict[str, Any]:
+    def _model(self) -> Any:
+        return whisper_model(
+            model=self.model,
+            device=self.device,
+            compute_type=self.compute_type,
+            download=self.download,
+        )
+
+    def language_of(
+        self, channel_audio: np.ndarray, *, languages: Sequence[str]
+    ) -> str:
+        """The most likely of ``languages`` on the channel's first 30 seconds of speech
+        (the VAD's); the first of them for an English-only model, a single language or a
+        channel with no speech."""
+        first = languages[0] if languages else "en"
+        if (
+            len(languages) < 2
+            or not len(channel_audio)
+            or _loudest_dbfs(channel_audio) < SILENCE_DBFS
+        ):
+            return first
+        model = self._model()
+        if not model.model.is_multilingual:
+            return first
+        try:
+            _, _, ranked = model.detect_language(channel_audio, vad_filter=True)
+        except ValueError:  # the VAD found no speech at all
+            return first
+        except (MemoryError, RuntimeError) as error:
+            raise TransientError(f"{type(error).__name__}: {error}") from error
+        likely = dict(ranked)
+        return max(languages, key=lambda code: likely.get(code, 0.0))
+
+    def options(self, context: Context | None, language: str = "en") -> dict[str, Any]:
         """faster-whisper's arguments for one channel of this call."""
         options: dict[str, Any] = {
-            "language": "en",
+            "language": language,
             "vad_filter": True,
             "beam_size": self.BEAM_SIZE,
             "temperature": self.TEMPERATURES,
@@ -284,18 +358,17 @@ class FasterWhisperEngine:
         return options
 
     def transcribe(
-        self, channel_audio: np.ndarray, *, context: Context | None = None
+        self,
+        channel_audio: np.ndarray,
+        *,
+        context: Context | None = None,
+        language: str = "en",
     ) -> list[Segment]:
         if not len(channel_audio):
             return []
-        model = whisper_model(
-            model=self.model,
-            device=self.device,
-            compute_type=self.compute_type,
-            download=self.download,
-        )
+        model = self._model()
         hints = context.hints() if context is not None else ""
-        options = self.options(context)
+        options = self.options(context, language)
         if self.batch_size:
             from faster_whisper import BatchedInferencePipeline
 
@@ -393,66 +466,6 @@ def _split_at_pauses(segment: Any) -> list[Segment]:
         )
         for piece in pieces
     ]
-
-
-# --- an OpenAI-compatible server
-
-
-class RemoteEngine:
-    name = "remote"
-
-    def __init__(self, *, url: str, key: str, model: str) -> None:
-        if not url:
-            raise PermanentError("TRANSCRIPTION_REMOTE_URL is not set")
-        self.url = f"{url.rstrip('/')}/v1/audio/transcriptions"
-        self.key, self.model = key, model
-
-    @classmethod
-    def from_settings(cls) -> Self:
-        return cls(
-            url=settings.TRANSCRIPTION_REMOTE_URL,
-            key=settings.TRANSCRIPTION_REMOTE_KEY,
-            model=settings.TRANSCRIPTION_REMOTE_MODEL,
-        )
-
-    def transcribe(
-        self, channel_audio: np.ndarray, *, context: Context | None = None
-    ) -> list[Segment]:
-        if not len(channel_audio):
-            return []
-        fields = {
-            "model": self.model,
-            "response_format": "verbose_json",
-            "timestamp_granularities[]": "segment",
-            "language": "en",
-            "temperature": "0",
-        }
-        hints = context.hints() if context is not None else ""
-        if hints:
-            fields["prompt"] = hints  # OpenAI's field for words to expect
-        try:
-            response = requests.post(
-                self.url,
-                headers={"Authorization": f"Bearer {self.key}"} if self.key else {},
-                files={"file": ("channel.wav", mono_wav(channel_audio), "audio/wav")},
-                data=fields,
-                timeout=REMOTE_TIMEOUT,
-            )
-        except requests.RequestException as error:
-            raise TransientError(f"{type(error).__name__}: {error}") from error
-        if response.status_code >= 500 or response.status_code == 429:
-            raise TransientError(f"HTTP {response.status_code}: {response.text[:200]}")
-        if response.status_code >= 400:
-            raise PermanentError(f"HTTP {response.status_code}: {response.text[:200]}")
-        try:
-            body = response.json()
-            return [
-                Segment(float(s["start"]), float(s["end"]), str(s["text"]).strip())
-                for s in body.get("segments") or []
-                if str(s["text"]).strip()
-            ]
-        except (ValueError, KeyError, TypeError, AttributeError) as error:
-            raise PermanentError(f"unexpected answer: {response.text[:200]}") from error
 
 
 def engine_for_settings() -> SpeechToText | None:

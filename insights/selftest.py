@@ -24,7 +24,8 @@ from celery import signals
 from django.conf import settings
 
 from core.logging import log_event
-from insights.engines import RATE, RemoteEngine, engine_for_settings
+from insights.engines import RATE, engine_for_settings
+from insights.remote import RemoteEngine
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,6 @@ hand-over is marked and sent again only when it may have been lost, as recording
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -33,10 +32,11 @@ from core.logging import log_event
 from core.shutdown import WorkerStopping, interruptible
 from core.sweeps import each
 from insights.engines import (
+    Heard,
     PermanentError,
-    Segment,
     TransientError,
     engine_for_settings,
+    hear,
     no_speech_reason,
     read_wav,
     speech_context,
@@ -44,9 +44,14 @@ from insights.engines import (
 )
 from insights.models import Transcription, TranscriptionStatus
 from insights.redaction import redact_segments
-from insights.summaries import no_conversation_summary, summary_write
+from insights.summaries import (
+    no_conversation_summary,
+    other_language_summary,
+    summary_write,
+)
 from providers.speech import Context
 from providers.summaries import Summary
+from understanding import LANGUAGES
 from understanding import Context as ReadingContext
 
 log = logging.getLogger(__name__)
@@ -144,7 +149,7 @@ def transcription_run(*, call_id: int) -> Transcription | None:
         return _settle(job, claimed, lambda: _retry_or_fail(job, reason))
     if heard is None:
         return _settle(job, claimed, lambda: _finish(job, TranscriptionStatus.SKIPPED))
-    agent, lead, silence = heard
+    agent, lead, silence, language, _ = heard
     call = job.call
     redactions: list[dict[str, Any]] | None = None
     if call.account.redact_numbers:
@@ -154,13 +159,19 @@ def transcription_run(*, call_id: int) -> Transcription | None:
     turns = turns_from(agent, lead)
     if silence:
         summary = Summary(no_conversation_summary(silence))
+    elif language not in LANGUAGES:
+        summary = Summary(other_language_summary(language))
     else:
         transcript = transcripts.render(turns, transcripts.speaker_names(call))
         summary = summary_write(call=call, turns=turns, transcript=transcript)
 
     def done() -> Transcription:
         call_transcription_save(
-            call=call, turns=turns, summary=summary.text, redactions=redactions
+            call=call,
+            turns=turns,
+            summary=summary.text,
+            redactions=redactions,
+            language=language,
         )
         job.reason = silence
         job.summary_evidence = summary.evidence
@@ -179,6 +190,7 @@ def transcription_run(*, call_id: int) -> Transcription | None:
             took_seconds=job.took_seconds,
             turns=len(turns),
             reason=silence,
+            language=language,
             redacted=len(redactions or ()),
         )
         return job
@@ -186,30 +198,25 @@ def transcription_run(*, call_id: int) -> Transcription | None:
     return _settle(job, claimed, done)
 
 
-def _hear(job: Transcription) -> tuple[list[Segment], list[Segment], str] | None:
-    """The engine's part of a run: the agent's and the lead's segments and, when there was
-    no conversation, why; None when no engine is configured. Notes the engine, the audio's
-    length and the time taken on ``job`` (saved with the outcome)."""
+def _hear(job: Transcription) -> Heard | None:
+    """The engine's part of a run (``engines.hear``); None when no engine is configured.
+    Notes the engine, the audio's length and the time taken on ``job`` (saved with the
+    outcome)."""
     engine = engine_for_settings()
     if engine is None:
         return None
     job.engine, job.model = engine.name, engine.model[:255]
     channels = read_wav(_audio(job.call_id))
     job.audio_seconds = round(channels.seconds, 3)
-    # Nothing to hear on the lead's side (no audio, too short, silent): no engine run.
-    silence = no_speech_reason(channels)
-    agent: list[Segment] = []
-    lead: list[Segment] = []
-    started = time.monotonic()
-    if not silence:
-        context = _context(job.call_id)
-        if channels.agent is not None:
-            agent = engine.transcribe(channels.agent, context=context)
-        lead = engine.transcribe(channels.lead, context=context)
-        if not lead:
-            silence = "no words were heard on the lead's side"
-    job.took_seconds = round(time.monotonic() - started, 3)
-    return agent, lead, silence
+    heard = hear(
+        engine,
+        channels,
+        # Only a recording with something to hear needs the call's context.
+        context=None if no_speech_reason(channels) else _context(job.call_id),
+        languages=settings.TRANSCRIPTION_LANGUAGES,
+    )
+    job.took_seconds = round(heard.seconds, 3)
+    return heard
 
 
 def _claim(call_id: int, claimed: datetime) -> bool:

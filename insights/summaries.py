@@ -21,7 +21,7 @@ from typing import Any, Self
 import requests
 from django.conf import settings
 
-from calls.transcripts import reading_context
+from calls.transcripts import language_name, reading_context
 from core.logging import log_event
 from providers import summariser
 from providers.summaries import Summary
@@ -45,6 +45,15 @@ _NO_SET = re.compile(r"\bno appointment\b", re.I)
 def no_conversation_summary(reason: str) -> str:
     """The summary of a call with no conversation in it: that, and why; nothing else."""
     return f"No conversation: {reason}."
+
+
+def other_language_summary(language: str) -> str:
+    """The summary of a call in a language the rules do not read (``understanding.
+    LANGUAGES``): that, in the dealer's language, and nothing the rules would guess."""
+    return (
+        f"The call was in {language_name(language)}. Summaries are written from calls "
+        "in English only: read the transcript."
+    )
 
 
 def call_facts(*, call: Any, turns: Sequence[dict[str, Any]]) -> tuple[Facts, Context]:

@@ -28,7 +28,7 @@ from django.utils.functional import cached_property
 from django.views.decorators.http import require_POST, require_safe
 
 from calls.models import Call
-from calls.transcripts import speaker_names
+from calls.transcripts import language_name, speaker_names
 from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
 from pages.filters import CallFilter
@@ -63,6 +63,7 @@ from scoring.services import (
     scoring_claim_release,
 )
 from scoring.suggestions import transcript_lines
+from understanding import LANGUAGES
 from users.models import User
 
 CALLS_PER_PAGE = 50
@@ -251,7 +252,6 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
             for slot, name in enumerate(score.category_names, start=1)
             if name
         ]
-    transcript = _transcript(call)
     context = {
         "section": "calls",
         "call": call,
@@ -263,8 +263,7 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         "is_agent": call.agent_id == user.pk,
         "may_score": call_may_be_scored_by(user=user, call=call),
         "recording": recording_src(call.recording_url),
-        "transcript": transcript,
-        "summary_sentences": _summary_sentences(call, transcript),
+        **_transcript_context(call),
         **thread_context(call=call, user=user),
         "told": _told(call=call, user=user),
     }
@@ -280,9 +279,17 @@ def _told(*, call: Call, user: User) -> dict[str, Any] | None:
     return {"messages": told, "zone": call.account.timezone}
 
 
-def _transcript(call: Call) -> list[dict[str, Any]]:
-    """The transcript line by line, for the list the player seeks from."""
-    return transcript_lines(call.transcript_turns or [], speaker_names(call))
+def _transcript_context(call: Call) -> dict[str, Any]:
+    """What the transcript partial shows: the transcript line by line (for the list the
+    player seeks from), the summary's sentences with their evidence, and the language the
+    lead spoke."""
+    transcript = transcript_lines(call.transcript_turns or [], speaker_names(call))
+    return {
+        "transcript": transcript,
+        "summary_sentences": _summary_sentences(call, transcript),
+        "language": language_name(call.transcript_language),
+        "language_read": call.transcript_language in ("", *LANGUAGES),
+    }
 
 
 def _summary_sentences(
@@ -475,7 +482,6 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
         status = 200
     else:
         return HttpResponse(status=405, headers={"Allow": "GET, HEAD, POST"})
-    transcript = _transcript(call)
     context = {
         "section": "scoring",
         "call": call,
@@ -483,8 +489,7 @@ def scoring_call(request: HttpRequest, call_id: int) -> HttpResponse:
         "form": form,
         "attempts": call_attempts(call=call),
         "recording": recording_src(call.recording_url),
-        "transcript": transcript,
-        "summary_sentences": _summary_sentences(call, transcript),
+        **_transcript_context(call),
     }
     return render(request, "pages/score.html", context, status=status)
 

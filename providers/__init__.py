@@ -91,7 +91,7 @@ KINDS: dict[str, Kind] = {
         setting="TRANSCRIPTION_BACKEND",
         choices={
             "faster_whisper": "insights.engines.FasterWhisperEngine",
-            "remote": "insights.engines.RemoteEngine",
+            "remote": "insights.remote.RemoteEngine",
             "none": None,
         },
         needs={"remote": ("TRANSCRIPTION_REMOTE_URL",)},

@@ -1,7 +1,8 @@
 """The speech-to-text interface: an engine reads one channel (float32 samples at 16 kHz)
 and answers its segments, seconds from the start of the recording. It may be told the
 call's ``Context`` (who talks, the dealer, the vehicles): names a small model would not
-guess from the sound alone.
+guess from the sound alone. An engine first tells which of the configured languages a
+channel speaks (``language_of``), then transcribes it in that language.
 
 Errors are of two kinds: a ``TransientError`` is worth trying again later (a server down
 or overloaded), a ``PermanentError`` is not (audio that cannot be read, a model missing).
@@ -12,6 +13,7 @@ The implementations (``insights.engines``): ``faster_whisper`` in this process a
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, Self
 
@@ -55,6 +57,17 @@ class SpeechToText(Protocol):
         """The engine as the ``TRANSCRIPTION_*`` settings configure it."""
         ...
 
+    def language_of(
+        self, channel_audio: np.ndarray, *, languages: Sequence[str]
+    ) -> str:
+        """The language spoken on a channel: one of ``languages`` (ISO 639-1 codes), the
+        first when the engine cannot tell (an English-only model, no speech)."""
+        ...
+
     def transcribe(
-        self, channel_audio: np.ndarray, *, context: Context | None = None
+        self,
+        channel_audio: np.ndarray,
+        *,
+        context: Context | None = None,
+        language: str = "en",
     ) -> list[Segment]: ...

@@ -47,7 +47,7 @@ from scoring.payloads import coaching_event_emit, score_event_emit
 from scoring.rollup_build import rollup_mark
 from scoring.selectors import accounts_coachable_by, accounts_scorable_by, scoring_queue
 from scoring.signals import score_saved
-from understanding import Context, understand
+from understanding import LANGUAGES, Context, understand
 from users.models import User
 
 # What a scorer fills in, with the longest value each member takes (part 2.3).
@@ -263,9 +263,16 @@ def _accepted(call: Call, values: Mapping[str, Any]) -> list[str]:
 
 def call_suggestions_make(*, call_id: int) -> CallSuggestions | None:
     """Work out what the call's transcript suggests to its scorer and store it (replacing
-    what was suggested before); never touches a score. None for a call without turns."""
+    what was suggested before); never touches a score. None for a call without turns or
+    in a language the rules do not read (``understanding.LANGUAGES``)."""
     call = Call.objects.select_related("account", "agent").filter(pk=call_id).first()
-    if call is None or not call.transcript_turns:
+    if (
+        call is None
+        or not call.transcript_turns
+        # The rules read English only: no guesses from another language's words ("" is
+        # a transcript saved without its language: English, as before languages).
+        or call.transcript_language not in ("", *LANGUAGES)
+    ):
         CallSuggestions.objects.filter(call_id=call_id).delete()
         return None
     scorecard = scorecard_create_default(account=call.account)

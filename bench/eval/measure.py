@@ -175,9 +175,9 @@ class LegacyEngine:
         from insights import engines
 
         class Legacy(engines.FasterWhisperEngine):
-            def options(self, context: Any) -> dict[str, Any]:
+            def options(self, context: Any, language: str = "en") -> dict[str, Any]:
                 return {
-                    "language": "en",
+                    "language": language,
                     "vad_filter": True,
                     "beam_size": self.BEAM_SIZE,
                     "temperature": 0.0,

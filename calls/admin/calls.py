@@ -303,6 +303,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
                     "inbound_tracking_number",
                     "summary",
                     "transcription",
+                    "transcript_language",
                     "redactions",
                     "created",
                 ],
@@ -316,6 +317,7 @@ class CallAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "received",
         "ended",
         "next_attempt",
+        "transcript_language",
         "redactions",
         "created",
     ]

@@ -37,11 +37,13 @@ def call_transcription_save(
     summary: str = "",
     turns: list[dict[str, Any]] | None = None,
     redactions: list[dict[str, Any]] | None = None,
+    language: str = "en",
 ) -> Call:
     """Store a call's transcription (and summary) and report ``transcription_ready``.
     Given ``turns`` (``{"side", "start", "end", "text"}``), the text is written from them
     in the interface's line format (``calls.transcripts``) and the turns kept; given
-    ``redactions`` (``calls.redaction``), they are kept and silenced in the recording; the apps
+    ``redactions`` (``calls.redaction``), they are kept and silenced in the recording.
+    ``language`` is the one the lead spoke (an ISO 639-1 code). The apps
     above hear of it (``calls.signals.transcription_saved``) in this transaction."""
     call = (
         Call.objects.select_for_update(of=("self",))
@@ -52,7 +54,8 @@ def call_transcription_save(
         call.transcript_turns = turns
         transcription = transcripts.render(turns, transcripts.speaker_names(call))
     call.transcription, call.summary = transcription, summary or call.summary
-    fields = ["transcription", "summary", "transcript_turns"]
+    call.transcript_language = language
+    fields = ["transcription", "summary", "transcript_turns", "transcript_language"]
     if redactions is not None:
         # Silenced in the stored recording too, once this commits.
         call.redactions = redactions

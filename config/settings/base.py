@@ -5,6 +5,7 @@ broker and a diskcache cache under ``var/``, so a fresh clone runs without any s
 """
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -509,6 +510,17 @@ TRANSCRIPTION_DOWNLOAD = env.bool("TRANSCRIPTION_DOWNLOAD", default=False)
 # How faster_whisper is told the call's names and vehicles: "hotwords" (best on 8 kHz
 # telephone audio), "prompt" (Whisper's initial prompt: best on 16 kHz) or "none".
 TRANSCRIPTION_HINTS = env("TRANSCRIPTION_HINTS", default="hotwords")
+# The languages a call may be in (ISO 639-1 codes), the dealer's first: a multilingual
+# model tells each channel's language among them and transcribes it in that language;
+# one code, or an English-only model, means no detection. Summaries and suggestions read
+# English only (understanding.LANGUAGES): a call in another language says so instead.
+TRANSCRIPTION_LANGUAGES = [
+    c.lower() for c in env.list("TRANSCRIPTION_LANGUAGES", default=["en", "es"])
+]
+if not TRANSCRIPTION_LANGUAGES or not all(
+    re.fullmatch(r"[a-z]{2,3}", c) for c in TRANSCRIPTION_LANGUAGES
+):
+    raise ImproperlyConfigured("TRANSCRIPTION_LANGUAGES must list codes such as en,es")
 TRANSCRIPTION_REMOTE_URL = env("TRANSCRIPTION_REMOTE_URL", default="")
 TRANSCRIPTION_REMOTE_KEY = env("TRANSCRIPTION_REMOTE_KEY", default="")
 TRANSCRIPTION_REMOTE_MODEL = env("TRANSCRIPTION_REMOTE_MODEL", default="whisper-1")

@@ -124,7 +124,7 @@ def test_the_engine_is_given_the_calls_context(whisper, call, monkeypatch):
     Transcription.objects.create(call=call)
     heard: list[Context | None] = []
 
-    def listening(self, channel_audio, *, context=None):
+    def listening(self, channel_audio, *, context=None, language="en"):
         heard.append(context)
         return [engines.Segment(0.5, 2.0, "Hello there.")]
 

@@ -16,6 +16,7 @@ from django.core.management import call_command
 from calls.models import Call
 from insights import engines
 from insights.models import Transcription, TranscriptionStatus
+from insights.remote import RemoteEngine
 from insights.services import transcription_run
 from insights.summaries import builtin_summary, builtin_written, summary_write
 from providers.speech import Context
@@ -32,6 +33,8 @@ class OpenAIFake:
         self.requests: list[dict] = []
         self.status = 200
         self.answer = "Sam called."
+        self.spoken = "english"  # the language a request without one is told
+        self.transcribed = 0  # requests that named a language
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -73,12 +76,14 @@ class OpenAIFake:
             for part in message.iter_parts()
         }
         channels = engines.read_wav(fields["file"])
+        if "language" not in fields:  # asked which language is spoken
+            return {"language": self.spoken, "text": "...", "segments": []}
         # The engine sends the agent's channel first, then the lead's 4 s later in the call.
-        transcribed = sum(r["path"].endswith("transcriptions") for r in self.requests)
-        side, at = ("agent", 0) if transcribed % 2 else ("lead", 4)
+        self.transcribed += 1
+        side, at = ("agent", 0) if self.transcribed % 2 else ("lead", 4)
         return {
             "task": "transcribe",
-            "language": "english",
+            "language": self.spoken,
             "duration": channels.seconds,
             "text": "...",
             "segments": [
@@ -139,7 +144,7 @@ def test_the_remote_engine_posts_each_channel_and_reads_verbose_json(fake, setti
 
 
 def test_the_remote_engine_sends_the_calls_context_as_the_prompt(fake):
-    engine = engines.RemoteEngine(url=fake.url, key="", model="whisper-1")
+    engine = RemoteEngine(url=fake.url, key="", model="whisper-1")
     context = Context(names=("Siobhan Kelly", "Wojciech Nowak"), vehicles=("CR-V",))
 
     engine.transcribe(np.zeros(16_000, "float32"), context=context)
@@ -169,8 +174,43 @@ def test_the_remote_engine_sends_the_calls_context_as_the_prompt(fake):
     assert prompts == ["Siobhan Kelly, Wojciech Nowak, CR-V", None]
 
 
+def fields_of(sent):
+    message = BytesParser(policy=HTTP).parsebytes(
+        f"Content-Type: {sent['headers']['Content-Type']}\r\n\r\n".encode()
+        + sent["body"]
+    )
+    return {
+        part.get_param("name", header="content-disposition"): part.get_content()
+        for part in message.iter_parts()
+    }
+
+
+def test_the_remote_engine_asks_the_server_which_language_a_channel_speaks(fake):
+    engine = RemoteEngine(url=fake.url, key="", model="whisper-1")
+    minute = np.zeros(16_000 * 60, "float32")
+    fake.spoken = "spanish"
+
+    assert engine.language_of(minute, languages=["en", "es"]) == "es"
+    (asked,) = fake.requests
+    fields = fields_of(asked)
+    assert "language" not in fields
+    # The first 30 seconds are enough to tell.
+    assert engines.read_wav(fields["file"]).seconds == pytest.approx(30)
+
+    fake.spoken = "es"  # a server answering codes
+    assert engine.language_of(minute, languages=["en", "es"]) == "es"
+    fake.spoken = "german"  # not a configured language: the dealer's
+    assert engine.language_of(minute, languages=["en", "es"]) == "en"
+    asked_so_far = len(fake.requests)
+    assert engine.language_of(minute, languages=["en"]) == "en"
+    assert len(fake.requests) == asked_so_far  # one language: nothing to ask
+
+    engine.transcribe(minute, language="es")
+    assert fields_of(fake.requests[-1])["language"] == "es"
+
+
 def test_a_remote_server_error_is_transient_and_a_refusal_permanent(fake, settings):
-    engine = engines.RemoteEngine(url=fake.url, key="", model="whisper-1")
+    engine = RemoteEngine(url=fake.url, key="", model="whisper-1")
     audio = np.zeros(16_000, "float32")
     fake.status = 503
     with pytest.raises(engines.TransientError):
@@ -178,7 +218,7 @@ def test_a_remote_server_error_is_transient_and_a_refusal_permanent(fake, settin
     fake.status = 401
     with pytest.raises(engines.PermanentError):
         engine.transcribe(audio)
-    nobody = engines.RemoteEngine(url="http://127.0.0.1:9", key="", model="m")
+    nobody = RemoteEngine(url="http://127.0.0.1:9", key="", model="m")
     with pytest.raises(engines.TransientError):
         nobody.transcribe(audio)
 

@@ -24,7 +24,7 @@ def engine_runs(monkeypatch) -> list[int]:
     runs: list[int] = []
     transcribe = engines.FasterWhisperEngine.transcribe
 
-    def counted(self, channel_audio, *, context=None):
+    def counted(self, channel_audio, *, context=None, language="en"):
         runs.append(len(channel_audio))
         return transcribe(self, channel_audio, context=context)
 

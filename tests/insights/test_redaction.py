@@ -125,7 +125,7 @@ def card_engine(monkeypatch):
     monkeypatch.setattr(
         engines.FasterWhisperEngine,
         "transcribe",
-        lambda self, audio, context=None: next(heard),
+        lambda self, audio, context=None, language="en": next(heard),
     )
 
 

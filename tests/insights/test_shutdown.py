@@ -41,7 +41,7 @@ def test_a_stopping_worker_hands_the_running_transcription_back(
     Transcription.objects.create(call=call)
     runs = []
 
-    def stopped_midway(self, channel_audio, *, context=None):
+    def stopped_midway(self, channel_audio, *, context=None, language="en"):
         runs.append(1)
         if len(runs) == 1:  # the worker's main process starts its warm shutdown
             os.kill(os.getpid(), shutdown.STOP_SIGNAL)

@@ -147,7 +147,7 @@ def test_a_worker_killed_inside_the_engine_fails_the_transcription_after_the_max
         recording_stored.send(sender=Recording, call_id=call.pk)
     runs = []
 
-    def dies(self, channel_audio, *, context=None):
+    def dies(self, channel_audio, *, context=None, language="en"):
         runs.append(clock.now)
         raise Killed
 

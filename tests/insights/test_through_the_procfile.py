@@ -91,6 +91,8 @@ def test_a_lead_ends_with_speech_a_transcript_a_summary_and_suggestions(
     assert call.duration
     job = Transcription.objects.get(call_id=call_id)
     assert job.status == TranscriptionStatus.DONE, job.reason
+    # The multilingual default model told the lead's language among en and es.
+    assert call.transcript_language == "en"
 
     # The recording: two channels, as long as the call, stored once.
     recording = Recording.objects.get(call_id=call_id)

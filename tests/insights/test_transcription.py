@@ -146,7 +146,7 @@ def test_a_failing_engine_fails_after_max_tries_and_leaves_the_call_alone(
     Transcription.objects.create(call=call)
     status, ended_at = call.status, call.ended_at
 
-    def broken(self, channel_audio, *, context=None):
+    def broken(self, channel_audio, *, context=None, language="en"):
         raise engines.TransientError("the GPU is busy")
 
     monkeypatch.setattr(engines.FasterWhisperEngine, "transcribe", broken)
@@ -251,7 +251,7 @@ def test_the_engine_runs_outside_any_transaction_under_a_lease(
     # The test runs in a transaction of its own; the service's would be savepoints in it.
     outer = len(connection.savepoint_ids)
 
-    def listening(self, channel_audio, *, context=None):
+    def listening(self, channel_audio, *, context=None, language="en"):
         seen.append(len(connection.savepoint_ids) - outer)
         # Delivered again meanwhile: the claim holds.
         assert transcription_run(call_id=call.pk) is None
