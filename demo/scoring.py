@@ -22,7 +22,8 @@ from django.utils import timezone
 from calls.models import Call, CallStatus
 from calls.telephony.conversation import Facts, conversation_script
 from calls.transcripts import render, speaker_names
-from insights.summaries import builtin_summary
+from insights.models import Transcription, TranscriptionStatus
+from insights.summaries import builtin_written
 from scoring.models import ChoiceKind, RevisionKind, Score, ScoreRevision
 from scoring.rollup_build import rollup_rebuild
 from scoring.services import (
@@ -207,10 +208,22 @@ def _transcribe_account(demo_account: DemoAccount) -> int:
         if call.transcription or call.agent is None:
             continue
         turns = _turns(call)
+        written = builtin_written(call=call, turns=turns)
         Call.objects.filter(pk=call.pk, is_demo=True).update(
             transcription=render(turns, speaker_names(call)),
             transcript_turns=turns,
-            summary=builtin_summary(call=call, turns=turns),
+            transcript_language="en",
+            summary=written.text,
+        )
+        # The summary's evidence (each sentence's lines, shown on hover), as a run keeps it.
+        Transcription.objects.update_or_create(
+            call=call,
+            defaults={
+                "status": TranscriptionStatus.DONE,
+                "engine": "demo",
+                "summary_evidence": written.evidence,
+                "finished_at": timezone.now(),
+            },
         )
         transcribed += 1
     return transcribed

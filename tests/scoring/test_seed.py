@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallStatus
+from insights.selectors import summary_evidence_of
 from scoring.models import Score, ScoreRevision
 from scoring.selectors import accounts_scorable_by, scoring_queue
 from users.models import User
@@ -123,6 +124,11 @@ def test_a_few_calls_have_a_transcription_in_the_documented_format_and_a_summary
             assert set_for.group(1) == booked.group(1).split()[0]
         else:
             assert set_for is None, call.summary
+        # Each sentence with the lines it was written from (the page's hover), in English.
+        assert call.transcript_language == "en"
+        evidence = summary_evidence_of(call=call)
+        assert " ".join(item["sentence"] for item in evidence) == call.summary
+        assert any(item["lines"] for item in evidence)
     # Some in the queue, some scored.
     assert transcribed.filter(score__isnull=False).exists()
     assert transcribed.filter(score__isnull=True).exists()
