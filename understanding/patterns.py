@@ -45,6 +45,28 @@ WRONG_NUMBER = words(
     r"(?:no one|nobody|no-one) (?:here )?(?:by|named|called) that name",
     r"(?:no one|nobody) (?:here )?named",
 )
+# The agent owning up to a wrong number: "Oh, sorry, wrong number", "I must have the wrong
+# number" (a question or an "if" is not owning up).
+AGENT_WRONG_NUMBER = words(
+    r"wrong number",
+    r"(?:have|got|dialed|dialled|called|reached) the wrong (?:person|number)",
+    r"wrong person",
+)
+
+
+def not_here(first_name: str) -> re.Pattern[str] | None:
+    """The lead's side saying the person asked for is not there: "There's no Cornelius
+    here", "Evangeline doesn't live here"; None without a first name."""
+    name = re.escape(first_name.strip())
+    if not name:
+        return None
+    return words(
+        rf"(?:there's|there is|there are) no(?:body| one)? (?:named |called )?{name}",
+        rf"no {name} (?:here|at this number)",
+        rf"{name} (?:doesn't|does not|don't) (?:live|work|stay) here",
+    )
+
+
 PURCHASED = words(
     r"already (?:bought|purchased)",
     r"(?:bought|purchased) (?:one|it|a \w+|something) (?:already|elsewhere|somewhere else)",
@@ -249,7 +271,13 @@ NO_TRADE = words(
     r"keeping (?:it|my|the)",
 )
 # The lead's own car, not one they are shopping for.
-OWNED = words(r"my", r"I (?:have|own|drive|'ve got)", r"we (?:have|own|drive)", r"mine")
+OWNED = words(
+    r"my",
+    r"mine",
+    r"our",
+    r"(?:I|we) (?:currently |still |already )?(?:have|own|drive|'ve got|got)",
+    r"(?:I'm|I am|we're|we are|I've been|we've been) (?:currently |still )?driving",
+)
 ANSWER_NO = re.compile(r"^\W*(?:no|nope|nah|not really)\b", re.IGNORECASE)
 ANSWER_YES = re.compile(
     r"^\W*(?:yes|yeah|yep|yup|sure|I do|we do|I have|we have)\b", re.IGNORECASE

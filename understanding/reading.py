@@ -46,7 +46,7 @@ def understand(turns: Iterable[Mapping[str, Any]], context: Context) -> Facts:
     which no one spoke establishes nothing else."""
     lines = lines_of(turns)
     facts = Facts(lines=lines)
-    facts.kind, facts.kind_evidence = kind_of(lines)
+    facts.kind, facts.kind_evidence = kind_of(lines, context.lead_first_name)
     if facts.kind != CONVERSATION:
         return facts
     lead = [line for line in lines if line.side == "lead"]
@@ -77,11 +77,14 @@ def _flag(
     return None
 
 
-def kind_of(lines: Sequence[Line]) -> tuple[str, tuple[Evidence, ...]]:
-    """``voicemail`` when only the agent spoke and left a message, or the lead's side is a recorded greeting
-    with nothing said after it; ``wrong_number`` when the lead said it was not them;
-    ``no_conversation`` when no one spoke, or only a lead asking whether anyone is there;
-    else ``conversation``."""
+def kind_of(
+    lines: Sequence[Line], first_name: str = ""
+) -> tuple[str, tuple[Evidence, ...]]:
+    """``voicemail`` when only the agent spoke and left a message, or the lead's side is a
+    recorded greeting with nothing said after it; ``wrong_number`` when the lead said it
+    was not them ("There's no Cornelius here") or, once the lead's side has answered, the
+    agent said it was the wrong number; ``no_conversation`` when no one spoke, or only a
+    lead asking whether anyone is there; else ``conversation``."""
     lead = [line for line in lines if line.side == "lead"]
     agent = [line for line in lines if line.side == "agent"]
     if not lead:
@@ -95,9 +98,22 @@ def kind_of(lines: Sequence[Line]) -> tuple[str, tuple[Evidence, ...]]:
     greeting = [line for line in lead if p.MACHINE.search(line.text)]
     if greeting and all(line.index <= greeting[-1].index for line in lead):
         return VOICEMAIL, evidence(*greeting)
-    wrong = [line for line in lead if p.WRONG_NUMBER.search(line.text)]
+    absent = p.not_here(first_name)
+    wrong = [
+        line
+        for line in lead
+        if p.WRONG_NUMBER.search(line.text) or (absent and absent.search(line.text))
+    ]
+    wrong += [
+        line
+        for line in agent
+        if line.index > lead[0].index
+        and p.AGENT_WRONG_NUMBER.search(line.text)
+        and not line.text.rstrip().endswith("?")
+        and not re.search(r"\bif\b", line.text, re.IGNORECASE)
+    ]
     if wrong:
-        return WRONG_NUMBER, evidence(wrong[0])
+        return WRONG_NUMBER, evidence(min(wrong, key=lambda line: line.index))
     if not agent and all(
         p.NOBODY_THERE.search(line.text) or len(line.text.split()) <= 2 for line in lead
     ):
