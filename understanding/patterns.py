@@ -188,8 +188,13 @@ SERVICE = words(
     r"maintenance",
     r"bring (?:it|her|him) in for",
 )
+# A day said as owning something: "tomorrow's appointment", "Friday's test drive".
+DAY_OWNING = words(
+    r"(?:today|tonight|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)(?:'s|\u2019s)"
+)
 CALLBACK_LEAD = words(
-    r"call (?:me|us) back",
+    r"call (?:me|us|him|her|them) back",
     r"call back",
     r"callback",
     r"call me (?:later|tomorrow|tonight|next week|in the|this|on|after|around|at)",
@@ -220,6 +225,7 @@ NO_SEND = words(r"(?:don't|do not|no need to) (?:e-?mail|text|send)")
 NOT_INTERESTED = words(
     r"not (?:really |actually )?interested(?! in\b)",
     r"no longer interested",
+    r"(?:changed|change) (?:my|our) minds?(?=\s*(?:[.!]|$))",
     r"not in the market",
     r"not looking (?:any more|anymore)",
     r"stop calling",
@@ -304,6 +310,14 @@ QUESTION_OPENERS = words(
     r"who",
     r"(?:do|does|did|is|are|was|were|can|could|will|would|should|has|have) "
     r"(?:you|it|this|that|the|they|there|he|she|we|y'all)",
+)
+# Words a question may start with before its opener: "And has it been in an accident?"
+LEADING = re.compile(
+    r"^(?:(?:and|so|also|but|oh|okay|ok|well|um|uh|hm+|then)\b[\s,]*)+", re.IGNORECASE
+)
+# A question that asks the other side to do something, not to tell something.
+REQUEST = re.compile(
+    r"^(?:can|could|would|will|should|may|shall)\s+(?:I|we|you|y'all)\b", re.IGNORECASE
 )
 PHATIC = words(
     r"how are you",

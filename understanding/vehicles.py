@@ -12,7 +12,15 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from understanding import patterns as p
-from understanding.facts import Context, Line, TradeIn, Vehicle, VehicleFact, evidence
+from understanding.facts import (
+    Context,
+    Evidence,
+    Line,
+    TradeIn,
+    Vehicle,
+    VehicleFact,
+    evidence,
+)
 
 MAKES = {
     "acura": "Acura",
@@ -305,6 +313,24 @@ def trade_in_of(lines: Sequence[Line], context: Context) -> TradeIn | None:
     return TradeIn(True, Vehicle(), evidence(said_yes[0]))
 
 
+def _named_in(
+    lines: Sequence[Line], vehicle: Vehicle, context: Context
+) -> tuple[Evidence, ...]:
+    """Every line that names ``vehicle``: its model in any spelling, or its make when no
+    model was said (not in the dealership's name)."""
+    hints = _hints(context)[:1]
+    naming = []
+    for line in lines:
+        said = mentions(_without(line, context.dealer).text, hints)
+        if any(
+            (vehicle.model and compact(m.name) == compact(vehicle.model))
+            or (not vehicle.model and m.kind == "make" and m.name == vehicle.make)
+            for m in said
+        ):
+            naming.append(line)
+    return evidence(*naming)
+
+
 def _without(line: Line, name: str) -> Line:
     """The line with ``name`` (the dealership's) blanked out."""
     if not name.strip():
@@ -335,7 +361,10 @@ def vehicle_of(
             ):
                 year = _year_near(line.text)
                 make = context.called_on.make or mention.make
-                return VehicleFact(Vehicle(year, make, mention.name), evidence(line))
+                vehicle = Vehicle(year, make, mention.name)
+                return VehicleFact(
+                    vehicle, evidence(line), _named_in(lines, vehicle, context)
+                )
     # What the lead said they want first, then what the agent offered; never the lead's
     # own car ("my 2015 Civic is great"), nor a make that is the dealership's name
     # ("Siobhan from Lakeside Honda").
@@ -348,5 +377,9 @@ def vehicle_of(
     ordered += [line for line in others if line.side != "lead"]
     vehicle, found = _vehicle_in(ordered, hints[:1], traded)
     if vehicle:
-        return VehicleFact(vehicle, evidence(*(lines[line.index] for line in found)))
+        return VehicleFact(
+            vehicle,
+            evidence(*(lines[line.index] for line in found)),
+            _named_in(lines, vehicle, context),
+        )
     return None

@@ -193,3 +193,16 @@ def test_the_dealerships_make_is_not_the_vehicle_discussed():
         lead("Hi, do you have any Honda with a third row?"),
         called_on=Vehicle(),
     ) == (Vehicle("", "Honda", ""), [1])
+
+
+def test_every_line_naming_the_vehicle_discussed():
+    found = understand(
+        turns(
+            agent("Hi Wojciech, Siobhan from Lakeside Honda."),
+            lead("Hi. Is the CRV still there?"),
+            agent("It is. The C R V in blue, right outside."),
+            agent("Are you trading the Focus?"),
+        ),
+        context(),
+    ).vehicle
+    assert [item.line for item in found.named_in] == [1, 2]
