@@ -205,4 +205,5 @@ def test_every_line_naming_the_vehicle_discussed():
         ),
         context(),
     ).vehicle
+    assert found is not None
     assert [item.line for item in found.named_in] == [1, 2]
