@@ -280,8 +280,7 @@ NO_TRADE = words(
 OWNED = words(
     r"my",
     r"mine",
-    r"our",
-    r"(?:I|we) (?:currently |still |already )?(?:have|own|drive|'ve got|got)",
+    r"(?:I|we) (?:currently |still )?(?:have|own|drive|'ve got)",
     r"(?:I'm|I am|we're|we are|I've been|we've been) (?:currently |still )?driving",
 )
 ANSWER_NO = re.compile(r"^\W*(?:no|nope|nah|not really)\b", re.IGNORECASE)

@@ -207,3 +207,12 @@ def test_every_line_naming_the_vehicle_discussed():
     ).vehicle
     assert found is not None
     assert [item.line for item in found.named_in] == [1, 2]
+
+
+def test_the_dealerships_own_stock_is_not_the_leads_own_car():
+    assert vehicle(
+        agent(
+            "Hi Wojciech, our Ford Ranger just came in, if you want a smaller truck."
+        ),
+        called_on=Vehicle("2025", "Ford", "Bronco"),
+    ) == (Vehicle("", "Ford", "Ranger"), [0])
