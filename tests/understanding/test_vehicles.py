@@ -211,8 +211,7 @@ def test_every_line_naming_the_vehicle_discussed():
 
 def test_the_dealerships_own_stock_is_not_the_leads_own_car():
     assert vehicle(
-        agent(
-            "Hi Wojciech, our Ford Ranger just came in, if you want a smaller truck."
-        ),
+        lead("Hi, is the big one still there?"),
+        agent("It sold, but our Ford Ranger just came in, if a smaller truck works."),
         called_on=Vehicle("2025", "Ford", "Bronco"),
-    ) == (Vehicle("", "Ford", "Ranger"), [0])
+    ) == (Vehicle("", "Ford", "Ranger"), [1])
