@@ -11,14 +11,14 @@ recording present, through ``backoffice.understand``, and scored against its lab
 - vehicle models and the lead's and agent's names heard in the transcript;
 - the summary's statements checked against the labels: right, false (listed) and missed;
 - appointments right, wrong and missed; the ten default categories' micro precision and
-  recall; the call end's accuracy; the engine's real-time factor per channel.
+  recall, and each category's; the call end's accuracy; the engine's real-time factor per channel.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -224,6 +224,9 @@ class Scores:
     false_statements: list[str] = field(default_factory=list)
     appointments: Counter[str] = field(default_factory=Counter)
     categories: Counter[str] = field(default_factory=Counter)
+    by_slot: defaultdict[int, Counter[str]] = field(
+        default_factory=lambda: defaultdict(Counter)
+    )
     call_end: Counter[str] = field(default_factory=Counter)
     audio_seconds: float = 0.0
     engine_seconds: float = 0.0
@@ -276,6 +279,10 @@ class Scores:
         self.categories["true"] += len(slots & call.met)
         self.categories["false"] += len(slots - call.met)
         self.categories["missed"] += len(call.met - slots)
+        for slot in slots:
+            self.by_slot[slot]["true" if slot in call.met else "false"] += 1
+        for slot in call.met - slots:
+            self.by_slot[slot]["missed"] += 1
         self.call_end["calls"] += 1
         self.call_end["right"] += (suggested.get("call_end") or "") == call.value(
             "call_end"
@@ -306,6 +313,15 @@ class Scores:
             "categories": {
                 "precision": rate(found, found + false),
                 "recall": rate(found, found + self.categories["missed"]),
+            },
+            # Each default category by its slot: precision and recall (None where it
+            # was never suggested, or never met).
+            "by_category": {
+                str(slot): {
+                    "precision": rate(counts["true"], counts["true"] + counts["false"]),
+                    "recall": rate(counts["true"], counts["true"] + counts["missed"]),
+                }
+                for slot, counts in sorted(self.by_slot.items())
             },
             "call_end_accuracy": rate(self.call_end["right"], self.call_end["calls"]),
             # Each channel is read on its own: the engine's seconds per audio second

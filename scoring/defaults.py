@@ -51,46 +51,63 @@ DEFAULT_APPOINTMENT_CALL_ENDS = ["Appointment set"]
 # facts decide no call end.
 DEFAULT_CATEGORY_RULES: dict[str, tuple[str, str, int | None]] = {
     "Greeted the customer by name": ("{first_name}", "agent", 20),
-    "Introduced self and dealership": ("this is\nfrom\nmy name is", "agent", None),
-    "Confirmed the vehicle of interest": (
-        "looking at\ninterested in\nasked about\nenquired about\ninquired about",
+    "Introduced self and dealership": (
+        "this is\nfrom\nmy name is\nover at\nhere at\n"
+        r"re:\b(?:it's|I'm)\s+\w+\s+(?:with|at)\b",
         "agent",
         None,
     ),
-    "Asked about a trade-in": ("trade in\ntrading in\ntrade-in", "agent", None),
+    "Confirmed the vehicle of interest": (
+        "{vehicle}\nlooking at\ninterested in\nasked about\nenquired about\n"
+        "inquired about\nenquiry about\ninquiry about\nrequest about\ncalling about\n"
+        "following up on",
+        "agent",
+        None,
+    ),
+    "Asked about a trade-in": (
+        "trade\ntrading\ntrade-in\nappraisal\nappraise\nreplacing",
+        "agent",
+        None,
+    ),
     "Built rapport": (
-        "how are you\nhow's your day\nhow is your day\nappreciate\ngreat question\n"
-        "good question\nhappy to help\nno problem\nI understand\nthat makes sense",
+        "how are you\nhow's your\nhow is your\nhow was your\nhow have you been\n"
+        "hope you\ncongratulations\ncongrats\nsorry to hear\nI hear you\n"
+        "completely understand\ntotally understand\nunderstandable\nit happens\n"
+        "no pressure\nmy pleasure\nhappy to help\nappreciate\ngreat question\n"
+        "good question\nthat makes sense\nyou'll love\nenjoy\ngreat choice\n"
+        "good choice\nhave a great\nweather",
         "agent",
         None,
     ),
     "Answered the customer's questions": (
-        "good question\ngreat question\nlet me check\nlet me find out\n"
-        "I'll find out\nI'll check\nget back to you\nit comes with\nit does\n"
-        "yes it does\nwe do have\nwe have",
+        "{questions_answered}\ngood question\ngreat question\nlet me check\n"
+        "let me find out\nI'll find out\nI'll check\nget back to you\nit comes with\n"
+        "it does\nyes it does\nwe do have\nwe have",
         "agent",
         None,
     ),
     "Offered alternatives": (
-        "we also have\nanother option\nalternative\nsimilar\ninstead\n"
-        "I could show you\nsomething similar",
+        "we also have\nanother option\nalternative\nsimilar\nI could show you\n"
+        "something similar\nhave you thought about\nhave you considered\n"
+        "have you looked at\nsuit you better\nmight suit\nmiddle ground\n"
+        "another model\nanother trim\ndifferent trim\n"
+        r"re:\b(?:the|a|an)\s+\w+(?:\s+\w+)?\s+instead\b",
         "agent",
         None,
     ),
     "Asked for the appointment": (
-        "come in\nappointment\n{weekday}\ntest drive\nstop by\ncome by",
+        "come in\nappointment\n{weekday}\ntest drive\nstop by\ncome by\nswing by\n"
+        "drop by\ndrop in\npop in\ncome see\ncome and see\ncome down\nget here\n"
+        "see it in person",
         "agent",
         None,
     ),
-    "Set a date and time": (
-        r"re:\b(today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
-        r".*\b(at|around|noon|midday|morning|afternoon)\b",
-        "either",
-        None,
-    ),
+    "Set a date and time": ("{appointment}", "either", None),
     "Confirmed contact details": (
         "best number\nphone number\nemail address\nyour email\nbest email\n"
-        "confirm your\nreach you at\nstill the best",
+        "confirm your\nreach you at\nstill the best\nyour number\nyour cell\n"
+        "your phone\nyour mobile\nfor email\nending in\ndot com\nat gmail\n"
+        "at outlook\nat yahoo\nat hotmail\nat icloud",
         "agent",
         None,
     ),
@@ -140,8 +157,8 @@ DEFAULT_CHOICE_RULES: dict[tuple[str, str], tuple[str, str, int | None]] = {
         None,
     ),
     ("alert", "Unhappy customer"): (
-        "too expensive\ncancel\nunhappy\nfrustrated\nupset\nterrible\nripped off\n"
-        "complaint",
+        "too expensive\nunhappy\nfrustrated\nupset\nterrible\nripped off\n"
+        "complaint\ndisappointed\nannoyed\nfed up\nridiculous\nwaste of time",
         "lead",
         None,
     ),
@@ -181,6 +198,64 @@ PREVIOUS_CHOICE_RULES: dict[tuple[str, str], tuple[str, str, int | None]] = {
     ("call_end", "Not interested"): ("not interested", "lead", None),
     ("alert", "Manager follow-up"): ("manager", "lead", None),
     ("alert", "Unhappy customer"): ("too expensive\ncancel\nunhappy", "lead", None),
+}
+
+# The default rules as issue 38 left them, kept for the migration that moves scorecards
+# still on them to the rules above (0013): categories that also read what the call
+# established ({vehicle}, {questions_answered}, {appointment}), more ways people say
+# things, and no "cancel" in "Unhappy customer" (a polite cancellation is not unhappy).
+RULES_BEFORE_0013_CATEGORIES: dict[str, tuple[str, str, int | None]] = {
+    "Introduced self and dealership": ("this is\nfrom\nmy name is", "agent", None),
+    "Confirmed the vehicle of interest": (
+        "looking at\ninterested in\nasked about\nenquired about\ninquired about",
+        "agent",
+        None,
+    ),
+    "Asked about a trade-in": ("trade in\ntrading in\ntrade-in", "agent", None),
+    "Built rapport": (
+        "how are you\nhow's your day\nhow is your day\nappreciate\ngreat question\n"
+        "good question\nhappy to help\nno problem\nI understand\nthat makes sense",
+        "agent",
+        None,
+    ),
+    "Answered the customer's questions": (
+        "good question\ngreat question\nlet me check\nlet me find out\n"
+        "I'll find out\nI'll check\nget back to you\nit comes with\nit does\n"
+        "yes it does\nwe do have\nwe have",
+        "agent",
+        None,
+    ),
+    "Offered alternatives": (
+        "we also have\nanother option\nalternative\nsimilar\ninstead\n"
+        "I could show you\nsomething similar",
+        "agent",
+        None,
+    ),
+    "Asked for the appointment": (
+        "come in\nappointment\n{weekday}\ntest drive\nstop by\ncome by",
+        "agent",
+        None,
+    ),
+    "Set a date and time": (
+        r"re:\b(today|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b"
+        r".*\b(at|around|noon|midday|morning|afternoon)\b",
+        "either",
+        None,
+    ),
+    "Confirmed contact details": (
+        "best number\nphone number\nemail address\nyour email\nbest email\n"
+        "confirm your\nreach you at\nstill the best",
+        "agent",
+        None,
+    ),
+}
+RULES_BEFORE_0013_CHOICES: dict[tuple[str, str], tuple[str, str, int | None]] = {
+    ("alert", "Unhappy customer"): (
+        "too expensive\ncancel\nunhappy\nfrustrated\nupset\nterrible\nripped off\n"
+        "complaint",
+        "lead",
+        None,
+    ),
 }
 
 # The roles each permission template (group) starts with, by permission codename of

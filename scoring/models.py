@@ -48,14 +48,19 @@ class Side(models.TextChoices):
 class SuggestionRule(models.Model):
     """What makes the service suggest a category or a list entry to the scorer: phrases
     (one per line; ``{first_name}`` is the lead's first name, ``{weekday}`` any weekday,
-    ``re:`` starts a regular expression) said on one side, optionally within the first
-    seconds of the call. Abstract: categories and list entries carry their own."""
+    ``re:`` starts a regular expression; ``{vehicle}``, ``{questions_answered}`` and
+    ``{appointment}`` stand for what the call established, ``scoring.suggestions``) said on
+    one side, optionally within the first seconds of the call. Abstract: categories and
+    list entries carry their own."""
 
     phrases = models.TextField(
         blank=True,
         help_text=(
             "One per line, matched without regard to case. {first_name}: the lead's first "
-            "name; {weekday}: any weekday; a line starting with re: is a regular expression."
+            "name; {weekday}: any weekday; a line starting with re: is a regular "
+            "expression. A line alone of {vehicle}: a line naming the vehicle discussed; "
+            "{questions_answered}: the agent's answers, when every question the lead asked "
+            "was answered; {appointment}: the line that agreed an appointment's day and time."
         ),
     )
     side = models.CharField(max_length=8, choices=Side, default=Side.EITHER)

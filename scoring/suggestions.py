@@ -111,13 +111,45 @@ def transcript_lines(
     ]
 
 
+# Phrase lines that stand for what the call established rather than for words: each
+# matches the transcript lines ``_fact_lines`` gives it.
+FACT_PHRASES = ("{vehicle}", "{questions_answered}", "{appointment}")
+
+
+def _fact_lines(phrases: str, facts: Facts) -> set[int]:
+    """The lines a rule's fact phrases match: ``{vehicle}`` every line that names the
+    vehicle the call was about; ``{questions_answered}`` the agent's replies when every
+    question the lead asked was answered; ``{appointment}`` the line that agreed an
+    appointment's day and time."""
+    wanted = {line.strip() for line in phrases.splitlines()} & set(FACT_PHRASES)
+    found: set[int] = set()
+    if "{vehicle}" in wanted and facts.vehicle is not None:
+        found |= {item.line for item in facts.vehicle.named_in}
+    if (
+        "{questions_answered}" in wanted
+        and facts.answered_questions
+        and not facts.open_questions
+    ):
+        found |= {question.evidence[-1].line for question in facts.answered_questions}
+    appointment = facts.appointment
+    if (
+        "{appointment}" in wanted
+        and appointment is not None
+        and appointment.date is not None
+        and appointment.time is not None
+    ):
+        found.add(appointment.evidence[-1].line)
+    return found
+
+
 def compile_phrases(phrases: str, *, first_name: str) -> list[re.Pattern[str]]:
     """A rule's phrases as patterns; a line that cannot match (no first name to say, a
-    broken regular expression) is left out rather than failing the whole rule."""
+    broken regular expression) is left out rather than failing the whole rule, and a
+    fact phrase (``FACT_PHRASES``) is no words to match."""
     patterns = []
     for raw in phrases.splitlines():
         line = raw.strip()
-        if not line:
+        if not line or line in FACT_PHRASES:
             continue
         if line.startswith("re:"):
             source = line[3:].strip()
@@ -294,13 +326,21 @@ def _matched(
     ordered: Sequence[Mapping[str, Any]],
     names: Mapping[str, str],
     first_name: str,
+    facts: Facts,
 ) -> dict[str, Any] | None:
-    """The rule's suggestion from the first line on its side that says a phrase."""
+    """The rule's suggestion from the first line on its side that says a phrase or that
+    a fact phrase matches. On a wrong number the person who answered is not the lead, so
+    a rule that listens for the lead's first name hears nothing."""
+    if facts.kind == WRONG_NUMBER and "{first_name}" in rule.phrases:
+        return None
     patterns = compile_phrases(rule.phrases, first_name=first_name)
+    established = _fact_lines(rule.phrases, facts)
     for index, turn in enumerate(ordered):
-        if patterns and _hears(rule, turn):
+        if (patterns or established) and _hears(rule, turn):
             text = _words(turn["text"])
-            if any(pattern.search(text) for pattern in patterns):
+            if index in established or any(
+                pattern.search(text) for pattern in patterns
+            ):
                 return _found(index, turn, rule.value, names)
     return None
 
@@ -348,7 +388,7 @@ def suggest(
             rule.member == "call_end" and not _phrase_call_end_allowed(rule, facts)
         ):
             continue
-        found = _matched(rule, ordered, names, first_name)
+        found = _matched(rule, ordered, names, first_name, facts)
         if found is None:
             continue
         if rule.member == "alert":

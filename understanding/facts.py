@@ -134,8 +134,12 @@ class Objection:
 
 @dataclass(frozen=True)
 class VehicleFact:
+    """The vehicle the call was about, the line it was first said in (``evidence``) and
+    every line that names it (``named_in``)."""
+
     vehicle: Vehicle
     evidence: tuple[Evidence, ...]
+    named_in: tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -172,6 +176,9 @@ class Facts:
     vehicle: VehicleFact | None = None
     trade_in: TradeIn | None = None
     open_questions: list[Question] = field(default_factory=list)
+    # The lead's questions about the car or the deal that the agent's reply dealt with,
+    # each with the question's line and the reply's.
+    answered_questions: list[Question] = field(default_factory=list)
 
     @property
     def conversation(self) -> bool:

@@ -45,6 +45,28 @@ WRONG_NUMBER = words(
     r"(?:no one|nobody|no-one) (?:here )?(?:by|named|called) that name",
     r"(?:no one|nobody) (?:here )?named",
 )
+# The agent owning up to a wrong number: "Oh, sorry, wrong number", "I must have the wrong
+# number" (a question or an "if" is not owning up).
+AGENT_WRONG_NUMBER = words(
+    r"wrong number",
+    r"(?:have|got|dialed|dialled|called|reached) the wrong (?:person|number)",
+    r"wrong person",
+)
+
+
+def not_here(first_name: str) -> re.Pattern[str] | None:
+    """The lead's side saying the person asked for is not there: "There's no Cornelius
+    here", "Evangeline doesn't live here"; None without a first name."""
+    name = re.escape(first_name.strip())
+    if not name:
+        return None
+    return words(
+        rf"(?:there's|there is|there are) no(?:body| one)? (?:named |called )?{name}",
+        rf"no {name} (?:here|at this number)",
+        rf"{name} (?:doesn't|does not|don't) (?:live|work|stay) here",
+    )
+
+
 PURCHASED = words(
     r"already (?:bought|purchased)",
     r"(?:bought|purchased) (?:one|it|a \w+|something) (?:already|elsewhere|somewhere else)",
@@ -166,8 +188,13 @@ SERVICE = words(
     r"maintenance",
     r"bring (?:it|her|him) in for",
 )
+# A day said as owning something: "tomorrow's appointment", "Friday's test drive".
+DAY_OWNING = words(
+    r"(?:today|tonight|tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|"
+    r"sunday)(?:'s|\u2019s)"
+)
 CALLBACK_LEAD = words(
-    r"call (?:me|us) back",
+    r"call (?:me|us|him|her|them) back",
     r"call back",
     r"callback",
     r"call me (?:later|tomorrow|tonight|next week|in the|this|on|after|around|at)",
@@ -198,6 +225,7 @@ NO_SEND = words(r"(?:don't|do not|no need to) (?:e-?mail|text|send)")
 NOT_INTERESTED = words(
     r"not (?:really |actually )?interested(?! in\b)",
     r"no longer interested",
+    r"(?:changed|change) (?:my|our) minds?(?=\s*(?:[.!]|$))",
     r"not in the market",
     r"not looking (?:any more|anymore)",
     r"stop calling",
@@ -249,7 +277,12 @@ NO_TRADE = words(
     r"keeping (?:it|my|the)",
 )
 # The lead's own car, not one they are shopping for.
-OWNED = words(r"my", r"I (?:have|own|drive|'ve got)", r"we (?:have|own|drive)", r"mine")
+OWNED = words(
+    r"my",
+    r"mine",
+    r"(?:I|we) (?:currently |still )?(?:have|own|drive|'ve got)",
+    r"(?:I'm|I am|we're|we are|I've been|we've been) (?:currently |still )?driving",
+)
 ANSWER_NO = re.compile(r"^\W*(?:no|nope|nah|not really)\b", re.IGNORECASE)
 ANSWER_YES = re.compile(
     r"^\W*(?:yes|yeah|yep|yup|sure|I do|we do|I have|we have)\b", re.IGNORECASE
@@ -276,6 +309,14 @@ QUESTION_OPENERS = words(
     r"who",
     r"(?:do|does|did|is|are|was|were|can|could|will|would|should|has|have) "
     r"(?:you|it|this|that|the|they|there|he|she|we|y'all)",
+)
+# Words a question may start with before its opener: "And has it been in an accident?"
+LEADING = re.compile(
+    r"^(?:(?:and|so|also|but|oh|okay|ok|well|um|uh|hm+|then)\b[\s,]*)+", re.IGNORECASE
+)
+# A question that asks the other side to do something, not to tell something.
+REQUEST = re.compile(
+    r"^(?:can|could|would|will|should|may|shall)\s+(?:I|we|you|y'all)\b", re.IGNORECASE
 )
 PHATIC = words(
     r"how are you",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from understanding import patterns as p
@@ -46,7 +46,7 @@ def understand(turns: Iterable[Mapping[str, Any]], context: Context) -> Facts:
     which no one spoke establishes nothing else."""
     lines = lines_of(turns)
     facts = Facts(lines=lines)
-    facts.kind, facts.kind_evidence = kind_of(lines)
+    facts.kind, facts.kind_evidence = kind_of(lines, context.lead_first_name)
     if facts.kind != CONVERSATION:
         return facts
     lead = [line for line in lines if line.side == "lead"]
@@ -63,6 +63,7 @@ def understand(turns: Iterable[Mapping[str, Any]], context: Context) -> Facts:
     facts.trade_in = trade_in_of(lines, context)
     facts.vehicle = vehicle_of(lines, context, facts.trade_in)
     facts.open_questions = open_questions(lines)
+    facts.answered_questions = answered_questions(lines, context.call_date())
     return facts
 
 
@@ -77,11 +78,14 @@ def _flag(
     return None
 
 
-def kind_of(lines: Sequence[Line]) -> tuple[str, tuple[Evidence, ...]]:
-    """``voicemail`` when only the agent spoke and left a message, or the lead's side is a recorded greeting
-    with nothing said after it; ``wrong_number`` when the lead said it was not them;
-    ``no_conversation`` when no one spoke, or only a lead asking whether anyone is there;
-    else ``conversation``."""
+def kind_of(
+    lines: Sequence[Line], first_name: str = ""
+) -> tuple[str, tuple[Evidence, ...]]:
+    """``voicemail`` when only the agent spoke and left a message, or the lead's side is a
+    recorded greeting with nothing said after it; ``wrong_number`` when the lead said it
+    was not them ("There's no Cornelius here") or, once the lead's side has answered, the
+    agent said it was the wrong number; ``no_conversation`` when no one spoke, or only a
+    lead asking whether anyone is there; else ``conversation``."""
     lead = [line for line in lines if line.side == "lead"]
     agent = [line for line in lines if line.side == "agent"]
     if not lead:
@@ -95,9 +99,22 @@ def kind_of(lines: Sequence[Line]) -> tuple[str, tuple[Evidence, ...]]:
     greeting = [line for line in lead if p.MACHINE.search(line.text)]
     if greeting and all(line.index <= greeting[-1].index for line in lead):
         return VOICEMAIL, evidence(*greeting)
-    wrong = [line for line in lead if p.WRONG_NUMBER.search(line.text)]
+    absent = p.not_here(first_name)
+    wrong = [
+        line
+        for line in lead
+        if p.WRONG_NUMBER.search(line.text) or (absent and absent.search(line.text))
+    ]
+    wrong += [
+        line
+        for line in agent
+        if line.index > lead[0].index
+        and p.AGENT_WRONG_NUMBER.search(line.text)
+        and not line.text.rstrip().endswith("?")
+        and not re.search(r"\bif\b", line.text, re.IGNORECASE)
+    ]
     if wrong:
-        return WRONG_NUMBER, evidence(wrong[0])
+        return WRONG_NUMBER, evidence(min(wrong, key=lambda line: line.index))
     if not agent and all(
         p.NOBODY_THERE.search(line.text) or len(line.text.split()) <= 2 for line in lead
     ):
@@ -284,6 +301,12 @@ def appointment_of(
     return appointment, cancelled
 
 
+def _unowned(line: Line) -> Line:
+    """The line without the days it says as owning something ("tomorrow's appointment",
+    "Friday's test drive"): they name what is on that day, not when to call."""
+    return replace(line, text=p.DAY_OWNING.sub(" ", line.text))
+
+
 def callback_of(lines: Sequence[Line], today: dt.date) -> Callback | None:
     """The last callback asked for: by the lead ("call me back tomorrow"), or offered by
     the agent ("I'll call you back at four") and not refused; with the day and time said
@@ -305,10 +328,10 @@ def callback_of(lines: Sequence[Line], today: dt.date) -> Callback | None:
             and (answer is None or not _starts_agreeing(answer.text))
         ):
             continue
-        date, moment = _said(line, today)
+        date, moment = _said(_unowned(line), today)
         lines_used = [line]
         if date is None and moment is None and answer is not None:
-            date, moment = _said(answer, today)
+            date, moment = _said(_unowned(answer), today)
             if date is not None or moment is not None:
                 lines_used.append(answer)
         by = "lead" if asked else "agent"
@@ -337,11 +360,12 @@ def _content_words(text: str) -> set[str]:
 
 def _questions(text: str) -> list[str]:
     sentences = re.findall(r"[^.!?]*\?", text)
+    asked = [p.LEADING.sub("", sentence.strip()) for sentence in sentences]
     return [
-        sentence.strip()
-        for sentence in sentences
+        sentence
+        for sentence in asked
         if len(sentence.split()) >= 4
-        and p.QUESTION_OPENERS.match(sentence.strip())
+        and p.QUESTION_OPENERS.match(sentence)
         and not p.PHATIC.search(sentence)
     ]
 
@@ -360,6 +384,28 @@ def open_questions(lines: Sequence[Line]) -> list[Question]:
             if after and _addressed(question, after):
                 continue
             found.append(Question(question[0].upper() + question[1:], evidence(line)))
+    return found
+
+
+def answered_questions(lines: Sequence[Line], today: dt.date) -> list[Question]:
+    """The lead's questions about the car or the deal that the agent's next line dealt
+    with (it says something, or promises to find out): not a request ("Can you call me
+    back?", "Could we do Friday?") nor a day or time put forward ("Would ten be too
+    early?"), which are the appointment's and the callback's."""
+    found = []
+    for at, line in enumerate(lines):
+        if line.side != "lead":
+            continue
+        after = [each for each in lines[at + 1 :] if each.side == "agent"]
+        if not after:
+            continue
+        for question in _questions(line.text):
+            if p.REQUEST.match(question) or spoken_days(question, today):
+                continue
+            if spoken_times(question) or not _addressed(question, after[:1]):
+                continue
+            text = question[0].upper() + question[1:]
+            found.append(Question(text, evidence(line, after[0])))
     return found
 
 

@@ -9,10 +9,18 @@ import difflib
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from understanding import patterns as p
-from understanding.facts import Context, Line, TradeIn, Vehicle, VehicleFact, evidence
+from understanding.facts import (
+    Context,
+    Evidence,
+    Line,
+    TradeIn,
+    Vehicle,
+    VehicleFact,
+    evidence,
+)
 
 MAKES = {
     "acura": "Acura",
@@ -157,20 +165,54 @@ def _same_model(said: str, model: str) -> bool:
     return difflib.SequenceMatcher(None, said, want).ratio() >= 0.85
 
 
+def _distinct_words(model: str) -> list[str]:
+    """The words of a model of several words that name it alone: those with a hyphen or
+    with letters and digits ("Mach-E" of "Mustang Mach-E"), never a plain word or number
+    ("Cross", "1500")."""
+    words = model.split()
+    if len(words) < 2:
+        return []
+    return [
+        word
+        for word in words
+        if "-" in word or (re.search(r"\d", word) and re.search(r"[A-Za-z]", word))
+    ]
+
+
+def _as_a_name(said: str, make: str, text: str) -> bool:
+    """A known model that is also an everyday word ("charger", "edge", "escape") is a
+    vehicle only when said as a name: capitalised, or with its make in the line."""
+    if not said.isalpha() or not said.islower():
+        return True
+    return any(MAKES.get(word) == make for word in re.findall(r"[a-z]+", text.lower()))
+
+
 def mentions(text: str, hints: Iterable[tuple[str, str]] = ()) -> list[Mention]:
     """The makes and models said in ``text``, in order: known makes, known models and the
-    hinted models (``(make, model)`` pairs, the form's)."""
-    hinted = [(make, model) for make, model in hints if model]
+    hinted models (``(make, model)`` pairs, the form's; a distinct word of a hinted model
+    names it: "Mach-E" is the form's "Mustang Mach-E")."""
+    hinted = [
+        (make, model, alias)
+        for make, model in hints
+        if model
+        for alias in (model, *_distinct_words(model))
+    ]
     found: list[Mention] = []
     taken: set[int] = set()
     for start, said, folded in sorted(_windows(text), key=lambda w: (w[0], -len(w[2]))):
         if start in taken:
             continue
         hint = next(
-            ((make, model) for make, model in hinted if _same_model(folded, model)),
+            (
+                (make, model)
+                for make, model, alias in hinted
+                if _same_model(folded, alias)
+            ),
             None,
         )
         known = _KNOWN.get(folded)
+        if known and not hint and not _as_a_name(said, known[0], text):
+            known = None
         if " " not in said and folded in MAKES:
             found.append(Mention("make", MAKES[folded], MAKES[folded], start))
             taken.add(start)
@@ -271,6 +313,32 @@ def trade_in_of(lines: Sequence[Line], context: Context) -> TradeIn | None:
     return TradeIn(True, Vehicle(), evidence(said_yes[0]))
 
 
+def _named_in(
+    lines: Sequence[Line], vehicle: Vehicle, context: Context
+) -> tuple[Evidence, ...]:
+    """Every line that names ``vehicle``: its model in any spelling, or its make when no
+    model was said (not in the dealership's name)."""
+    hints = _hints(context)[:1]
+    naming = []
+    for line in lines:
+        said = mentions(_without(line, context.dealer).text, hints)
+        if any(
+            (vehicle.model and compact(m.name) == compact(vehicle.model))
+            or (not vehicle.model and m.kind == "make" and m.name == vehicle.make)
+            for m in said
+        ):
+            naming.append(line)
+    return evidence(*naming)
+
+
+def _without(line: Line, name: str) -> Line:
+    """The line with ``name`` (the dealership's) blanked out."""
+    if not name.strip():
+        return line
+    text = re.sub(re.escape(name.strip()), " ", line.text, flags=re.IGNORECASE)
+    return replace(line, text=text)
+
+
 def vehicle_of(
     lines: Sequence[Line], context: Context, trade_in: TradeIn | None
 ) -> VehicleFact | None:
@@ -293,13 +361,25 @@ def vehicle_of(
             ):
                 year = _year_near(line.text)
                 make = context.called_on.make or mention.make
-                return VehicleFact(Vehicle(year, make, mention.name), evidence(line))
+                vehicle = Vehicle(year, make, mention.name)
+                return VehicleFact(
+                    vehicle, evidence(line), _named_in(lines, vehicle, context)
+                )
     # What the lead said they want first, then what the agent offered; never the lead's
-    # own car ("my 2015 Civic is great").
-    others = [line for line in others if not p.OWNED.search(line.text)]
+    # own car ("my 2015 Civic is great"), nor a make that is the dealership's name
+    # ("Siobhan from Lakeside Honda").
+    others = [
+        _without(line, context.dealer)
+        for line in others
+        if not p.OWNED.search(line.text)
+    ]
     ordered = [line for line in others if line.side == "lead"]
     ordered += [line for line in others if line.side != "lead"]
     vehicle, found = _vehicle_in(ordered, hints[:1], traded)
     if vehicle:
-        return VehicleFact(vehicle, evidence(*found))
+        return VehicleFact(
+            vehicle,
+            evidence(*(lines[line.index] for line in found)),
+            _named_in(lines, vehicle, context),
+        )
     return None

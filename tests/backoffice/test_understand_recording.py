@@ -229,6 +229,9 @@ def test_insights_eval_scores_labelled_calls_from_their_transcripts(tmp_path):
     assert figures["summary"]["right"] >= 3
     assert figures["models_heard"] == "1/1"
     assert figures["wer"]["merged"] is None  # no recording: no word error rate
+    # Each category met or suggested, by its slot: introduced self (2) on both calls.
+    assert figures["by_category"]["2"] == {"precision": 1.0, "recall": 1.0}
+    assert set(figures["by_category"]) >= {"2", "3", "8", "9", "10"}
 
 
 def test_insights_eval_lists_a_false_statement(tmp_path):

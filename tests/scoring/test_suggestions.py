@@ -17,6 +17,8 @@ from scoring.defaults import (
     DEFAULT_CHOICES,
     PREVIOUS_CATEGORY_RULES,
     PREVIOUS_CHOICE_RULES,
+    RULES_BEFORE_0013_CATEGORIES,
+    RULES_BEFORE_0013_CHOICES,
 )
 from scoring.models import CallSuggestions, ScorecardCategory, ScorecardChoice
 from scoring.suggestions import Rule, compile_phrases, suggest
@@ -126,6 +128,73 @@ def test_a_facts_call_end_the_scorecard_does_not_list_is_not_suggested():
     assert "call_end" not in run(
         turns, rule("never said", member="call_end", value="Appointment set")
     )
+
+
+def test_the_vehicle_phrase_hears_every_line_naming_the_vehicle_discussed():
+    turns = [
+        turn("agent", 1, "Hi Pat, it's Avery from North Motors."),
+        turn("lead", 5, "Hi. Is the C R V still there?"),
+        turn("agent", 9, "The CR-V in blue is, yes."),
+    ]
+    honda = {"make": "Honda", "model": "CR-V", "year": "2025"}
+    found = run(turns, rule("{vehicle}", side="agent"), called_on=honda)
+    assert found["cat1"]["line"] == 2
+    # Not a vehicle said, not the words "{vehicle}".
+    assert "cat1" not in run(turns[:1], rule("{vehicle}"), called_on=honda)
+    assert "cat1" not in run(
+        [turn("agent", 1, "The {vehicle} is here")], rule("{vehicle}")
+    )
+
+
+def test_questions_answered_hears_the_answer_when_every_question_was_answered():
+    answered = [
+        turn("lead", 1, "Does the CR-V have heated seats?"),
+        turn("agent", 5, "Yes, front and back."),
+    ]
+    found = run(answered, rule("{questions_answered}", side="agent"))
+    assert found["cat1"]["line"] == 1
+    talked_past = [
+        *answered,
+        turn("lead", 9, "And what is the price on the blue one?"),
+        turn("agent", 13, "So when would you like to come in?"),
+    ]
+    assert "cat1" not in run(talked_past, rule("{questions_answered}"))
+    request = [
+        turn("lead", 1, "Can you call me back this afternoon?"),
+        turn("agent", 5, "Sure, I will."),
+    ]
+    assert "cat1" not in run(request, rule("{questions_answered}"))
+
+
+def test_the_appointment_phrase_hears_the_line_that_agreed_a_day_and_time():
+    agreed = [
+        turn("agent", 5, "Can you come in tomorrow at noon?"),
+        turn("lead", 9, "Yes, that works."),
+    ]
+    assert run(agreed, rule("{appointment}"))["cat1"]["line"] == 1
+    cancelled = [
+        turn("agent", 5, "I'm confirming your visit tomorrow at ten."),
+        turn("lead", 9, "I need to cancel that, sorry."),
+    ]
+    assert "cat1" not in run(cancelled, rule("{appointment}"))
+
+
+def test_on_a_wrong_number_the_first_name_is_not_heard():
+    turns = [
+        turn("agent", 1, "Hi, is this Pat? Avery from North Motors."),
+        turn("lead", 5, "No, there's no Pat here."),
+    ]
+    found = run(turns, rule("{first_name}"), rule("from", member="cat2"))
+    assert list(found) == ["cat2"]
+
+
+def test_a_polite_cancellation_is_not_an_unhappy_customer():
+    unhappy = DEFAULT_CHOICE_RULES[("alert", "Unhappy customer")]
+    tag = rule(unhappy[0], side=unhappy[1], member="alert", value="Unhappy customer")
+    polite = [turn("lead", 3, "I'm so sorry, I have to cancel Friday's test drive.")]
+    assert "alert" not in run(polite, tag)
+    upset = [turn("lead", 3, "I'm really disappointed, cancel it.")]
+    assert run(upset, tag)["alert"]["value"] == "Unhappy customer"
 
 
 def test_every_matching_alert_is_suggested_with_the_first_line():
@@ -448,3 +517,49 @@ def test_every_default_name_has_a_rule():
     assert set(DEFAULT_CHOICE_RULES) == {
         (kind, name) for kind in ("call_end", "alert") for name in DEFAULT_CHOICES[kind]
     }
+
+
+def test_the_0013_migration_moves_only_scorecards_still_on_the_previous_rules(db):
+    import importlib
+
+    from django.apps import apps
+
+    from tests.accounts.factories import AccountFactory
+
+    migration = importlib.import_module(
+        "scoring.migrations.0013_default_rules_read_the_facts"
+    )
+    account = AccountFactory()
+    categories = ScorecardCategory.objects.filter(scorecard__account=account)
+    choices = ScorecardChoice.objects.filter(scorecard__account=account)
+    for name, (phrases, side, within) in RULES_BEFORE_0013_CATEGORIES.items():
+        categories.filter(name=name).update(
+            phrases=phrases, side=side, within_seconds=within
+        )
+    for (kind, name), (phrases, side, within) in RULES_BEFORE_0013_CHOICES.items():
+        choices.filter(kind=kind, name=name).update(
+            phrases=phrases, side=side, within_seconds=within
+        )
+    categories.filter(name="Built rapport").update(phrases="how are you\nweather")
+    categories.filter(name="Offered alternatives").update(phrases="")
+    categories.filter(name="Set a date and time").update(within_seconds=600)
+
+    migration.forward(apps, None)
+
+    rules = {c.name: (c.phrases, c.side, c.within_seconds) for c in categories.all()}
+    for name in (
+        "Confirmed the vehicle of interest",
+        "Answered the customer's questions",
+    ):
+        assert rules[name] == DEFAULT_CATEGORY_RULES[name]
+    # What a person changed or emptied is theirs.
+    assert rules["Built rapport"][0] == "how are you\nweather"
+    assert rules["Offered alternatives"][0] == ""
+    assert rules["Set a date and time"] == (
+        RULES_BEFORE_0013_CATEGORIES["Set a date and time"][0],
+        "either",
+        600,
+    )
+    unhappy = choices.get(kind="alert", name="Unhappy customer")
+    assert "cancel" not in unhappy.phrases.splitlines()
+    assert unhappy.phrases == DEFAULT_CHOICE_RULES[("alert", "Unhappy customer")][0]

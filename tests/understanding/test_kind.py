@@ -88,3 +88,35 @@ def test_a_form_not_filled_in_yet_is_no_wrong_number():
             "I didn't fill out the credit application yet, I never sent the photos either."
         ),
     ) == ("conversation", [])
+
+
+def test_the_lead_named_not_being_there_is_a_wrong_number():
+    assert kind(
+        agent("Hi, is this Wojciech? Siobhan from Lakeside Honda about the CR-V."),
+        lead("No, there's no Wojciech here. I've had this number for years."),
+        agent("Oh, I'm so sorry."),
+    ) == ("wrong_number", [1])
+
+
+def test_the_agent_owning_up_to_a_wrong_number_makes_one():
+    assert kind(
+        agent("Hi, is this Wojciech? Siobhan from Lakeside Honda."),
+        lead("No, this is the front desk of a dental office."),
+        agent("Oh, sorry, wrong number. Have a good day."),
+    ) == ("wrong_number", [2])
+
+
+def test_the_agent_asking_whether_it_is_a_wrong_number_is_no_wrong_number():
+    assert kind(
+        agent("Hi, is this Wojciech?"),
+        lead("Who's asking?"),
+        agent("Siobhan from Lakeside Honda. Sorry, do I have the wrong number?"),
+        lead("No, it's me. Go ahead."),
+    ) == ("conversation", [])
+
+
+def test_no_rush_here_is_no_wrong_number():
+    assert kind(
+        agent("Hi Wojciech, it's Siobhan from Lakeside Honda."),
+        lead("Hi. There's no rush here, I'm just browsing."),
+    ) == ("conversation", [])

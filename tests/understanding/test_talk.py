@@ -154,3 +154,67 @@ def test_a_quote_already_got_is_not_a_purchase():
 def test_already_got_a_car_is_a_purchase():
     found = facts(lead("We already got a new truck, thanks anyway."))
     assert lines(found.purchased) == [0]
+
+
+def test_changed_our_minds_is_not_interested():
+    found = facts(
+        agent("I'm calling about the CR-V you asked about."),
+        lead("Honestly, we've changed our minds."),
+    )
+    assert lines(found.not_interested) == [1]
+
+
+def test_changing_ones_mind_about_a_colour_is_not_not_interested():
+    found = facts(lead("I changed my mind, I want the red one instead."))
+    assert found.not_interested is None
+
+
+def test_a_callback_asked_for_someone_else_of_the_household():
+    found = facts(
+        lead("He handles the cars. Can you call him back this evening?"),
+        agent("Of course."),
+    )
+    assert (found.callback.by, lines(found.callback)) == ("lead", [0])
+
+
+def test_a_day_said_as_owning_something_is_not_the_callbacks_day():
+    found = facts(
+        lead("Just cancel it. Give me a call in April."),
+        agent("Will do. I'll cancel tomorrow's appointment and reach out in April."),
+    )
+    assert (found.callback.by, found.callback.date, found.callback.time) == (
+        "lead",
+        None,
+        None,
+    )
+
+
+def test_questions_answered_by_the_agents_reply():
+    found = facts(
+        lead("Does the CR-V come with all wheel drive?"),
+        agent("Yes, every trim we have on the lot is all wheel drive."),
+        lead("And has it been in any accidents?"),
+        agent("No, a clean history and one owner."),
+    )
+    assert [(q.text, lines(q)) for q in found.answered_questions] == [
+        ("Does the CR-V come with all wheel drive?", [0, 1]),
+        ("Has it been in any accidents?", [2, 3]),
+    ]
+
+
+def test_requests_and_times_put_forward_are_not_questions_answered():
+    found = facts(
+        lead("Can you call me back later this week?"),
+        agent("Absolutely, I will."),
+        lead("Would Tuesday at ten be too early for a visit?"),
+        agent("Tuesday at ten is fine."),
+    )
+    assert found.answered_questions == []
+
+
+def test_a_question_the_agent_talked_past_is_not_answered():
+    found = facts(
+        lead("Is the price negotiable at all?"),
+        agent("So when would you like to come in?"),
+    )
+    assert found.answered_questions == []

@@ -134,3 +134,84 @@ def test_the_forms_sierra_1500_said_in_full():
 def test_numbers_said_as_words_in_a_model(said, model):
     found = vehicle(lead(f"I'm after {said}."), called_on=Vehicle("", "Make", model))
     assert found[0].model == model
+
+
+def test_an_everyday_word_is_no_model():
+    # "charger" is a Dodge model and a plug: said in lower case without its make, a plug.
+    assert (
+        vehicle(
+            agent("Hi Wojciech, it's Siobhan from Lakeside Honda."),
+            lead("I don't have a charger at home, is that a problem?"),
+            called_on=Vehicle("2025", "Ford", "Mustang Mach-E"),
+        )
+        is None
+    )
+
+
+def test_a_model_named_with_its_make_is_a_model_in_lower_case_too():
+    assert vehicle(
+        lead("honestly i'd rather look at a dodge charger"),
+        called_on=Vehicle("2025", "Ford", "Bronco"),
+    ) == (Vehicle("", "Dodge", "Charger"), [0])
+
+
+def test_a_distinct_word_of_the_forms_model_names_it():
+    assert vehicle(
+        agent("Tomasz here from Riverside Ford, about the Mach-E."),
+        lead("I don't have a charger at home either."),
+        agent("Then the Escape plug-in hybrid might suit you better."),
+        called_on=Vehicle("2025", "Ford", "Mustang Mach-E"),
+    ) == (Vehicle("", "Ford", "Mustang Mach-E"), [0])
+
+
+def test_the_car_the_lead_drives_now_is_not_the_vehicle_discussed():
+    assert (
+        vehicle(
+            agent("Hi Wojciech, it's Siobhan from Lakeside Honda."),
+            lead("I'm driving a Dodge Charger now, but it's too small for us."),
+            called_on=Vehicle("2025", "Ford", "Bronco"),
+        )
+        is None
+    )
+    assert vehicle(
+        lead("I drive a Dodge Charger now. Is the Bronco still there?"),
+        agent("The Bronco is here, yes."),
+        called_on=Vehicle("2025", "Ford", "Bronco"),
+    ) == (Vehicle("", "Ford", "Bronco"), [0])
+
+
+def test_the_dealerships_make_is_not_the_vehicle_discussed():
+    assert (
+        vehicle(
+            agent("Hi Wojciech, it's Siobhan from Lakeside Honda."),
+            lead("Hi, I just had a quick question about financing."),
+        )
+        is None
+    )
+    assert vehicle(
+        agent("Hi Wojciech, it's Siobhan from Lakeside Honda."),
+        lead("Hi, do you have any Honda with a third row?"),
+        called_on=Vehicle(),
+    ) == (Vehicle("", "Honda", ""), [1])
+
+
+def test_every_line_naming_the_vehicle_discussed():
+    found = understand(
+        turns(
+            agent("Hi Wojciech, Siobhan from Lakeside Honda."),
+            lead("Hi. Is the CRV still there?"),
+            agent("It is. The C R V in blue, right outside."),
+            agent("Are you trading the Focus?"),
+        ),
+        context(),
+    ).vehicle
+    assert found is not None
+    assert [item.line for item in found.named_in] == [1, 2]
+
+
+def test_the_dealerships_own_stock_is_not_the_leads_own_car():
+    assert vehicle(
+        lead("Hi, is the big one still there?"),
+        agent("It sold, but our Ford Ranger just came in, if a smaller truck works."),
+        called_on=Vehicle("2025", "Ford", "Bronco"),
+    ) == (Vehicle("", "Ford", "Ranger"), [1])

@@ -121,6 +121,10 @@ def _table(figures: dict[str, Any]) -> str:
             **figures["appointments"]
         ),
         f"categories precision/recall {categories['precision']} / {categories['recall']}",
+        *(
+            f"  category {slot:>2} p/r          {each['precision']} / {each['recall']}"
+            for slot, each in figures["by_category"].items()
+        ),
         f"call end accuracy           {figures['call_end_accuracy']}",
         f"real-time factor a channel  {figures['real_time_factor']}",
     ]
