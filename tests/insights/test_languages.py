@@ -63,6 +63,8 @@ def test_a_multilingual_model_tells_each_channels_language(base, call):
     engine = engines.FasterWhisperEngine.from_settings()
     spanish = engines.read_wav(spanish_call_wav())
     english = engines.read_wav(record(call).audio.read())  # the simulator's call
+    assert spanish.agent is not None
+    assert english.agent is not None
 
     assert engine.language_of(spanish.lead, languages=["en", "es"]) == "es"
     assert engine.language_of(spanish.agent, languages=["en", "es"]) == "es"
