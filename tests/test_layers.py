@@ -24,11 +24,13 @@ FLOORS = {
     "insights": 5,  # writes the call's transcription; it never imports scoring
     "texting": 5,
     "scoring": 5,  # scores, coaching, figures and scored data; the pages are in pages/
-    "notify": 6,  # the CRM write-back, alerts and reports read calls, scores and figures
-    "pages": 7,  # the staff pages read every app; nothing imports them
-    "backoffice": 7,  # reads every app; nothing imports it
-    "demo": 7,
-    "bench": 8,
+    # appointments made on calls, by scorers and from transcripts; texts remind the lead
+    "appointments": 6,
+    "notify": 7,  # the CRM write-back, alerts and reports read calls, scores and figures
+    "pages": 8,  # the staff pages read every app; nothing imports them
+    "backoffice": 8,  # reads every app; nothing imports it
+    "demo": 8,
+    "bench": 9,
 }
 MOST_LINES = 600
 

@@ -34,6 +34,21 @@ ANSWERED_CALL = {
     "department": "Sales",
     "recording": "https://leads.example.com/calls/recordings/abc.wav",
 }
+# The appointment the answered call set (its events differ by status only).
+APPOINTMENT = {
+    "id": 5,
+    "status": "set",
+    "kind": "test_drive",
+    "starts_at": "2026-11-28T17:30:00Z",
+    "date": "2026-11-28",
+    "time": "10:30",
+    "timezone": "America/Denver",
+    "vehicle": "2025 Toyota RAV4",
+    "set_by": "agent",
+    "call_id": 12,
+    "replaces": None,
+    "created": "2026-11-23T17:09:00Z",
+}
 # The account's sending number, and the lead's texts after the answered call.
 SENDING_NUMBER = "+13035550100"
 LEAD_TEXT = {
@@ -218,6 +233,56 @@ EXAMPLES: dict[str, dict[str, Any]] = {
             "at": "2026-11-30T15:02:11Z",
             "message": "STOP",
         },
+    },
+    "appointment_set": {
+        "type": "appointment_set",
+        "id": "evt_a4b5c6d7e8f9a0b1c2d3e4f5",
+        "created": "2026-11-23T17:09:00Z",
+        "account": ACCOUNT,
+        "appointment": {**APPOINTMENT, "status": "set"},
+        "call": ANSWERED_CALL,
+        "agent": AGENT,
+        "lead": LEAD,
+    },
+    "appointment_confirmed": {
+        "type": "appointment_confirmed",
+        "id": "evt_b5c6d7e8f9a0b1c2d3e4f5a6",
+        "created": "2026-11-27T17:30:05Z",
+        "account": ACCOUNT,
+        "appointment": {**APPOINTMENT, "status": "confirmed"},
+        "call": ANSWERED_CALL,
+        "agent": AGENT,
+        "lead": LEAD,
+    },
+    "appointment_kept": {
+        "type": "appointment_kept",
+        "id": "evt_c6d7e8f9a0b1c2d3e4f5a6b7",
+        "created": "2026-11-28T18:02:00Z",
+        "account": ACCOUNT,
+        "appointment": {**APPOINTMENT, "status": "kept"},
+        "call": ANSWERED_CALL,
+        "agent": AGENT,
+        "lead": LEAD,
+    },
+    "appointment_no_show": {
+        "type": "appointment_no_show",
+        "id": "evt_d7e8f9a0b1c2d3e4f5a6b7c8",
+        "created": "2026-11-28T19:00:00Z",
+        "account": ACCOUNT,
+        "appointment": {**APPOINTMENT, "status": "no_show"},
+        "call": ANSWERED_CALL,
+        "agent": AGENT,
+        "lead": LEAD,
+    },
+    "appointment_cancelled": {
+        "type": "appointment_cancelled",
+        "id": "evt_e8f9a0b1c2d3e4f5a6b7c8d9",
+        "created": "2026-11-26T15:20:00Z",
+        "account": ACCOUNT,
+        "appointment": {**APPOINTMENT, "status": "cancelled"},
+        "call": ANSWERED_CALL,
+        "agent": AGENT,
+        "lead": LEAD,
     },
     "test_event": {
         "type": "test_event",

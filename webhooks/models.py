@@ -21,6 +21,11 @@ class EventType(models.TextChoices):
     TEXT_SENT = "text_sent", "Text sent"
     TEXT_RECEIVED = "text_received", "Text received"
     LEAD_OPTED_OUT = "lead_opted_out", "Lead opted out of texts"
+    APPOINTMENT_SET = "appointment_set", "Appointment set"
+    APPOINTMENT_CONFIRMED = "appointment_confirmed", "Appointment confirmed"
+    APPOINTMENT_KEPT = "appointment_kept", "Appointment kept"
+    APPOINTMENT_NO_SHOW = "appointment_no_show", "Appointment no-show"
+    APPOINTMENT_CANCELLED = "appointment_cancelled", "Appointment cancelled"
     # Sent to one endpoint only, when support presses "send test event".
     TEST_EVENT = "test_event", "Test event"
 

@@ -60,6 +60,14 @@ WHEN = {
     "replies included).",
     EventType.LEAD_OPTED_OUT: "A lead texted STOP (or another opt-out word): no text "
     "goes to the number until it texts START.",
+    EventType.APPOINTMENT_SET: "An appointment was set for the lead (by a person on the "
+    "call page, a scorer, an integrator, or a proposal a person accepted); a moved "
+    "appointment is a new one whose `replaces` names the old.",
+    EventType.APPOINTMENT_CONFIRMED: "The lead confirmed the appointment.",
+    EventType.APPOINTMENT_KEPT: "The lead came: the appointment was marked kept.",
+    EventType.APPOINTMENT_NO_SHOW: "The lead did not come: the appointment was marked "
+    "no-show.",
+    EventType.APPOINTMENT_CANCELLED: "The appointment was cancelled.",
     EventType.TEST_EVENT: 'Support pressed "send test event".',
 }
 
@@ -222,6 +230,45 @@ def _text(name: str, **members: Any) -> type[serializers.Serializer]:
     )
 
 
+class AppointmentEventOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(
+        choices=[
+            "proposed",
+            "set",
+            "confirmed",
+            "kept",
+            "no_show",
+            "cancelled",
+            "rescheduled",
+        ]
+    )
+    kind = serializers.ChoiceField(choices=["sales_visit", "test_drive", "service"])
+    starts_at = serializers.DateTimeField(help_text="The moment, in UTC.")
+    date = serializers.DateField(help_text="The day in the account's timezone.")
+    time = serializers.CharField(help_text="HH:MM in the account's timezone.")
+    timezone = serializers.CharField(help_text="The account's timezone (IANA).")
+    vehicle = serializers.CharField()
+    set_by = serializers.ChoiceField(
+        choices=["agent", "manager", "scorer", "staff", "service", "lead", "integrator"]
+    )
+    call_id = serializers.IntegerField(allow_null=True)
+    replaces = serializers.IntegerField(
+        allow_null=True, help_text="The appointment this one moved, or null."
+    )
+    created = serializers.DateTimeField()
+
+
+def _appointment(name: str) -> type[serializers.Serializer]:
+    return _event(
+        name,
+        appointment=AppointmentEventOut(),
+        call=CallOut(allow_null=True),
+        agent=AgentOut(allow_null=True),
+        lead=LeadOut(),
+    )
+
+
 BODIES: dict[str, type[serializers.Serializer]] = {
     EventType.LEAD_RECEIVED: _lead_outcome(
         "lead_received", message=serializers.CharField()
@@ -251,6 +298,11 @@ BODIES: dict[str, type[serializers.Serializer]] = {
     EventType.TEXT_SENT: _text("text_sent"),
     EventType.TEXT_RECEIVED: _text("text_received"),
     EventType.LEAD_OPTED_OUT: _text("lead_opted_out", opt_out=OptOutOut()),
+    EventType.APPOINTMENT_SET: _appointment("appointment_set"),
+    EventType.APPOINTMENT_CONFIRMED: _appointment("appointment_confirmed"),
+    EventType.APPOINTMENT_KEPT: _appointment("appointment_kept"),
+    EventType.APPOINTMENT_NO_SHOW: _appointment("appointment_no_show"),
+    EventType.APPOINTMENT_CANCELLED: _appointment("appointment_cancelled"),
     EventType.TEST_EVENT: _event("test_event", message=serializers.CharField()),
 }
 
@@ -286,4 +338,9 @@ transcription_ready = _webhook(EventType.TRANSCRIPTION_READY)
 text_sent = _webhook(EventType.TEXT_SENT)
 text_received = _webhook(EventType.TEXT_RECEIVED)
 lead_opted_out = _webhook(EventType.LEAD_OPTED_OUT)
+appointment_set = _webhook(EventType.APPOINTMENT_SET)
+appointment_confirmed = _webhook(EventType.APPOINTMENT_CONFIRMED)
+appointment_kept = _webhook(EventType.APPOINTMENT_KEPT)
+appointment_no_show = _webhook(EventType.APPOINTMENT_NO_SHOW)
+appointment_cancelled = _webhook(EventType.APPOINTMENT_CANCELLED)
 test_event = _webhook(EventType.TEST_EVENT)

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "webhooks",
     "insights",
     "texting",
+    "appointments",
     "notify",
     "pages",
     "core",
@@ -289,7 +290,7 @@ SPECTACULAR_SETTINGS = {
     "OAS_VERSION": "3.1.0",
     "WEBHOOKS": [
         f"webhooks.schema.{event}"
-        for event in (
+        for event in [
             "lead_received",
             "lead_refused",
             "agent_presses_one",
@@ -300,8 +301,13 @@ SPECTACULAR_SETTINGS = {
             "text_sent",
             "text_received",
             "lead_opted_out",
+            "appointment_set",
+            "appointment_confirmed",
+            "appointment_kept",
+            "appointment_no_show",
+            "appointment_cancelled",
             "test_event",
-        )
+        ]
     ],
 }
 

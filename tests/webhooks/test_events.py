@@ -4,8 +4,13 @@ reaches a local HTTPS
 receiver with the body the integrator's guide documents and a signature the guide's own
 verification code accepts."""
 
+import datetime as dt
+from zoneinfo import ZoneInfo
+
 import pytest
 
+from appointments.models import Actor, Status
+from appointments.services import appointment_change, appointment_set_for_call
 from calls.models import Call, CallStatus
 from calls.services import call_transcription_save
 from leads.services import NO_RULE
@@ -72,6 +77,19 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         )
         score_save(call=call, scorer=scorer, values={"cat1": True, "wow": True})
         coaching_save(call=call, coach=coach, notes="Confirm by text next time.")
+        # An appointment set, confirmed, kept, corrected to a no-show; a second cancelled.
+        saturday = dt.datetime(2026, 11, 28, 10, 30, tzinfo=ZoneInfo("America/Denver"))
+        booked = appointment_set_for_call(
+            call=call, starts_at=saturday, by=Actor.AGENT, by_user=taker
+        )
+        for status in (Status.CONFIRMED, Status.KEPT, Status.NO_SHOW):
+            appointment_change(
+                appointment=booked, to=status, by=Actor.MANAGER, by_user=coach
+            )
+        again = appointment_set_for_call(
+            call=call, starts_at=saturday + dt.timedelta(days=2), by=Actor.AGENT
+        )
+        appointment_change(appointment=again, to=Status.CANCELLED, by=Actor.AGENT)
         reply = texting.text_reply_send(call=call, user=taker, body="See you Saturday.")
         assert texting.text_send(text_id=reply.pk) == "sent"
         answer = text_receive(
@@ -94,7 +112,7 @@ def test_every_event_type_is_sent_as_documented_and_signed(
 
     # A call's next event is handed over again when the one before it is done (it may
     # have waited for it); a delivery already sent is then left alone.
-    assert outcomes.count("succeeded") == 12
+    assert outcomes.count("succeeded") == 18
     assert set(outcomes) <= {"succeeded", "done"}
     received = hooks.received
     assert [r.event["type"] for r in received] == [
@@ -105,6 +123,12 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         "transcription_ready",
         "call_scored",
         "call_coached",
+        "appointment_set",
+        "appointment_confirmed",
+        "appointment_kept",
+        "appointment_no_show",
+        "appointment_set",  # the second
+        "appointment_cancelled",
         "text_sent",
         "text_received",  # the lead's answer
         "text_received",  # the lead's STOP
@@ -152,6 +176,25 @@ def test_every_event_type_is_sent_as_documented_and_signed(
     assert scored["categories"][0]["applied"] is True
     assert all(c["applied"] is False for c in scored["categories"][1:])
     assert by_type["call_coached"]["coaching"]["notes"] == "Confirm by text next time."
+    appointments = [r.event for r in received if r.event["type"].startswith("appoint")]
+    assert [a["appointment"]["id"] for a in appointments] == [booked.pk] * 4 + [
+        again.pk
+    ] * 2
+    assert [a["appointment"]["status"] for a in appointments] == [
+        "set",
+        "confirmed",
+        "kept",
+        "no_show",
+        "set",
+        "cancelled",
+    ]
+    set_first = appointments[0]["appointment"]
+    assert set_first["date"] == "2026-11-28"
+    assert set_first["time"] == "10:30"  # in the account's timezone
+    assert set_first["starts_at"] == "2026-11-28T17:30:00Z"
+    assert set_first["set_by"] == "agent"
+    assert set_first["call_id"] == call.pk
+    assert appointments[0]["lead"]["phone"] == call.phone
     assert by_type["transcription_ready"]["transcription"] == {
         "text": "Agent: Hi Sam...",
         "summary": "Booked.",
@@ -196,7 +239,7 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         "forward",
         "opt_out",
     }
-    assert WebhookEvent.objects.count() == 12
+    assert WebhookEvent.objects.count() == 18
 
 
 def test_the_schema_documents_every_event_type_with_the_guides_example(client):

@@ -1,0 +1,17 @@
+from django.apps import AppConfig
+
+
+class AppointmentsConfig(AppConfig):
+    name = "appointments"
+
+    def ready(self) -> None:
+        from appointments import effects, triggers  # noqa: F401 (effects registers)
+        from calls.signals import transcription_saved
+        from scoring.signals import score_saved
+
+        # What a scorer records and what a call's transcript says become appointments,
+        # in the transaction that saved them.
+        score_saved.connect(triggers.on_score_saved, dispatch_uid="appointments.scored")
+        transcription_saved.connect(
+            triggers.on_transcription_saved, dispatch_uid="appointments.proposed"
+        )
