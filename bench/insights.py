@@ -177,9 +177,11 @@ def evaluate(
             streamed(command, env, heard, output=output)
         figures = json.loads(answer.read_text())
     found = [f for f in figures if f["form"] == run.form]
-    if not found:
-        raise subprocess.CalledProcessError(
-            0, command, stderr=f"insights_eval scored no {run.form} form of {run.calls}"
+    scored = found[0]["calls"] if found else 0
+    if scored != total:  # a recording missing: these would not be the set's figures
+        raise RuntimeError(
+            f"insights_eval scored {scored} of the {total} calls of {run.calls} "
+            f"in form {run.form}"
         )
     return found[0]
 
@@ -214,7 +216,7 @@ def model_named(env: dict[str, str]) -> str:
     """The model the passes ran, as the settings choose it (config/settings/base.py)."""
     if env.get("TRANSCRIPTION_MODEL"):
         return env["TRANSCRIPTION_MODEL"]
-    return f"the shipped {env.get('TRANSCRIPTION_SHIPPED_MODEL') or 'base'}"
+    return f"the shipped model {env.get('TRANSCRIPTION_SHIPPED_MODEL') or 'base'}"
 
 
 def busy() -> None:
