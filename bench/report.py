@@ -226,17 +226,15 @@ def insights_rows(measured: dict[str, Measured]) -> tuple[list[Row], list[str]]:
         )
     details = []
     for m in measured.values():
-        f = m.figures
-        summary = f["summary"]
+        f, summary = m.figures, m.figures["summary"]
         details.append(
-            f"  10 {m.label}: {f['calls']} calls in {m.seconds:.0f} s; WER agent "
-            f"{_percent(f['wer']['agent'])}, lead {_percent(f['wer']['lead'])}; "
-            f"summary statements right {summary.get('right', 0)}, false "
+            f"  10 {m.label}: {f['calls']} calls in {m.seconds:.0f} s; summary "
+            f"statements right {summary.get('right', 0)}, false "
             f"{summary.get('false', 0)}, missed {summary.get('missed', 0)}; "
             f"appointments {_appointments(m)[0]}, {_wrong_missed(m)}"
         )
     details += [
-        f"  10 false statement: {statement}"
+        f"  10 false statement, {m.label}: {statement}"
         for m in measured.values()
         for statement in m.figures["false_statements"]
     ]

@@ -95,8 +95,8 @@ def test_part_10_fails_on_one_false_statement_in_any_pass_and_lists_it():
         "10 summaries: false statements, every pass"
     ]
     assert (
-        "  10 false statement: 05-cornelius-wrong-person (8k): the call is a conversation"
-        in details
+        "  10 false statement, held back 8k: "
+        "05-cornelius-wrong-person (8k): the call is a conversation" in details
     )
 
 
