@@ -35,11 +35,15 @@ every figure printed next to a baseline measured in the same run:
    its p99 with the broker up and the first dial once it is back; an overload of a minute
    at about twice what the Procfile's processes end, with agents to spare: setups a call,
    NOAGENT calls and callbacks answered later than the switch waits (about ten minutes).
-10. Understanding calls (bench/insights.py), in-process with the shipped model on this
-   machine's CPU: engine time per minute of two-channel audio, the word error rate over
-   20 simulated conversations against their scripts, and the suggested categories'
-   precision and recall against the scripts. Part 4d is part 4a's burst again while a
-   process transcribes without pause (the transcription worker with a backlog).
+10. Understanding calls (bench/insights.py): the hand-written evaluation set
+   (bench/eval/conversations/, 20 labelled dealer calls) spoken at 16 kHz and as 8 kHz
+   telephone audio (bench/eval/speak.py; audio already spoken and up to date is reused),
+   then scored by the service's own ``manage.py insights_eval`` with the shipped model on
+   this machine's CPU: from the perfect transcripts, the 16 kHz and the 8 kHz audio, and
+   the held-back set's (bench/eval/heldback/) transcripts and 8 kHz audio. False summary
+   statements, appointments, categories, call end, word error rate, models and names
+   heard, real-time factor. Part 4d is part 4a's burst again while a process transcribes
+   without pause (the transcription worker with a backlog).
 11. Call final status -> its automatic text handed to the provider (bench/texting.py), p50
    and p99 over BENCH_TEXTS calls that end NOAGENT and text their lead, on the Procfile's
    workers, against a no-op task's round trip through the ``calls`` queue and that worker.
@@ -77,7 +81,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import os
 import signal
 import subprocess
@@ -438,18 +441,12 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             )
             fault_rows, fault_details = faults.measure(ROOT, Row)
             report.add("9", fault_rows, fault_details)
-        if "10" in PARTS:
+        if "10" in PARTS:  # processes of the service's own, no server or database
             step(
-                f"10 understanding calls: {insights.CONVERSATIONS} simulated conversations "
-                "spoken, transcribed and checked against their scripts"
+                "10 understanding calls: the evaluation set spoken, then understood "
+                f"by insights_eval with {insights.model_named(env)} (minutes of CPU)"
             )
-            figures = python(
-                {**env, "TRANSCRIPTION_BACKEND": "faster_whisper"},
-                "-m",
-                "bench.insights",
-                "measure",
-            )
-            report.add("10", insights_rows(json.loads(figures)))
+            report.add("10", *insights_rows(insights.measure(env, step)))
         if "13" in PARTS:  # in-process, in the bench database (its own account)
             step(
                 f"13 morning report: seeding {morning.CALLS:,} calls, then timing builds"

@@ -1,6 +1,6 @@
 """The evaluation set for transcription (issue 38): hand-written dealer calls, spoken
-unlike the simulator (``speak``), transcribed through the project's engines
-(``measure``). Bench-only; not part of ``make bench``."""
+unlike the simulator (``speak``), scored by ``manage.py insights_eval`` in ``make bench``
+part 10 (bench/insights.py); ``measure`` is an earlier experiment's transcription alone."""
 
 import os
 

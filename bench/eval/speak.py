@@ -6,19 +6,22 @@ Voices and paces are unlike the simulator's (``en-us+m3`` and ``en`` at 150 word
 minute, the voices tiny.en hears best): a different pair for each conversation, accents
 and synthesisers (klatt) included, 140 to 190 words a minute, pauses that vary.
 
-    nice -n 10 .venv/bin/python -m bench.eval.speak [OUT_DIR]   # default bench/eval/audio
+    nice -n 10 .venv/bin/python -m bench.eval.speak [OUT_DIR] [--calls DIR]
+
+OUT_DIR: bench/eval/audio by default; DIR: the calls to speak, ``conversations/`` by
+default (``--calls bench/eval/heldback`` speaks the held-back set, to its own OUT_DIR).
 """
 
 from __future__ import annotations
 
+import argparse
 import random
-import sys
 from pathlib import Path
 
 import numpy as np
 
 from bench.eval import django_setup
-from bench.eval.conversations import Conversation, load
+from bench.eval.conversations import HERE, Conversation, load
 from calls.audio import mulaw_wav_bytes, telephone, wav_bytes
 from calls.telephony.speech import RATE, say
 
@@ -84,10 +87,10 @@ def conversation_audio(conversation: Conversation, index: int) -> np.ndarray:
     return channels
 
 
-def main(out: Path = OUT) -> None:
+def main(out: Path = OUT, calls: Path = HERE) -> None:
     django_setup()
     out.mkdir(parents=True, exist_ok=True)
-    for index, conversation in enumerate(load()):
+    for index, conversation in enumerate(load(calls)):
         channels = conversation_audio(conversation, index)
         (out / f"{conversation.name}.16k.wav").write_bytes(wav_bytes(channels, RATE))
         line = telephone(channels, RATE)
@@ -96,4 +99,8 @@ def main(out: Path = OUT) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]) if len(sys.argv) > 1 else OUT)
+    parser = argparse.ArgumentParser(description="Speak the evaluation set to WAVs.")
+    parser.add_argument("out", nargs="?", type=Path, default=OUT)
+    parser.add_argument("--calls", type=Path, default=HERE, help="the calls to speak")
+    arguments = parser.parse_args()
+    main(arguments.out, arguments.calls)
