@@ -5,6 +5,7 @@ transaction, and lead intake's steering. Registered as a plugin by tests/conftes
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
@@ -13,6 +14,7 @@ from django.core import signals
 from django.db import close_old_connections
 from hypothesis import strategies as st
 
+from appointments.services import appointment_set_for_call
 from tests.accounts.factories import issue_credential, issue_scored_data_key
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.scoring.factories import CallFactory
@@ -38,8 +40,9 @@ XML_TEXT = st.text(
 
 
 class Fuzzed:
-    """What the examples aim at: a tenant with agents, a user, a call, a vendor registration
-    and a parsing rule; a credential narrowed to its first account; another tenant."""
+    """What the examples aim at: a tenant with agents, a user, a call and its appointment, a
+    vendor registration and a parsing rule; a credential narrowed to its first account;
+    another tenant."""
 
     def __init__(self, tenant: Tenant, other_tenant: Tenant) -> None:
         self.tenant = tenant
@@ -52,6 +55,11 @@ class Fuzzed:
         self.foreign_user = UserFactory(account=other_tenant.account)
         self.scored_data_key = issue_scored_data_key(tenant.account)
         self.call = CallFactory(account=tenant.account)
+        self.appointment = appointment_set_for_call(
+            call=self.call,
+            starts_at=self.call.received_at + timedelta(days=2),
+            by="agent",
+        )
         self.vendor = VendorRegistrationFactory(account=tenant.account)
         catch_all_rule(tenant.account)
 

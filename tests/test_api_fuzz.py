@@ -120,6 +120,17 @@ def _steer_scored_data(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> N
         case.query["toDate"] = data.draw(day_text, label="toDate")
 
 
+def _steer_appointments(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
+    if not isinstance(case.query, dict):
+        case.query = {}
+    if data.draw(st.sampled_from(CREDENTIALS), label="credentials") == "valid":
+        case.query["apikey"] = fuzzed.scored_data_key
+    if isinstance(case.path_parameters, dict) and _maybe(data, "names the appointment"):
+        case.path_parameters["appointment_id"] = fuzzed.appointment.pk
+    elif _maybe(data, "names the call"):
+        case.query["callId"] = str(fuzzed.call.pk)
+
+
 def _steer_lead_intake(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
     steer_lead_intake(
         case,
@@ -135,6 +146,8 @@ STEERING = {
     "/api/clicktocallv2": _steer_click_to_call,
     "/api/scoreddata": _steer_scored_data,
     "/api/nl": _steer_lead_intake,
+    "/api/appointments": _steer_appointments,
+    "/api/appointments/{appointment_id}": _steer_appointments,
 }
 
 
@@ -271,7 +284,7 @@ def _api_routes(resolver: URLResolver, prefix: str = "") -> set[str]:
         if isinstance(pattern, URLResolver):
             routes |= _api_routes(pattern, route)
         elif isinstance(pattern, URLPattern) and route.startswith("api/"):
-            routes.add("/" + route.replace("<int:user_id>", "{user_id}"))
+            routes.add("/" + re.sub(r"<int:(\w+)>", r"{\1}", route))
     return routes
 
 
@@ -289,6 +302,8 @@ def test_every_api_route_is_in_the_schema_the_search_covers():
         "/api/nl",
         "/api/clicktocallv2",
         "/api/scoreddata",
+        "/api/appointments",
+        "/api/appointments/{appointment_id}",
     }
 
 

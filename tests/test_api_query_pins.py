@@ -180,7 +180,8 @@ def anonymous(
 REQUESTS = [
     Request("user create", create, 26, 24, 201),
     Request("user update", update, 24, 22),
-    Request("user delete", delete, 25, 23),  # texting_optout.decided_by set null too
+    # texting_optout.decided_by, and who set or changed an appointment, set null too
+    Request("user delete", delete, 27, 25),
     Request("user find by email", find_email, 3, 1),
     Request("user code available", code_available, 3, 1),
     Request("click to call", click_to_call, 7, 5, 201),
