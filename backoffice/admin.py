@@ -12,6 +12,7 @@ from django.template.defaultfilters import pluralize
 
 from accounts.admin import AccountAdmin
 from accounts.models import Account
+from appointments.admin import AppointmentInline
 from calls.admin import CallAdmin, DialingSettingsInline
 from calls.models import Call
 from core.admin import ReadOnlyAdminMixin, WithinFilter, zoned
@@ -44,9 +45,9 @@ class AccountWithSettingsAdmin(AccountAdmin):
 @admin.register(Call)
 class CallWithScoreAdmin(CallAdmin):
     """The call admin (``calls.admin.CallAdmin``) with the call's score and a scored
-    filter (scoring)."""
+    filter (scoring), and its appointments (appointments)."""
 
-    inlines = [*CallAdmin.inlines, ScoreInline]
+    inlines = [*CallAdmin.inlines, ScoreInline, AppointmentInline]
     list_filter = [*CallAdmin.list_filter, ScoredFilter]
 
 
