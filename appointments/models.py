@@ -9,6 +9,7 @@ from django.db import models
 
 from accounts.models import Account
 from calls.models import Call
+from texting.models import Text
 
 
 class Kind(models.TextChoices):
@@ -79,6 +80,11 @@ class Appointment(models.Model):
     evidence = models.TextField(
         blank=True, help_text="What it was made from: the transcript's line, a text."
     )
+    change_requested = models.TextField(
+        blank=True,
+        help_text="The lead's reply asking to move it (R, or a new time), for a person "
+        "to act on; cleared when it is moved or marked.",
+    )
     replaces = models.OneToOneField(
         "self",
         null=True,
@@ -129,3 +135,36 @@ class AppointmentChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.status_from or 'new'} → {self.status_to} by {self.by}"
+
+
+class ReminderKind(models.TextChoices):
+    BOOKED = "booked", "When set"
+    DAY_BEFORE = "day_before", "The day before"
+    TWO_HOURS = "two_hours", "Two hours before"
+
+
+class Reminder(models.Model):
+    """A reminder text of an appointment: the text itself waits in texting's table for its
+    time (texting's sweep hands it to the provider when due), and is canceled if the
+    appointment is moved, cancelled or marked first."""
+
+    appointment = models.ForeignKey(
+        Appointment, on_delete=models.CASCADE, related_name="reminders"
+    )
+    kind = models.CharField(max_length=16, choices=ReminderKind)
+    text = models.OneToOneField(
+        Text, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["appointment", "kind"], name="one_reminder_of_a_kind"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.get_kind_display()} reminder of appointment {self.appointment_id}"
+        )

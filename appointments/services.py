@@ -18,6 +18,7 @@ from appointments.models import (
     Status,
 )
 from appointments.payloads import appointment_event_emit
+from appointments.reminders import reminders_cancel, reminders_plan
 from calls.models import Call
 from users.models import User
 
@@ -73,6 +74,13 @@ def _record(
         by_user=by_user,
         note=note,
     )
+    if appointment.status == Status.SET:
+        reminders_plan(appointment)  # the lead is told, then reminded
+    elif appointment.status not in OPEN:
+        reminders_cancel(appointment)
+        if appointment.change_requested:
+            appointment.change_requested = ""  # a person has acted on it
+            appointment.save(update_fields=["change_requested", "changed_at"])
     if appointment.status in EVENTS:
         appointment_event_emit(appointment=appointment, type=EVENTS[appointment.status])
 

@@ -42,6 +42,7 @@ from texting.services import (
     text_status_advance,
     text_store,
 )
+from texting.signals import lead_replied
 from users.models import User
 
 log = logging.getLogger(__name__)
@@ -175,6 +176,9 @@ def _received(
         text.queued_call = _call_back(call)
         if text.queued_call is not None:
             text.save(update_fields=["queued_call"])
+    else:
+        # An ordinary reply: the apps above may read it (an appointment's C or R).
+        lead_replied.send(sender=Text, text=text)
     _forward(account, config, text, call, paused=paused)
     log_on_commit(
         "texting.received",

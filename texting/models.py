@@ -127,13 +127,20 @@ class Purpose(models.TextChoices):
     OPT_IN = "opt_in", "Opt-in confirmation"
     FORWARD = "forward", "Forwarded to the team"
     ALERT = "alert", "Alert to a manager"
+    REMINDER = "reminder", "Appointment reminder"
     INBOUND = "inbound", "From the lead"
 
 
 # The texts sent without a person asking: counted against the account's limit per lead
 # and held back in quiet hours.
 AUTOMATIC = frozenset(
-    {Purpose.INSTANT, Purpose.NOT_REACHED, Purpose.NO_AGENT, Purpose.WAITING}
+    {
+        Purpose.INSTANT,
+        Purpose.NOT_REACHED,
+        Purpose.NO_AGENT,
+        Purpose.WAITING,
+        Purpose.REMINDER,
+    }
 )
 # The texts to the account's own people, not to the lead: never held by a lead's opt-out.
 STAFF = frozenset({Purpose.FORWARD, Purpose.ALERT})

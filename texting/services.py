@@ -116,13 +116,6 @@ def text_automatic(
         return None
     if Text.objects.filter(call=call, purpose=purpose).exists():
         return None  # a signal sent again (a call waiting twice) texts once
-    if opted_out(account_id=account.pk, phone=call.phone):
-        return None
-    if automatic_texts_sent(account_id=account.pk, phone=call.phone) >= (
-        config.automatic_limit
-    ):
-        log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
-        return None
     now = timezone.now()
     zone = compose.lead_zone(call.phone, account.timezone)
     body = compose.render(
@@ -133,9 +126,39 @@ def text_automatic(
         agent=call.agent.get_full_name() if call.agent else "our team",
         opening=compose.opening_words(opening, zone, now) if opening else "",
     )
+    return text_to_lead(call=call, purpose=purpose, body=body)
+
+
+def text_to_lead(
+    *,
+    call: Call,
+    purpose: str,
+    body: str,
+    at: datetime | None = None,
+    before: datetime | None = None,
+) -> Text | None:
+    """A text the service sends the call's lead without a person (an automatic purpose),
+    stored in the caller's transaction: due at ``at`` (now by default), moved past the
+    account's quiet hours in the lead's timezone. Nothing when texting is off, the number
+    opted out, the account's limit per lead is reached, or quiet hours would move it to
+    ``before`` or later (a reminder after the appointment)."""
+    account = call.account
+    config = texting_settings_of(account)
+    if config is None or not config.enabled:
+        return None
+    if opted_out(account_id=account.pk, phone=call.phone):
+        return None
+    if automatic_texts_sent(account_id=account.pk, phone=call.phone) >= (
+        config.automatic_limit
+    ):
+        log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
+        return None
+    zone = compose.lead_zone(call.phone, account.timezone)
     due = compose.allowed_from(
-        now, zone=zone, start=config.quiet_start, end=config.quiet_end
+        at or timezone.now(), zone=zone, start=config.quiet_start, end=config.quiet_end
     )
+    if before is not None and due >= before:
+        return None
     return text_store(
         account=account,
         config=config,
@@ -146,6 +169,14 @@ def text_automatic(
         body=body,
         due_at=due,
     )
+
+
+def texts_cancel(*, text_ids: list[int]) -> int:
+    """Texts not sent yet that are no longer wanted (a reminder of an appointment moved or
+    cancelled): canceled, so the sweep never sends them. How many were."""
+    return Text.objects.filter(
+        pk__in=text_ids, status=TextStatus.SCHEDULED, direction=Direction.OUT
+    ).update(status=TextStatus.CANCELED, status_at=timezone.now())
 
 
 def text_store(

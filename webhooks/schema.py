@@ -33,6 +33,7 @@ TEXT_PURPOSES = [
     "opt_out",
     "opt_in",
     "forward",
+    "reminder",
     "inbound",
 ]
 TEXT_STATUSES = [

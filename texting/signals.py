@@ -1,0 +1,7 @@
+"""What texting tells the apps above it, inside the transaction that stored the text."""
+
+from django.dispatch import Signal
+
+# A lead texted a reply that is no keyword of texting's own (not an opt-out, START, HELP
+# or a reply that reads like an opt-out): ``text`` (inbound, with its call when known).
+lead_replied = Signal()
