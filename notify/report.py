@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import io
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -47,6 +46,14 @@ from core.logging import log_event
 from notify.crm import call_page_url
 from notify.models import Message, MessageKind
 from notify.services import message_queue
+from notify.trends import (
+    Trend,
+    appointments_of_report,
+    percent_shown,
+    seconds_shown,
+    trend,
+    within60,
+)
 from scoring.figures import Figures, dashboard_figures
 from scoring.models import CATEGORY_SLOTS, Score
 from scoring.percentiles import Percentile, percentiles
@@ -71,18 +78,6 @@ OVER = "over 5 min"
 BLUE, LIGHT, GREY, INK = "#1f4e9c", "#9db8e3", "#c9ced6", "#333333"
 
 
-@dataclass(frozen=True)
-class Trend:
-    """One figure of the day against the same weekday a week before."""
-
-    label: str
-    now: str
-    before: str
-    change: str
-    arrow: str  # ▲ up, ▼ down, = the same, blank: not comparable
-    better: bool | None  # whether the change is for the better (None: neither)
-
-
 @dataclass
 class Report:
     subject: str
@@ -100,62 +95,22 @@ class Report:
 # --- formatting, the same in both parts
 
 
-def _secs(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0f} s"
-
-
-def _percent(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0f}%"
-
-
-def _within60(figures: Figures) -> float | None:
-    return dict(figures.within).get("60 s")
-
-
-SHOWN: dict[str, Callable[[Any], str]] = {
-    "count": str,
-    "secs": _secs,
-    "percent": _percent,
-}
-
-
-def _trend(label: str, now: Any, before: Any, kind: str, lower_better: bool) -> Trend:
-    shown = SHOWN[kind]
-    if now is None or before is None:
-        return Trend(label, shown(now), shown(before), "", "", None)
-    # The change between the values as shown (a change too small to show is none).
-    delta = round(now) - round(before)
-    unit = {"count": "", "secs": " s", "percent": f" pt{pluralize(abs(delta))}"}[kind]
-    arrow = "▲" if delta > 0 else "▼" if delta < 0 else "="
-    better = None if delta == 0 else (delta < 0) == lower_better
-    return Trend(
-        label,
-        shown(now),
-        shown(before),
-        f"{delta:+d}{unit}" if delta else f"0{unit}",
-        arrow,
-        better,
-    )
-
-
 def trend_rows(figures: Figures, before: Figures) -> list[Trend]:
     """The headline figures of the day against the same weekday a week before."""
     return [
-        _trend("Leads", figures.received, before.received, "count", False),
-        _trend("Answered", figures.answered, before.answered, "count", False),
-        _trend(
-            "Answer rate", figures.answer_rate, before.answer_rate, "percent", False
-        ),
-        _trend("Median response", figures.median, before.median, "secs", True),
-        _trend("90th percentile response", figures.p90, before.p90, "secs", True),
-        _trend(
+        trend("Leads", figures.received, before.received, "count", False),
+        trend("Answered", figures.answered, before.answered, "count", False),
+        trend("Answer rate", figures.answer_rate, before.answer_rate, "percent", False),
+        trend("Median response", figures.median, before.median, "secs", True),
+        trend("90th percentile response", figures.p90, before.p90, "secs", True),
+        trend(
             "Connected within 60 s",
-            _within60(figures),
-            _within60(before),
+            within60(figures),
+            within60(before),
             "percent",
             False,
         ),
-        _trend("Ended NOAGENT", figures.noagent, before.noagent, "count", True),
+        trend("Ended NOAGENT", figures.noagent, before.noagent, "count", True),
     ]
 
 
@@ -239,11 +194,11 @@ def _per_account(
                 "name": name,
                 "received": received,
                 "answered": row["answered"],
-                "answer_rate": _percent(100 * row["answered"] / received)
+                "answer_rate": percent_shown(100 * row["answered"] / received)
                 if received
                 else "—",
-                "median": _secs(row["median"]),
-                "within60": _percent(100 * row["within60"] / received)
+                "median": seconds_shown(row["median"]),
+                "within60": percent_shown(100 * row["within60"] / received)
                 if received
                 else "—",
                 "noagent": row["noagent"],
@@ -380,6 +335,8 @@ def _build(user: User, day: date, zone: ZoneInfo) -> Report:
         before=before,
         trend=trend_rows(figures, before),
     )
+    appointment_trend, missing = appointments_of_report(accounts, day, week_before)
+    report.trend += appointment_trend
     where = next(iter(names.values())) if len(names) == 1 else f"{len(names)} accounts"
     context: dict[str, Any] = {
         "user": user,
@@ -389,6 +346,7 @@ def _build(user: User, day: date, zone: ZoneInfo) -> Report:
         "where": where,
         "week_before": week_before,
         "dashboard": dashboard_url(day),
+        "outcome_missing": missing,
         "slots": CATEGORY_SLOTS,
     }
     if figures.received:
@@ -440,7 +398,7 @@ def _build(user: User, day: date, zone: ZoneInfo) -> Report:
         report.subject = (
             f"Morning report, {day:%a %-d %b} ({where}): {figures.received} "
             f"lead{pluralize(figures.received)}, "
-            f"{figures.answered} answered, median response {_secs(figures.median)}"
+            f"{figures.answered} answered, median response {seconds_shown(figures.median)}"
         )
     else:
         report.subject = f"Morning report, {day:%a %-d %b} ({where}): no leads"

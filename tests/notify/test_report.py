@@ -21,6 +21,8 @@ from django.urls import reverse
 from PIL import Image
 
 from accounts.models import Account
+from appointments.models import Actor, Status
+from appointments.services import appointment_change, appointment_set_for_call
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from notify.models import Message, MessageKind, MessageStatus
 from notify.report import report_build, trend_rows
@@ -226,12 +228,43 @@ def test_the_trend_against_the_same_weekday_last_week(world):
         ("90th percentile response", "276 s", "48 s", "+228 s", "▲", False),
         ("Connected within 60 s", "50%", "67%", "-17 pts", "▼", False),
         ("Ended NOAGENT", "1", "1", "0", "=", None),
+        # No appointment was set (a score's date without a time sets none).
+        ("Appointments set per answered lead", "0%", "0%", "0 pts", "=", None),
+        ("Appointments kept (show rate)", "—", "—", "", "", None),
+        ("No-show rate", "—", "—", "", "", None),
     ]
     assert "Against the same day last week (Wed 25 Feb):" in report.text
     assert re.search(r"Leads\s+6\s+last week\s+3\s+▲ \+3", report.text)
     # Worse in red, better in green.
     assert re.search(r"color:#b42318\">\s*▲ \+228 s", report.html)
     assert re.search(r"color:#1b7f3b\">\s*▲ \+3", report.html)
+
+
+def test_appointment_rates_and_the_outcomes_nobody_marked(world):
+    first, second = world.day_calls[0], world.day_calls[2]
+    kept = appointment_set_for_call(
+        call=first, starts_at=NOON + timedelta(hours=3), by=Actor.AGENT
+    )
+    appointment_change(appointment=kept, to=Status.KEPT, by=Actor.MANAGER)
+    appointment_set_for_call(
+        call=second, starts_at=NOON + timedelta(hours=5), by=Actor.AGENT
+    )
+
+    report = report_build(user=world.manager, day=DAY)
+
+    rows = {t.label: (t.now, t.before, t.change) for t in report.trend}
+    assert rows["Appointments set per answered lead"] == ("40%", "0%", "+40 pts")
+    assert rows["Appointments kept (show rate)"] == ("50%", "—", "")
+    assert rows["No-show rate"] == ("0%", "—", "")
+    lead = f"{second.first_name} {second.last_name}"
+    url = settings.PUBLIC_BASE_URL + reverse("pages:call-detail", args=[second.pk])
+    assert f"17:00 {lead}" in report.text
+    assert url in report.text
+    assert 'id="outcome-missing"' in report.html
+    assert (
+        f"{first.first_name} {first.last_name}"
+        not in report.text.split("outcome missing")[1]
+    )
 
 
 def test_per_agent_offered_answered_score_and_appointments(world):
