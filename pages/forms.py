@@ -6,14 +6,16 @@ form of the call page's thread (the reply service checks everything again)."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django import forms
 from django.http import QueryDict
 from django.utils import timezone
 
 from accounts.models import Account
+from appointments.models import Kind
 from calls.models import Call
 from scoring.dates import DayField
 from scoring.models import (
@@ -239,3 +241,57 @@ class DashboardForm(forms.Form):
             if name not in self.errors:
                 data[name] = day.isoformat()
         return DashboardForm(data, user=user)
+
+
+# An appointment is set for a time from yesterday on (one made after the fact, say a
+# walk-in recorded the next morning) up to a year ahead: an earlier or later one is a typo.
+APPOINTMENT_PAST = timedelta(days=1)
+APPOINTMENT_AHEAD = timedelta(days=366)
+
+
+class AppointmentForm(forms.Form):
+    """The call page's appointment: a day and a time as the dealer says them (the
+    account's timezone), its kind and vehicle. ``starts_at`` is the aware moment."""
+
+    date = forms.DateField(label="Date", widget=forms.DateInput(attrs={"type": "date"}))
+    time = forms.TimeField(label="Time", widget=forms.TimeInput(attrs={"type": "time"}))
+    kind = forms.ChoiceField(label="Kind", choices=Kind.choices)
+    vehicle = forms.CharField(label="Vehicle", max_length=200, required=False)
+
+    def __init__(self, *args: Any, zone: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.zone = ZoneInfo(zone)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        day, at = data.get("date"), data.get("time")
+        if day is None or at is None:
+            return data
+        now = timezone.now()
+        # Far days are refused before any sum with them (year 9999 overflows).
+        if abs(day - now.date()) > APPOINTMENT_AHEAD * 2:
+            raise forms.ValidationError("Enter a date within a year from today.")
+        starts_at = datetime.combine(
+            day, at.replace(second=0, microsecond=0), self.zone
+        )
+        # A time the clocks skip (02:30 on the night they go forward) is no time at all.
+        local = starts_at.astimezone(UTC).astimezone(self.zone)
+        if local.replace(tzinfo=None) != starts_at.replace(tzinfo=None):
+            raise forms.ValidationError(
+                f"{at:%H:%M} does not exist on {day:%Y-%m-%d} in {self.zone.key}: "
+                "the clocks go forward then."
+            )
+        if starts_at < now - APPOINTMENT_PAST:
+            raise forms.ValidationError(
+                "That is more than a day ago: an appointment is set from yesterday on."
+            )
+        if starts_at > now + APPOINTMENT_AHEAD:
+            raise forms.ValidationError("Enter a date within a year from today.")
+        data["starts_at"] = starts_at
+        return data
+
+
+class AppointmentDayForm(forms.Form):
+    """Today's appointments' day, from the URL (``?day=``)."""
+
+    day = DayField(required=False, label="Day")

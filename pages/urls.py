@@ -1,10 +1,16 @@
-"""The pages: call browser and call page (with the lead's texts and replies), scoring
-workspace, speed-to-lead dashboard, the coaching queue, the suggestions' accuracy and the
-agent's own page."""
+"""The pages: call browser and call page (with the lead's texts and replies, and its
+appointments), scoring workspace, speed-to-lead dashboard, the coaching queue, a day's
+appointments, the suggestions' accuracy and the agent's own page."""
 
 from django.urls import path
 
-from pages import views, views_coaching, views_learnt, views_thread
+from pages import (
+    views,
+    views_appointments,
+    views_coaching,
+    views_learnt,
+    views_thread,
+)
 
 app_name = "pages"
 
@@ -29,12 +35,28 @@ urlpatterns = [
         views.call_coaching_read,
         name="call-coaching-read",
     ),
+    path(
+        "calls/<int:call_id>/appointments",
+        views_appointments.call_appointment_set,
+        name="call-appointment-set",
+    ),
+    path(
+        "calls/<int:call_id>/appointments/<int:appointment_id>/<str:to>",
+        views_appointments.call_appointment_change,
+        name="call-appointment-change",
+    ),
     path("scoring/", views.scoring_home, name="scoring-home"),
     path("scoring/next", views.scoring_next, name="scoring-next"),
     path("scoring/calls/<int:call_id>/", views.scoring_call, name="scoring-call"),
     path("scoring/calls/<int:call_id>/skip", views.scoring_skip, name="scoring-skip"),
     path("dashboard/", views.dashboard, name="dashboard"),
     path("coaching/", views_coaching.coaching, name="coaching"),
+    path("appointments/", views_appointments.appointments_day, name="appointments"),
+    path(
+        "appointments/<int:appointment_id>/<str:to>",
+        views_appointments.appointment_mark,
+        name="appointment-mark",
+    ),
     path(
         "suggestions/accuracy/",
         views_learnt.suggestion_accuracy,

@@ -31,8 +31,9 @@ from calls.models import Call
 from calls.transcripts import language_name, speaker_names
 from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
+from pages.appointments import appointment_card
 from pages.filters import CallFilter
-from pages.forms import DashboardForm, ScoreForm, score_initial
+from pages.forms import AppointmentForm, DashboardForm, ScoreForm, score_initial
 from pages.views_thread import thread_context
 from scoring.figures import dashboard_figures
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
@@ -240,9 +241,21 @@ def _scorable_call(request: HttpRequest, call_id: int) -> Call:
 @require_safe
 def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
     """One call: recording, lead, attempts, score with category names, revisions, coaching,
-    and the lead's thread of texts and calls."""
+    appointments, and the lead's thread of texts and calls."""
     call = _visible_call(request, call_id)
-    user = _user(request)
+    context = call_page_context(call=call, user=_user(request))
+    return render(request, "pages/call_detail.html", context)
+
+
+def call_page_context(
+    *,
+    call: Call,
+    user: User,
+    appointment_form: AppointmentForm | None = None,
+    appointment_problem: str = "",
+) -> dict[str, Any]:
+    """What the call page shows ``user`` (its appointment card with the form and problem
+    of a refused change, when one is given)."""
     score = score_of(call=call)
     coachable = score is not None and call_may_be_coached_by(user=user, call=call)
     categories = []
@@ -252,7 +265,7 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
             for slot, name in enumerate(score.category_names, start=1)
             if name
         ]
-    context = {
+    return {
         "section": "calls",
         "call": call,
         "score": score,
@@ -266,8 +279,10 @@ def call_detail(request: HttpRequest, call_id: int) -> HttpResponse:
         **_transcript_context(call),
         **thread_context(call=call, user=user),
         "told": _told(call=call, user=user),
+        "appointment_card": appointment_card(
+            call=call, user=user, form=appointment_form, problem=appointment_problem
+        ),
     }
-    return render(request, "pages/call_detail.html", context)
 
 
 def _told(*, call: Call, user: User) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ PAGES = [
     "pages:coaching",
     "pages:suggestion-accuracy",
     "pages:agent-home",
+    "pages:appointments",
 ]
 
 
@@ -60,6 +61,13 @@ def test_a_foreign_call_is_not_found_for_each_role(world, signed_in, role, forei
     )
     assert (
         client.post(reverse("pages:call-coaching-read", args=[call.pk])).status_code
+        == 404
+    )
+    assert (
+        client.post(
+            reverse("pages:call-appointment-set", args=[call.pk]),
+            {"appointment-date": "2027-01-15", "appointment-time": "10:30"},
+        ).status_code
         == 404
     )
     listed = client.get(reverse("pages:call-list"))

@@ -1,11 +1,16 @@
-"""The call page: recording, lead, attempts, score, revisions; a manager coaches, the agent
-reads the coaching on their own call and marks it read."""
+"""The call page: recording, lead, attempts, score, revisions, appointments; a manager
+coaches, the agent reads the coaching on their own call and marks it read."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
+from appointments.models import Actor
+from appointments.services import appointment_set_for_call
 from scoring.models import Score
 from scoring.services import coaching_save, score_save
 
@@ -121,8 +126,18 @@ def test_another_agent_of_the_account_cannot_mark_the_coaching_read(world, signe
 def test_the_call_page_costs_the_same_queries_however_many_revisions(
     world, signed_in, revisions, django_assert_max_num_queries
 ):
+    first = timezone.now() + timedelta(days=1)
     for n in range(revisions):
         coaching_save(call=world.agent_call, coach=world.manager, notes=f"Note {n}")
+        # Each time moves the one before: as many appointments, twice as many changes.
+        appointment_set_for_call(
+            call=world.agent_call,
+            starts_at=first + timedelta(hours=n),
+            by=Actor.MANAGER,
+            by_user=world.manager,
+        )
     client = signed_in(world.manager)
-    with django_assert_max_num_queries(14):
+    # 16: the appointment card reads the appointments (with who set them) and their
+    # changes (with who made them), two queries whatever their number.
+    with django_assert_max_num_queries(16):
         page(client, world.agent_call)

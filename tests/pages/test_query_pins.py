@@ -1,14 +1,16 @@
 """Query counts pinned for the pages not pinned elsewhere (issue 22): each page, as its
 usual role sees it, costs an exact number of queries on the pages' world, and the same
 number once that world holds several times more calls, scores, legs, coaching, texts,
-agents and accounts, so an N+1 fails here. (The call browser, call page, thread, dashboard,
-coaching queue and scoring workspace GET are pinned in their own modules.)"""
+appointments, agents and accounts, so an N+1 fails here. (The call browser, call page,
+thread, dashboard, coaching queue and scoring workspace GET are pinned in their own
+modules.)"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 from django.contrib.auth.tokens import default_token_generator
@@ -17,6 +19,8 @@ from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from appointments.models import Actor, Appointment
+from appointments.services import appointment_set_for_call
 from calls.models import Call
 from notify.models import Channel, Message, MessageKind, MessageStatus
 from scoring.services import coaching_save, score_save
@@ -52,6 +56,9 @@ def grow(world: World, times: int) -> None:
     for n in range(times):
         for name in ("agent", "other_agent"):
             call = scored_call(world, agent_name=name, coached=True)
+            appointment_set_for_call(
+                call=call, starts_at=now, by=Actor.AGENT, by_user=call.agent
+            )
             Message.objects.create(
                 key=f"alert:{call.pk}:{world.manager.pk}",
                 account=world.north,
@@ -150,6 +157,41 @@ def password_change(world: World) -> tuple[str, dict[str, str]]:
     }
 
 
+def appointments_today(world: World) -> tuple[str, None]:
+    """North's day of the appointments ``grow`` made."""
+    today = timezone.now().astimezone(ZoneInfo(world.north.timezone)).date()
+    return f"/appointments/?day={today.isoformat()}", None
+
+
+def appointment_set(world: World) -> tuple[str, dict[str, str]]:
+    tomorrow = timezone.now().astimezone(ZoneInfo(world.north.timezone)) + timedelta(
+        days=1
+    )
+    return f"/calls/{world.agent_call.pk}/appointments", {
+        "appointment-date": tomorrow.date().isoformat(),
+        "appointment-time": "10:30",
+        "appointment-kind": "test_drive",
+        "appointment-vehicle": "2024 Honda Civic",
+    }
+
+
+def grown_appointment(world: World) -> Appointment:
+    appointment = Appointment.objects.filter(call__agent=world.agent).last()
+    assert appointment is not None
+    return appointment
+
+
+def appointment_confirm(world: World) -> tuple[str, dict[str, str]]:
+    appointment = grown_appointment(world)
+    return f"/calls/{appointment.call_id}/appointments/{appointment.pk}/confirmed", {}
+
+
+def appointment_mark(world: World) -> tuple[str, dict[str, str]]:
+    day, _ = appointments_today(world)
+    appointment = grown_appointment(world)
+    return f"/appointments/{appointment.pk}/kept", {"day": day.split("=")[1]}
+
+
 def sign_in(world: World) -> tuple[str, dict[str, str]]:
     return "/login/", {"username": world.manager.username, "password": PASSWORD}
 
@@ -169,6 +211,13 @@ PAGES = [
     Page("scoring save", "scorer", score_post, 23, 302),
     Page("scoring skip", "scorer", skip, 5, 302),
     Page("agent page", "agent", get("/me/"), 8),
+    # 5: the accounts' timezones, then the day's appointments with account, call, agent.
+    Page("appointments of a day", "global_manager", appointments_today, 5),
+    # 14: the open appointment is read by the page (to say set, moved or accepted) and
+    # twice by the services, in their savepoints.
+    Page("appointment set", "manager", appointment_set, 14, 302),
+    Page("appointment confirm", "agent", appointment_confirm, 12, 302),
+    Page("appointment mark", "manager", appointment_mark, 11, 302),
     Page("alerts, manager", "manager", get("/alerts/"), 6),
     Page("alerts, global manager", "global_manager", get("/alerts/"), 6),
     Page("alerts save", "global_manager", post("/alerts/"), 9, 302),
