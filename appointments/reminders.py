@@ -27,7 +27,7 @@ from appointments.models import (
     Status,
 )
 from texting.models import Purpose, Text
-from texting.services import text_to_lead, texts_cancel
+from texting.services import texts_cancel, texts_to_lead
 
 ASK = "Reply C to confirm or R to reschedule."
 WORDS = {
@@ -78,22 +78,24 @@ def reminders_plan(appointment: Appointment) -> list[Reminder]:
     planned = set(
         Reminder.objects.filter(appointment=appointment).values_list("kind", flat=True)
     )
-    made = []
-    for kind, at in due.items():
-        if kind in planned or at < now - dt.timedelta(minutes=1) or at >= before:
-            continue
-        text = text_to_lead(
-            call=call,
-            purpose=Purpose.REMINDER,
-            body=reminder_body(appointment, kind),
-            at=max(at, now),
-            before=before,
-        )
-        if text is not None:
-            made.append(
-                Reminder.objects.create(appointment=appointment, kind=kind, text=text)
-            )
-    return made
+    kinds = [
+        kind
+        for kind, at in due.items()
+        if kind not in planned and at >= now - dt.timedelta(minutes=1) and at < before
+    ]
+    texts = texts_to_lead(
+        call=call,
+        purpose=Purpose.REMINDER,
+        timed=[
+            (reminder_body(appointment, kind), max(due[kind], now)) for kind in kinds
+        ],
+        before=before,
+    )
+    return Reminder.objects.bulk_create(
+        Reminder(appointment=appointment, kind=kind, text=text)
+        for kind, text in zip(kinds, texts, strict=True)
+        if text is not None
+    )
 
 
 def reminders_cancel(appointment: Appointment) -> int:

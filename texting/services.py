@@ -129,46 +129,65 @@ def text_automatic(
     return text_to_lead(call=call, purpose=purpose, body=body)
 
 
-def text_to_lead(
+def text_to_lead(*, call: Call, purpose: str, body: str) -> Text | None:
+    """One text the service sends the call's lead now (``texts_to_lead``)."""
+    return texts_to_lead(call=call, purpose=purpose, timed=[(body, None)])[0]
+
+
+def texts_to_lead(
     *,
     call: Call,
     purpose: str,
-    body: str,
-    at: datetime | None = None,
+    timed: list[tuple[str, datetime | None]],
     before: datetime | None = None,
-) -> Text | None:
-    """A text the service sends the call's lead without a person (an automatic purpose),
-    stored in the caller's transaction: due at ``at`` (now by default), moved past the
-    account's quiet hours in the lead's timezone. Nothing when texting is off, the number
-    opted out, the account's limit per lead is reached, or quiet hours would move it to
-    ``before`` or later (a reminder after the appointment)."""
+) -> list[Text | None]:
+    """Texts the service sends the call's lead without a person (an automatic purpose),
+    each ``(body, at)`` due at ``at`` (now for None) moved past the account's quiet hours
+    in the lead's timezone, stored in the caller's transaction; the stored text or None
+    for each. None for all when texting is off or the number opted out; None for those
+    past the account's limit per lead, and for those quiet hours would move to ``before``
+    or later (a reminder after the appointment). The same reads however many texts."""
     account = call.account
     config = texting_settings_of(account)
-    if config is None or not config.enabled:
-        return None
-    if opted_out(account_id=account.pk, phone=call.phone):
-        return None
-    if automatic_texts_sent(account_id=account.pk, phone=call.phone) >= (
-        config.automatic_limit
+    if (
+        config is None
+        or not config.enabled
+        or opted_out(account_id=account.pk, phone=call.phone)
     ):
-        log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
-        return None
+        return [None] * len(timed)
+    room = config.automatic_limit - automatic_texts_sent(
+        account_id=account.pk, phone=call.phone
+    )
     zone = compose.lead_zone(call.phone, account.timezone)
-    due = compose.allowed_from(
-        at or timezone.now(), zone=zone, start=config.quiet_start, end=config.quiet_end
-    )
-    if before is not None and due >= before:
-        return None
-    return text_store(
-        account=account,
-        config=config,
-        lead_phone=call.phone,
-        call=call,
-        purpose=purpose,
-        to_number=call.phone,
-        body=body,
-        due_at=due,
-    )
+    stored: list[Text | None] = []
+    for body, at in timed:
+        due = compose.allowed_from(
+            at or timezone.now(),
+            zone=zone,
+            start=config.quiet_start,
+            end=config.quiet_end,
+        )
+        if before is not None and due >= before:
+            stored.append(None)
+            continue
+        if room <= 0:
+            log_on_commit("texting.limit_reached", call_id=call.pk, purpose=purpose)
+            stored.append(None)
+            continue
+        room -= 1
+        stored.append(
+            text_store(
+                account=account,
+                config=config,
+                lead_phone=call.phone,
+                call=call,
+                purpose=purpose,
+                to_number=call.phone,
+                body=body,
+                due_at=due,
+            )
+        )
+    return stored
 
 
 def texts_cancel(*, text_ids: list[int]) -> int:

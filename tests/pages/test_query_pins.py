@@ -164,12 +164,15 @@ def appointments_today(world: World) -> tuple[str, None]:
 
 
 def appointment_set(world: World) -> tuple[str, dict[str, str]]:
-    tomorrow = timezone.now().astimezone(ZoneInfo(world.north.timezone)) + timedelta(
-        days=1
+    # Three days ahead in the afternoon, for a lead no text went to yet: its three
+    # reminders are stored whatever the time of day and however much data there is.
+    ahead = timezone.now().astimezone(ZoneInfo(world.north.timezone)) + timedelta(
+        days=3
     )
+    Call.objects.filter(pk=world.agent_call.pk).update(phone="+13035550188")
     return f"/calls/{world.agent_call.pk}/appointments", {
-        "appointment-date": tomorrow.date().isoformat(),
-        "appointment-time": "10:30",
+        "appointment-date": ahead.date().isoformat(),
+        "appointment-time": "15:00",
         "appointment-kind": "test_drive",
         "appointment-vehicle": "2024 Honda Civic",
     }
@@ -213,11 +216,14 @@ PAGES = [
     Page("agent page", "agent", get("/me/"), 8),
     # 5: the accounts' timezones, then the day's appointments with account, call, agent.
     Page("appointments of a day", "global_manager", appointments_today, 5),
-    # 14: the open appointment is read by the page (to say set, moved or accepted) and
-    # twice by the services, in their savepoints.
-    Page("appointment set", "manager", appointment_set, 14, 302),
+    # 22: the open appointment is read by the page (to say set, moved or accepted) and
+    # twice by the services, in their savepoints; its three reminders take the texting
+    # settings, the opt-out and the texts counted against the limit once, then three
+    # texts and their reminder rows (one INSERT).
+    Page("appointment set", "manager", appointment_set, 22, 302),
     Page("appointment confirm", "agent", appointment_confirm, 12, 302),
-    Page("appointment mark", "manager", appointment_mark, 11, 302),
+    # 12: marked, the texts of its reminders not sent yet are canceled (one read).
+    Page("appointment mark", "manager", appointment_mark, 12, 302),
     Page("alerts, manager", "manager", get("/alerts/"), 6),
     Page("alerts, global manager", "global_manager", get("/alerts/"), 6),
     Page("alerts save", "global_manager", post("/alerts/"), 9, 302),
