@@ -52,6 +52,7 @@ SEED_STEPS: list[str] = [
     "demo.scoring.seed_demo",
     "demo.pages.seed_demo",
     "demo.texting.seed_demo",
+    "demo.appointments.seed_demo",  # after texting: today's appointments send reminders
     "demo.notify.seed_demo",
     "demo.scoring.seed_rollup",  # last: after every step that writes calls or scores
 ]
