@@ -31,6 +31,7 @@ from calls.models import Call
 from calls.transcripts import language_name, speaker_names
 from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
+from pages.appointment_figures import appointment_rows
 from pages.appointments import appointment_card
 from pages.filters import CallFilter
 from pages.forms import AppointmentForm, DashboardForm, ScoreForm, score_initial
@@ -538,5 +539,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "form": form,
         "f": figures,
         "slots": range(1, CATEGORY_SLOTS + 1),
+        "appointments": appointment_rows(
+            user=user,
+            **choice,
+            previous=(figures.previous_first, figures.previous_last)
+            if figures.previous_first and figures.previous_last
+            else None,
+        ),
     }
     return render(request, "pages/dashboard.html", context)
