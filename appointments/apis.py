@@ -25,6 +25,9 @@ from core.api import ENVELOPE, ApiError, ContentNegotiation, NotFound, Validatio
 from core.schema import RETRY_AFTER, ErrorEnvelope, error_responses
 from core.throttling import CredentialRateThrottle
 from core.validation import digits_only
+from webhooks.schema import (
+    AppointmentEventOut,  # the events' appointment, the same object
+)
 
 APPOINTMENT_NOT_FOUND = "Appointment not found"
 # What an integrator may mark: the lead confirmed, came, did not come, or cancelled.
@@ -36,32 +39,17 @@ class BadParameter(ApiError):
     status = 400
 
 
-class AppointmentOut(serializers.Serializer):
-    id = serializers.IntegerField()
-    status = serializers.ChoiceField(choices=Status.values)
-    kind = serializers.CharField()
-    starts_at = serializers.DateTimeField(help_text="The moment, in UTC.")
-    date = serializers.DateField(help_text="The day in the account's timezone.")
-    time = serializers.CharField(help_text="HH:MM in the account's timezone.")
-    timezone = serializers.CharField()
-    vehicle = serializers.CharField()
-    set_by = serializers.CharField()
-    call_id = serializers.IntegerField(allow_null=True)
-    replaces = serializers.IntegerField(allow_null=True)
-    created = serializers.DateTimeField()
-
-
-class OneOut(serializers.Serializer):
+class AppointmentOneOut(serializers.Serializer):
     success = serializers.BooleanField()
-    appointment = AppointmentOut()
+    appointment = AppointmentEventOut()
 
 
-class ListOut(serializers.Serializer):
+class AppointmentListOut(serializers.Serializer):
     success = serializers.BooleanField()
-    appointments = AppointmentOut(many=True)
+    appointments = AppointmentEventOut(many=True)
 
 
-class MarkIn(serializers.Serializer):
+class AppointmentMarkIn(serializers.Serializer):
     status = serializers.ChoiceField(
         choices=[str(mark) for mark in MARKS],
         help_text="confirmed, kept, no_show or cancelled.",
@@ -107,7 +95,7 @@ class AppointmentListApi(_AccountApi):
             OpenApiParameter("date", str, description="A day, YYYY-MM-DD."),
             RETRY_AFTER,
         ],
-        responses={200: OpenApiResponse(ListOut), **ERRORS},
+        responses={200: OpenApiResponse(AppointmentListOut), **ERRORS},
     )
     def get(self, request: Request) -> Response:
         account = self.account(request)
@@ -155,7 +143,7 @@ class AppointmentApi(_AccountApi):
         operation_id="appointment_get",
         summary="One appointment",
         parameters=[KEY, RETRY_AFTER],
-        responses={200: OpenApiResponse(OneOut), **ERRORS},
+        responses={200: OpenApiResponse(AppointmentOneOut), **ERRORS},
     )
     def get(self, request: Request, appointment_id: int) -> Response:
         appointment = self._one(request, appointment_id)
@@ -173,17 +161,17 @@ class AppointmentApi(_AccountApi):
             "the reason under `errors.status`, and changes nothing. The change is kept "
             "with `integrator` as who made it, and its webhook event is sent."
         ),
-        request=MarkIn,
+        request=AppointmentMarkIn,
         parameters=[KEY, RETRY_AFTER],
         responses={
-            200: OpenApiResponse(OneOut),
+            200: OpenApiResponse(AppointmentOneOut),
             **ERRORS,
             **error_responses(ErrorEnvelope, {422: "The given data was invalid."}),
         },
     )
     def post(self, request: Request, appointment_id: int) -> Response:
         appointment = self._one(request, appointment_id)
-        given = MarkIn(data=request.data)
+        given = AppointmentMarkIn(data=request.data)
         if not given.is_valid():
             raise ValidationFailed(_messages(given.errors))
         try:

@@ -214,7 +214,7 @@ PAGES = [
     change_form("parsingrule", 7),
     change_form("lead", 4),
     change_form("dialingsettings", 5),
-    change_form("call", 10),
+    change_form("call", 11),  # its appointments inline: one query
     change_form("scorecard", 8),
     change_form("score", 5),
     change_form("webhookendpoint", 7),

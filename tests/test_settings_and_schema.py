@@ -81,6 +81,7 @@ def test_rate_limits_are_read_from_the_environment():
             "leads": "7/s",
             "clicktocall": "120/min",
             "scoreddata": "60/min",
+            "appointments": "120/min",
         }
     )
 
