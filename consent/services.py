@@ -129,7 +129,8 @@ def _record(
             at=at,
             by_id=by.pk if by else None,
             by_name=(str(by) if by else "")[:200],
-            detail=detail,
+            # PostgreSQL text cannot hold NUL (a lead's text may); the copy shows where.
+            detail=detail.replace("\x00", "\ufffd"),
             reference=reference[:64],
         )
         for account in accounts
