@@ -10,6 +10,7 @@ from calls.models import CallAttempt, CallStatus, Leg
 from consent.models import Source
 from consent.selectors import calls_revocation
 from consent.services import consent_revoke
+from tests.accounts.factories import issue_scored_data_key
 from tests.consent.conftest import LEAD, SENDER
 from tests.texting.conftest import texting_on
 from tests.users.factories import UserFactory
@@ -77,6 +78,21 @@ def test_a_managers_mark_ends_the_leads_call_cancel_with_the_reason_and_no_dial(
     assert call.update_notes.endswith(
         "UTC, marked by a manager (Dana Kim): Asked on the phone not to be called again"
     )
+
+
+def test_the_scored_record_shows_the_cancel_and_its_reason(dealer, lead_in, world):
+    key = issue_scored_data_key(dealer.account)
+    lead = lead_in(dealer, "P-1")
+    revocation = managers_mark(dealer.account)
+    call = ran(world, lead)
+
+    response = APIClient().get(
+        "/api/scoreddata", {"apikey": key, "callId": str(call.pk)}
+    )
+
+    record = response.json()
+    assert (record["status"], record["callAttempts"]) == ("CANCEL", "0")
+    assert record["updateNotes"] == f"{lead.call_notes}\n{revocation.reason()}"
 
 
 def test_a_new_lead_gives_consent_to_calls_again(dealer, lead_in, world):
