@@ -14,7 +14,7 @@ from accounts.models import Account
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
 from consent.models import Source
-from consent.services import consent_revoke, consent_texts_renew
+from consent.services import consent_give, consent_revoke, consent_texts_renew
 from core.logging import log_event, mask_phone
 from texting import compose
 from texting.models import (
@@ -178,6 +178,16 @@ def _received(
         text.queued_call = _call_back(call)
         if text.queued_call is not None:
             text.save(update_fields=["queued_call"])
+            # The lead's own request: consent to the call it asks for (consent ledger).
+            consent_give(
+                account=account,
+                source=Source.TEXT,
+                at=text.created_at,
+                phone=text.from_number,
+                texts=False,
+                detail=text.body,
+                reference=f"text {text.pk}",
+            )
     else:
         # An ordinary reply: the apps above may read it (an appointment's C or R).
         lead_replied.send(sender=Text, text=text)

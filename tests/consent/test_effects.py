@@ -4,6 +4,7 @@ rung, with the reason in its notes; a new lead gives consent to calls again, not
 texts; click-to-call is refused only for a revocation of calls."""
 
 import pytest
+from django.urls import reverse
 from rest_framework.test import APIClient
 
 from calls.models import CallAttempt, CallStatus, Leg
@@ -12,6 +13,7 @@ from consent.selectors import calls_revocation
 from consent.services import consent_revoke
 from tests.accounts.factories import issue_scored_data_key
 from tests.consent.conftest import LEAD, SENDER
+from tests.scoring.factories import in_role
 from tests.texting.conftest import texting_on
 from tests.users.factories import UserFactory
 from texting.inbound import text_receive
@@ -95,6 +97,24 @@ def test_the_scored_record_shows_the_cancel_and_its_reason(dealer, lead_in, worl
     assert record["updateNotes"] == f"{lead.call_notes}\n{revocation.reason()}"
 
 
+def test_the_call_page_shows_a_manager_why_the_call_was_not_made(
+    dealer, lead_in, world, client
+):
+    lead = lead_in(dealer, "P-1")
+    revocation = managers_mark(dealer.account)
+    call = ran(world, lead)
+    client.force_login(in_role("Manager", accounts=[dealer.account]))
+
+    response = client.get(reverse("pages:call-detail", args=[call.pk]))
+
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert (
+        f'<h3>Update notes</h3>\n  <pre class="text">{revocation.reason()}</pre>'
+        in body
+    )
+
+
 def test_a_new_lead_gives_consent_to_calls_again(dealer, lead_in, world):
     managers_mark(dealer.account)
 
@@ -161,6 +181,22 @@ def test_after_a_stop_a_new_lead_gives_consent_to_calls_but_not_to_texts(
 
     assert call.status == CallStatus.ANSWER
     assert opted_out(account_id=dealer.account.pk, phone=LEAD)  # texts need START
+
+
+def test_after_a_stop_the_leads_call_me_text_is_consent_to_that_call(
+    dealer, lead_in, world, django_capture_on_commit_callbacks
+):
+    texting_on(dealer.account)
+    ran(world, lead_in(dealer, "P-1"))
+    stop(django_capture_on_commit_callbacks)
+
+    text = stop(django_capture_on_commit_callbacks, "Call me please")
+    world.run()
+
+    assert text.queued_call is not None
+    text.queued_call.refresh_from_db()
+    assert text.queued_call.status == CallStatus.ANSWER
+    assert opted_out(account_id=dealer.account.pk, phone=LEAD)
 
 
 def test_start_lifts_a_text_opt_outs_stop_on_calls_but_not_a_managers_mark(
