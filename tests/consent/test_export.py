@@ -51,6 +51,7 @@ def test_the_export_holds_who_and_when_and_runs_no_formula(
         detail='=HYPERLINK("http://evil.example","Lead")',
         reference="lead 7",
     )
+    assert given is not None
     manager = UserFactory(account=account, first_name="@Dana", last_name="Kim")
     (mark,) = consent_revoke(
         accounts=[account],
