@@ -6,6 +6,8 @@ import io
 from datetime import UTC, datetime
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from consent.models import Source
@@ -127,3 +129,25 @@ def test_the_export_holds_only_the_rows_selected(admin_client, tenant):
 )
 def test_spreadsheet_safe_turns_a_formula_into_text(value, safe):
     assert spreadsheet_safe(value) == safe
+
+
+def test_the_ledgers_admin_page_costs_the_same_queries_however_many_rows(
+    admin_client, tenant, django_assert_num_queries
+):
+    def add(count):
+        for n in range(count):
+            consent_give(
+                account=tenant.account,
+                source=Source.SUPPORT,
+                at=AT,
+                phone=f"+1303555{n:04d}",
+                by=UserFactory(account=tenant.account),
+            )
+
+    add(2)
+    admin_client.get(CHANGELIST)  # warms what a process reads once
+    with CaptureQueriesContext(connection) as few:
+        assert admin_client.get(CHANGELIST).status_code == 200
+    add(20)
+    with django_assert_num_queries(len(few.captured_queries)):
+        assert admin_client.get(CHANGELIST).status_code == 200
