@@ -271,7 +271,8 @@ class ClickToCallApi(APIView):
                     415: 'The body is not JSON: `Unsupported content type "..."`.',
                     422: "Validation failed: `The given data was invalid.`, with the "
                     "messages of each member at fault (`user_id` when neither user_id "
-                    "nor user_phone_number is sent).",
+                    "nor user_phone_number is sent; `customer_phone_number` when the "
+                    "customer withdrew consent to the account's calls).",
                     429: RATE_LIMITED,
                 },
             ),
