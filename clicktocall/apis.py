@@ -28,6 +28,7 @@ from accounts.models import Account, ApiCredential
 from clicktocall.authentication import ClickToCallKeyAuthentication
 from clicktocall.selectors import account_reachable, agent_by_id_or_code, agent_by_phone
 from clicktocall.services import click_to_call_queue
+from consent.selectors import calls_revocation
 from core import validation as v
 from core.api import ENVELOPE, ContentNegotiation, Forbidden, json_object
 from core.phones import to_e164
@@ -49,6 +50,9 @@ USER_REQUIRED = (
 SELECTED_INVALID = "The selected {attribute} is invalid."
 NO_PHONE = "The selected {attribute} has no phone number to call."
 _DIGITS = re.compile(r"[0-9]+")
+# The number withdrew consent to the account's calls (the consent ledger): refused until
+# the person gives it again (a new lead). A text opt-out alone does not refuse their call.
+CALLS_REVOKED = "The {attribute} has withdrawn consent to calls from this account."
 BAD_PHONE = "The {attribute} must be a valid phone number, in E.164 or the account country's national format."
 
 
@@ -174,7 +178,12 @@ class ClickToCallInput(v.Serializer):
     def validate_customer_phone_number(self, value: str) -> str:
         if self.account is None:
             return value
-        return national_or_e164(value, account=self.account)
+        phone = national_or_e164(value, account=self.account)
+        if calls_revocation(
+            account_id=self.account.pk, phone=phone, text_opt_outs=False
+        ):
+            raise serializers.ValidationError(CALLS_REVOKED)
+        return phone
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         account: Account = attrs["account_id"]
@@ -262,7 +271,8 @@ class ClickToCallApi(APIView):
                     415: 'The body is not JSON: `Unsupported content type "..."`.',
                     422: "Validation failed: `The given data was invalid.`, with the "
                     "messages of each member at fault (`user_id` when neither user_id "
-                    "nor user_phone_number is sent).",
+                    "nor user_phone_number is sent; `customer_phone_number` when the "
+                    "customer withdrew consent to the account's calls).",
                     429: RATE_LIMITED,
                 },
             ),

@@ -10,6 +10,8 @@ from django.db import transaction
 from accounts.models import Account
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
+from consent.models import Source
+from consent.services import consent_give
 from core.logging import log_event, mask_phone
 from users.models import User
 
@@ -31,7 +33,16 @@ def click_to_call_queue(
 ) -> Call:
     """Queue a call offered to ``agent`` first; on press 1 the customer at ``phone`` is dialed.
     Without ``agent``, the agent is not a user: ``agent_number`` is rung at once, and the
-    vendor's ``vendor_agent_id`` kept on the call."""
+    vendor's ``vendor_agent_id`` kept on the call. The request is the customer's consent
+    to the call, recorded in the consent ledger."""
+    consent_give(
+        account=account,
+        source=Source.CLICK_TO_CALL,
+        at=received_at,
+        phone=phone,
+        texts=False,
+        detail=f"Click-to-call for agent {agent or vendor_agent_id or agent_number}",
+    )
     call = call_queue(
         account=account,
         phone=phone,

@@ -28,3 +28,18 @@ def csv_safe(text: str) -> str:
     """A CSV cell without the control characters a spreadsheet shows as garbage; TAB, LF
     and CR stay (the writer quotes the cell)."""
     return xml_safe(text).replace("\x7f", "")
+
+
+# A cell a spreadsheet would run as a formula: one that starts with = + - @ (or a TAB or
+# CR before one). A plain number (+13035550123, -5) is no formula and stays as it is.
+_FORMULA_START = re.compile("^[=+\\-@\t\r]")
+_NUMBER = re.compile("[+-]?[0-9]+")
+
+
+def spreadsheet_safe(text: str) -> str:
+    """``csv_safe(text)``, and a cell a spreadsheet would run as a formula turned into
+    text (a leading apostrophe): an audit export opened in Excel runs nothing."""
+    text = csv_safe(text)
+    if _FORMULA_START.match(text) and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text

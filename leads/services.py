@@ -22,6 +22,8 @@ from accounts.models import Account, ApiCredential
 from accounts.selectors import credential_narrowed, credential_reaches
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
+from consent.models import Source
+from consent.services import consent_give
 from core.compiled import CompiledInsert, CompiledUpdate
 from core.logging import log_event
 from core.phones import to_e164
@@ -416,6 +418,18 @@ def _queue_call(
     first, last = customer.first_name, customer.last_name
     if not (first or last) and customer.full_name:
         first, _, last = customer.full_name.partition(" ")
+    source = (rule.source_label or parsed.provider.name or parsed.vendor.name)[:45]
+    # The person's submission: consent to the account's calls (texts need their START).
+    consent_give(
+        account=account,
+        source=Source.LEAD,
+        at=lead.received_at,
+        phone=phone,
+        email=customer.email,
+        texts=False,
+        detail=f"Lead from {source}" if source else "Lead",
+        reference=f"lead {lead.pk}",
+    )
     return call_queue(
         account=account,
         phone=phone,
@@ -423,7 +437,7 @@ def _queue_call(
         origin=CallOrigin.LEAD,
         team=rule.team,
         altid=parsed.prospect_id[:255],
-        source=(rule.source_label or parsed.provider.name or parsed.vendor.name)[:45],
+        source=source,
         first_name=first[:45],
         last_name=last[:45],
         email=customer.email[:255],

@@ -8,6 +8,7 @@ from pages import (
     views,
     views_appointments,
     views_coaching,
+    views_consent,
     views_learnt,
     views_thread,
 )
@@ -29,6 +30,11 @@ urlpatterns = [
         "calls/<int:call_id>/texts/opt-out/<str:decision>",
         views_thread.call_possible_opt_out,
         name="call-possible-opt-out",
+    ),
+    path(
+        "calls/<int:call_id>/do-not-call",
+        views_consent.call_do_not_call,
+        name="call-do-not-call",
     ),
     path(
         "calls/<int:call_id>/coaching/read",

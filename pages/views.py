@@ -274,6 +274,8 @@ def call_page_context(
         "attempts": call_attempts(call=call),
         "revisions": _revision_lines(call) if score else [],
         "coachable": coachable,
+        # A manager's "don't call again" (pages/views_consent.py).
+        "may_mark_do_not_call": call_may_be_coached_by(user=user, call=call),
         "is_agent": call.agent_id == user.pk,
         "may_score": call_may_be_scored_by(user=user, call=call),
         "recording": recording_src(call.recording_url),

@@ -180,11 +180,13 @@ def anonymous(
 REQUESTS = [
     Request("user create", create, 26, 24, 201),
     Request("user update", update, 24, 22),
-    # texting_optout.decided_by, and who set or changed an appointment, set null too
-    Request("user delete", delete, 27, 25),
+    # texting_optout.decided_by, who set or changed an appointment, and who recorded a
+    # consent ledger entry, set null too
+    Request("user delete", delete, 28, 26),
     Request("user find by email", find_email, 3, 1),
     Request("user code available", code_available, 3, 1),
-    Request("click to call", click_to_call, 7, 5, 201),
+    # the consent ledger read for a revocation of calls, and the request's consent added
+    Request("click to call", click_to_call, 9, 7, 201),
     Request("scored data, one call, JSON", scored_data(callId="scored"), 5, 4),
     Request(
         "scored data, one call, XML",

@@ -17,6 +17,7 @@ FLOORS = {
     "users": 3,
     "webhooks": 3,
     "providers": 3,  # the provider seam: interfaces, the registry, Twilio, the simulator clock
+    "consent": 3,  # the consent ledger: texting, leads and click-to-call write, calls reads
     "calls": 4,
     "understanding": 4,  # pure reading of a transcript into facts; insights and scoring use it
     "leads": 5,

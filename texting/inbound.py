@@ -13,6 +13,8 @@ from django.utils import timezone
 from accounts.models import Account
 from calls.models import Call, CallOrigin
 from calls.services import call_queue
+from consent.models import Source
+from consent.services import consent_give, consent_revoke, consent_texts_renew
 from core.logging import log_event, mask_phone
 from texting import compose
 from texting.models import (
@@ -178,6 +180,16 @@ def _received(
         text.queued_call = _call_back(call)
         if text.queued_call is not None:
             text.save(update_fields=["queued_call"])
+            # The lead's own request: consent to the call it asks for (consent ledger).
+            consent_give(
+                account=account,
+                source=Source.TEXT,
+                at=text.created_at,
+                phone=text.from_number,
+                texts=False,
+                detail=text.body,
+                reference=f"text {text.pk}",
+            )
     _forward(account, config, text, call, paused=paused)
     log_on_commit(
         "texting.received",
@@ -225,7 +237,8 @@ def _opt_out_record(
     """The opt-out in force for every account of the organization texting from the
     number the account texts from (the lead said it to the number): a paused possible
     one confirmed, one recorded for each account without. The account's own comes back."""
-    group = list(accounts_sharing_number(account.pk).values_list("pk", flat=True))
+    sharing = list(accounts_sharing_number(account.pk).only("organization_id"))
+    group = [each.pk for each in sharing]
     in_force = {
         row.account_id: row
         for row in OptOut.objects.select_for_update().filter(
@@ -244,6 +257,18 @@ def _opt_out_record(
             message=message,
             text=text,
         )
+    reference = f"text {text.pk}" if text else ""
+    consent_revoke(
+        accounts=sharing,
+        source=Source.TEXT,
+        phone=phone,
+        calls=False,
+        texts=True,
+        at=at,
+        detail=message,
+        reference=reference,
+        by=by,
+    )
     return in_force[account.pk]
 
 
@@ -303,6 +328,13 @@ def _opt_in(
         opted_in_at__isnull=True,
     ).update(opted_in_at=text.created_at, opt_in_message=text.body)
     if updated:
+        consent_texts_renew(
+            accounts=accounts_sharing_number(account.pk),
+            phone=text.from_number,
+            at=text.created_at,
+            detail=text.body,
+            reference=f"text {text.pk}",
+        )
         text_store(
             account=account,
             config=config,

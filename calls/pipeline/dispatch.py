@@ -23,7 +23,12 @@ from calls.models import (
 )
 from calls.pipeline import broker
 from calls.pipeline.events import call_event, locked_calls
-from calls.pipeline.transitions import agent_attempt, dialing_settings
+from calls.pipeline.transitions import (
+    agent_attempt,
+    call_finish,
+    dialing_settings,
+    log_on_commit,
+)
 from calls.pipeline.waiting import no_agent_now
 from calls.routing import (
     agent_first_available,
@@ -32,6 +37,7 @@ from calls.routing import (
     calls_waiting_before,
 )
 from calls.signals import call_queued
+from consent.selectors import calls_revocation, revocation_recorded
 from core.compiled import CompiledInsert, CompiledQuery
 from core.logging import log_event, mask_phone
 from providers import telephony_named
@@ -92,6 +98,8 @@ def call_setup(*, call_id: int) -> None:
             )
         ):
             return
+        if getattr(call, "revocation_recorded", True) and _consent_withdrawn(call):
+            return
         call.setup_dispatched_at = None
         config = dialing_settings(call.account)
         agents: Sequence[User | None]
@@ -137,10 +145,34 @@ def _locked(call_id: int) -> Call | None:
         return None
 
 
-# Compiled once (core/compiled.py): compiling it was most of its CPU.
+# Compiled once (core/compiled.py): compiling it was most of its CPU. Whether the consent
+# ledger holds a revocation for the call's number is read in the same statement: the
+# ledger itself is read only for the few calls it names.
 _LOCKED_CALL = CompiledQuery(
-    lambda call_id: locked_calls().filter(pk=call_id), "call_id"
+    lambda call_id: (
+        locked_calls()
+        .filter(pk=call_id)
+        .annotate(revocation_recorded=revocation_recorded())
+    ),
+    "call_id",
 )
+
+
+def _consent_withdrawn(call: Call) -> bool:
+    """A call to a number that withdrew consent to the account's calls (``consent``) ends
+    CANCEL before anyone is rung, the reason in its notes; whether it did."""
+    revocation = calls_revocation(account_id=call.account_id, phone=call.phone)
+    if revocation is None:
+        return False
+    call.update_notes = f"{call.update_notes}\n{revocation.reason()}".strip()
+    call_finish(call, CallStatus.CANCEL, save_also=["update_notes"])
+    log_on_commit(
+        "call.consent_withdrawn",
+        call_id=call.pk,
+        account_id=call.account_id,
+        consent_event_id=revocation.pk,
+    )
+    return True
 
 
 def attempt_dial(*, attempt_id: int) -> None:

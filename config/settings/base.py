@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "users",
     # The provider seam: no models, its system checks of the provider settings.
     "providers",
+    "consent",
     "leads",
     "calls",
     "scoring",
@@ -409,6 +410,12 @@ SWEEPS_ON_CONNECT = [
     "messages-sweep",
     "effects-sweep",
 ]
+
+# Consent ledger (consent/): a lead's text opt-out also stops the account's own lead calls
+# to the number (a manager's revocation of calls always does) until a new lead or START.
+CONSENT_TEXT_OPT_OUT_STOPS_CALLS = env.bool(
+    "CONSENT_TEXT_OPT_OUT_STOPS_CALLS", default=True
+)
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".
 TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")

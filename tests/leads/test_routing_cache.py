@@ -49,8 +49,9 @@ def test_a_second_lead_reads_no_registration_or_rule(
 ):
     post(tenant.headers)  # caches the key, the registration and the rules
     # The lead stored; in one transaction (a savepoint here): the call and the lead's
-    # outcome; nothing for routing. The last query is this test's own read of the lead.
-    with django_assert_num_queries(6):
+    # outcome, and the lead's consent in the consent ledger; nothing for routing. The last
+    # query is this test's own read of the lead.
+    with django_assert_num_queries(7):
         status, stored = post(tenant.headers)
     assert status == 200
     assert stored.outcome == Outcome.ACCEPTED

@@ -1,0 +1,153 @@
+"""The consent ledger in the admin: every entry with who and when, filtered by
+organization and account, exported as CSV for an audit; support adds a consent (its
+own entry) or a revocation of calls (support's, or a manager's mark it passes on)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest, StreamingHttpResponse
+from django.utils import timezone
+
+from accounts.models import E164
+from consent.exports import ledger_csv
+from consent.models import ConsentEvent, Kind, Source
+from consent.selectors import ledger_rows
+from consent.services import consent_give, consent_revoke
+
+MANUAL_KINDS = [
+    (Kind.CONSENT, Kind.CONSENT.label),
+    (Kind.REVOCATION, Kind.REVOCATION.label),
+]
+MANUAL_SOURCES = [
+    (Source.SUPPORT, Source.SUPPORT.label),
+    (Source.MANAGER, Source.MANAGER.label),
+]
+
+
+class ConsentEntryForm(forms.ModelForm):
+    """What support may enter by hand. A revocation is of calls: texts stop by the lead's
+    own STOP (texting's opt-outs), which support cannot send for the lead."""
+
+    kind = forms.ChoiceField(choices=MANUAL_KINDS)
+    source = forms.ChoiceField(choices=MANUAL_SOURCES, initial=Source.SUPPORT)
+    at = forms.DateTimeField(initial=timezone.now, help_text="When the person said it.")
+
+    class Meta:
+        model = ConsentEvent
+        fields = [
+            "account",
+            "phone",
+            "email",
+            "kind",
+            "calls",
+            "texts",
+            "source",
+            "at",
+            "detail",
+        ]
+
+    def clean_phone(self) -> str:
+        phone = str(self.cleaned_data.get("phone") or "").strip()
+        if phone and not re.match(E164.regex, phone):
+            raise forms.ValidationError("Give the number in E.164 (+13035550100).")
+        return phone
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        if not (cleaned.get("calls") or cleaned.get("texts")):
+            raise forms.ValidationError("Tick calls, texts or both.")
+        if cleaned.get("kind") == Kind.REVOCATION:
+            if not cleaned.get("phone"):
+                self.add_error("phone", "A revocation is of a phone number.")
+            if cleaned.get("texts"):
+                self.add_error(
+                    "texts",
+                    "Texts stop when the lead texts STOP; a revocation entered here is of calls.",
+                )
+        elif not (cleaned.get("phone") or cleaned.get("email")):
+            raise forms.ValidationError("Give a phone number or an e-mail address.")
+        return cleaned
+
+
+@admin.register(ConsentEvent)
+class ConsentEventAdmin(admin.ModelAdmin):
+    """Entries are added (here through the services) and never changed or deleted."""
+
+    form = ConsentEntryForm
+    list_display = [
+        "at",
+        "phone",
+        "email",
+        "kind",
+        "scope",
+        "source",
+        "who",
+        "account",
+        "detail",
+    ]
+    list_filter = [
+        "kind",
+        "source",
+        "calls",
+        "texts",
+        "account__organization",
+        "account",
+    ]
+    list_select_related = ["account"]
+    search_fields = ["phone", "email"]
+    date_hierarchy = "at"
+    actions = ["export_csv"]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(
+        self, request: HttpRequest, obj: ConsentEvent, form: Any, change: bool
+    ) -> None:
+        data = form.cleaned_data
+        common = {
+            "source": data["source"],
+            "at": data["at"],
+            "detail": data["detail"],
+            "by": request.user,
+        }
+        if data["kind"] == Kind.REVOCATION:
+            (event,) = consent_revoke(
+                accounts=[data["account"]],
+                phone=data["phone"],
+                calls=True,
+                texts=False,
+                **common,
+            )
+        else:
+            given = consent_give(
+                account=data["account"],
+                phone=data["phone"],
+                email=data["email"],
+                calls=data["calls"],
+                texts=data["texts"],
+                **common,
+            )
+            assert given is not None  # the form asks for an address
+            event = given
+        obj.pk, obj.by_name, obj._state.adding = event.pk, event.by_name, False
+
+    @admin.action(description="Export the selected entries as CSV (for an audit)")
+    def export_csv(
+        self, request: HttpRequest, queryset: QuerySet[ConsentEvent]
+    ) -> StreamingHttpResponse:
+        stamp = timezone.now().strftime("%Y%m%d-%H%M")
+        response = StreamingHttpResponse(
+            (line.encode() for line in ledger_csv(ledger_rows(rows=queryset))),
+            content_type="text/csv; charset=utf-8",
+        )
+        response["Content-Disposition"] = f'attachment; filename="consent-{stamp}.csv"'
+        return response
