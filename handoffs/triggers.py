@@ -16,7 +16,17 @@ from texting.models import Direction, OptOut, Purpose, Text
 
 
 def on_lead_replied(sender: type, text: Text, **kwargs: Any) -> None:
-    """An ordinary reply of the lead's: someone should answer it."""
+    """An ordinary reply of the lead's: someone should answer it; not a C that just
+    confirmed their appointment (appointments, connected first, read it already)."""
+    confirmed = AppointmentChange.objects.filter(
+        appointment__account_id=text.account_id,
+        appointment__phone=text.lead_phone,
+        status_to=Status.CONFIRMED,
+        by=Actor.LEAD,
+        at__gte=text.created_at,
+    )
+    if confirmed.exists():
+        return
     handoff_open(
         account_id=text.account_id,
         phone=text.lead_phone,

@@ -66,10 +66,10 @@ def receive(django_capture_on_commit_callbacks):
     """A lead's text as Twilio posts it, committed."""
     sids = iter(range(1, 100))
 
-    def received(body, *, sender=LEAD):
+    def received(body, *, sender=LEAD, to=SENDER):
         with django_capture_on_commit_callbacks(execute=True):
             return text_receive(
-                to_number=SENDER,
+                to_number=to,
                 from_number=sender,
                 body=body,
                 provider="twilio",
@@ -323,3 +323,25 @@ def test_two_tenants_never_see_or_close_each_others_timers(account, call, receiv
     ] == [other]
     assert handoffs_open_of(accounts=Account.objects.filter(pk=account.pk)) == []
     assert Handoff.objects.get(account=other).closed_at is None
+
+
+def test_a_c_that_confirms_an_appointment_needs_no_person_and_an_r_does(
+    monkeypatch, receive
+):
+    from appointments.models import ReminderKind
+    from tests.appointments.test_reminders import in_days, reminders, texting_call
+    from texting import providers
+    from texting.services import text_send
+
+    monkeypatch.setattr(providers, "_later", lambda *args, **kwargs: None)
+    call = texting_call()
+    booked = appointment_make(call=call, starts_at=in_days(3, 15), by=Actor.AGENT)
+    assert text_send(text_id=reminders(booked)[ReminderKind.BOOKED].pk) == "sent"
+
+    receive("C", to="+13035550100")
+    booked.refresh_from_db()
+    assert booked.status == Status.CONFIRMED
+    assert timers() == []
+
+    text = receive("R", to="+13035550100")
+    assert timers() == [(HandoffKind.REPLY, f"text {text.pk}", "")]
