@@ -10,6 +10,7 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import pytest
+from django.urls import reverse
 
 from accounts.models import Account
 from calls.models import CallAttempt, CallStatus, Leg
@@ -195,3 +196,53 @@ def test_a_report_never_shows_another_organizations_handoffs(world):
 
     assert "Handoffs waiting" not in report.text
     assert "+13035550199" not in report.html
+
+
+def test_the_dashboard_shows_both_numbers_and_who_is_waiting(world, client):
+    north, east, manager = world
+    waiting = handoff_open(
+        account_id=north.pk,
+        phone="+13035550148",
+        kind=HandoffKind.REPLY,
+        opened_by="text 1",
+    )
+    other = AccountFactory(name="Elsewhere", timezone="America/Denver")
+    handoff_open(
+        account_id=other.pk, phone="+13035550199", kind=HandoffKind.REPLY, opened_by="x"
+    )
+    client.force_login(manager)
+
+    response = client.get(
+        reverse("pages:dashboard"),
+        {"date_from": DAY.isoformat(), "date_to": DAY.isoformat()},
+    )
+
+    assert response.status_code == 200
+    assert (
+        response.context["speed"]
+        == speed_figures(
+            accounts=Account.objects.filter(pk__in=[north.pk, east.pk]),
+            first=DAY,
+            last=DAY,
+        )[None]
+    )
+    page = response.content.decode()
+    assert '<td class="num" id="speed-touch-median">10 s</td>' in page
+    assert '<td class="num" id="speed-human-median">180 s</td>' in page
+    assert '<td class="num" id="speed-human-p90">276 s</td>' in page
+    assert response.context["handoffs"] == [waiting]
+    assert "+13035550199" not in page  # another organization's
+
+
+def test_the_dashboard_of_one_account_shows_its_numbers_alone(world, client):
+    _, east, manager = world
+    client.force_login(manager)
+
+    response = client.get(
+        reverse("pages:dashboard"),
+        {"date_from": DAY.isoformat(), "date_to": DAY.isoformat(), "account": east.pk},
+    )
+
+    assert response.status_code == 200
+    speed = response.context["speed"]
+    assert (speed.leads, speed.touch_median, speed.human_median) == (2, 30, None)
