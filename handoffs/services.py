@@ -16,7 +16,6 @@ from core.logging import log_event, log_event_on_commit
 from core.sweeps import each
 from handoffs.models import DEFAULT_LIMIT_MINUTES, Handoff, HandoffSettings
 from handoffs.signals import handoff_escalated
-from users.models import User
 
 log = logging.getLogger(__name__)
 
@@ -67,11 +66,11 @@ def handoffs_close(
     phone: str,
     kinds: Iterable[str],
     by: str,
-    user: User | None = None,
+    user_id: int | None = None,
     at: datetime | None = None,
 ) -> int:
-    """Close the lead's open timers of ``kinds``: a person acted (``by``). Returns how
-    many closed; none open is nothing to do."""
+    """Close the lead's open timers of ``kinds``: a person acted (``by``, the user
+    ``user_id`` when known). Returns how many closed; none open is nothing to do."""
     at = at or timezone.now()
     closed = Handoff.objects.filter(
         account_id=account_id,
@@ -79,7 +78,7 @@ def handoffs_close(
         kind__in=list(kinds),
         closed_at__isnull=True,
         opened_at__lte=at,
-    ).update(closed_at=at, closed_by=by, closed_by_user=user)
+    ).update(closed_at=at, closed_by=by, closed_by_user_id=user_id)
     if closed:
         log_event_on_commit(
             log, "handoff.closed", account_id=account_id, by=by, handoffs=closed

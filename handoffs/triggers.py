@@ -52,7 +52,7 @@ def on_text_saved(
             phone=text.lead_phone,
             kinds=REACHED,
             by=ClosedBy.TEXT,
-            user=text.sent_by,
+            user_id=text.sent_by_id,
             at=text.created_at,
         )
     elif (
@@ -98,7 +98,7 @@ def on_opt_out_saved(
             phone=opt_out.phone,
             kinds=[HandoffKind.OPT_OUT],
             by=ClosedBy.DECISION if opt_out.decided_by_id else ClosedBy.LEAD,
-            user=opt_out.decided_by,
+            user_id=opt_out.decided_by_id,
         )
 
 
@@ -109,12 +109,14 @@ def on_call_saved(
     update_fields: frozenset[str] | None = None,
     **kwargs: Any,
 ) -> None:
-    """The lead answered a call an agent had taken: a person reached them."""
+    """The lead answered a call an agent had taken: a person reached them. Told once per
+    call: the pipeline's save of the answer (``_answered``, or a late answer's end) is
+    the one that sets ``response_time``; the call's end saves its status again."""
     call = instance
     if (
         not created
         and update_fields
-        and "status" in update_fields
+        and {"status", "response_time"} <= update_fields
         and call.status == CallStatus.ANSWER
     ):
         handoffs_close(
@@ -122,7 +124,7 @@ def on_call_saved(
             phone=call.phone,
             kinds=REACHED,
             by=ClosedBy.CALL,
-            user=call.agent,
+            user_id=call.agent_id,
         )
 
 
@@ -172,5 +174,5 @@ def on_appointment_changed(
             phone=appointment.phone,
             kinds=[HandoffKind.APPOINTMENT],
             by=ClosedBy.DECISION,
-            user=change.by_user,
+            user_id=change.by_user_id,
         )

@@ -113,7 +113,7 @@ def test_a_handoff_closed_in_time_is_never_escalated(
         phone=LEAD,
         kinds=[HandoffKind.REPLY],
         by=ClosedBy.TEXT,
-        user=boss,
+        user_id=boss.pk,
     )
     assert sweep(django_capture_on_commit_callbacks) == 0
     assert alerts() == []
