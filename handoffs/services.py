@@ -14,8 +14,15 @@ from accounts.models import Account
 from calls.models import Call
 from core.logging import log_event, log_event_on_commit
 from core.sweeps import each
-from handoffs.models import DEFAULT_LIMIT_MINUTES, Handoff, HandoffSettings
+from handoffs.models import (
+    DEFAULT_LIMIT_MINUTES,
+    ClosedBy,
+    Handoff,
+    HandoffKind,
+    HandoffSettings,
+)
 from handoffs.signals import handoff_escalated
+from texting.selectors import opt_out_in_force
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +120,12 @@ def handoff_escalate(*, handoff_id: int, now: datetime | None = None) -> bool:
         limit = limits_of([handoff.account_id])[handoff.account_id]
         if handoff.wait_from > now - timedelta(minutes=limit):
             return False
+        if handoff.kind == HandoffKind.OPT_OUT and not _still_paused(handoff):
+            # Nothing left to decide (the lead texted START to a number the account
+            # shares): the lead ended it, nobody is told.
+            handoff.closed_at, handoff.closed_by = now, ClosedBy.LEAD
+            handoff.save(update_fields=["closed_at", "closed_by"])
+            return False
         handoff.escalated_at = now
         handoff.save(update_fields=["escalated_at"])
         handoff_escalated.send(sender=Handoff, handoff=handoff)
@@ -124,6 +137,15 @@ def handoff_escalate(*, handoff_id: int, now: datetime | None = None) -> bool:
         kind=handoff.kind,
     )
     return True
+
+
+def _still_paused(handoff: Handoff) -> bool:
+    return (
+        opt_out_in_force(
+            account_id=handoff.account_id, phone=handoff.phone, confirmed=False
+        )
+        is not None
+    )
 
 
 def handoffs_sweep(*, now: datetime | None = None) -> int:

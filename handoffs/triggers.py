@@ -45,7 +45,16 @@ def on_text_saved(
     **kwargs: Any,
 ) -> None:
     text = instance
-    if created and text.purpose == Purpose.REPLY and text.sent_by_id is not None:
+    if created and text.purpose == Purpose.OPT_IN:
+        # The lead texted START: a pause waiting for a person ended with it.
+        handoffs_close(
+            account_id=text.account_id,
+            phone=text.lead_phone,
+            kinds=[HandoffKind.OPT_OUT],
+            by=ClosedBy.LEAD,
+            at=text.created_at,
+        )
+    elif created and text.purpose == Purpose.REPLY and text.sent_by_id is not None:
         # A person texted the lead from the call page.
         handoffs_close(
             account_id=text.account_id,

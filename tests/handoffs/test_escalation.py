@@ -18,6 +18,7 @@ from tests.accounts.factories import AccountFactory
 from tests.handover import hold_hand_overs
 from tests.notify.conftest import parts
 from tests.scoring.factories import CallFactory, in_role
+from texting.models import OptOut
 
 pytestmark = pytest.mark.django_db
 
@@ -149,3 +150,37 @@ def test_one_handoff_that_fails_never_holds_back_another(
     assert sweep(django_capture_on_commit_callbacks) == 1
     second.refresh_from_db()
     assert second.escalated_at is not None
+
+
+def test_a_possible_opt_out_nobody_can_decide_any_more_closes_instead(
+    account, boss, django_capture_on_commit_callbacks
+):
+    """The lead's START to another account of the number ended the pause: nothing is
+    left on the page to decide, so nobody is told."""
+    stale = opened(account, 30, kind=HandoffKind.OPT_OUT)
+
+    assert sweep(django_capture_on_commit_callbacks) == 0
+
+    stale.refresh_from_db()
+    assert (stale.escalated_at, stale.closed_by) == (None, ClosedBy.LEAD)
+    assert alerts() == []
+
+
+def test_a_possible_opt_out_still_paused_escalates(
+    account, boss, django_capture_on_commit_callbacks
+):
+    OptOut.objects.create(
+        account=account,
+        phone=LEAD,
+        opted_out_at=timezone.now() - timedelta(minutes=30),
+        message="take me off your list",
+        confirmed=False,
+    )
+    (paused,) = Handoff.objects.filter(kind=HandoffKind.OPT_OUT)
+    Handoff.objects.filter(pk=paused.pk).update(
+        wait_from=timezone.now() - timedelta(minutes=30)
+    )
+
+    assert sweep(django_capture_on_commit_callbacks) == 1
+    (message,) = alerts()
+    assert message.subject == "Handoff waiting 30 min: +13035550147"

@@ -163,6 +163,14 @@ def test_the_leads_own_stop_closes_a_possible_opt_out(account, call, receive):
     assert (handoff.kind, handoff.closed_by) == (HandoffKind.OPT_OUT, ClosedBy.LEAD)
 
 
+def test_the_leads_start_ends_a_possible_opt_out(account, call, receive):
+    receive("take me off your list")
+    receive("START")
+
+    (handoff,) = Handoff.objects.all()
+    assert (handoff.kind, handoff.closed_by) == (HandoffKind.OPT_OUT, ClosedBy.LEAD)
+
+
 def test_a_proposed_appointment_opens_a_timer_a_person_setting_it_closes(
     account, manager
 ):
