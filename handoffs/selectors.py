@@ -27,6 +27,7 @@ from handoffs.models import Handoff
 from scoring.percentiles import from_spread
 from scoring.selectors import local_days
 from texting.models import AUTOMATIC, Direction, Purpose, Text, TextStatus
+from users.models import User
 
 FRACTIONS = (0.5, 0.9)
 
@@ -65,11 +66,18 @@ def _earliest(*moments: datetime | None) -> datetime | None:
 
 
 def speed_figures(
-    *, accounts: QuerySet[Account], first: date, last: date
+    *,
+    accounts: QuerySet[Account],
+    first: date,
+    last: date,
+    by: str = "account_id",
 ) -> dict[int | None, Speed]:
     """The two speed numbers of the leads the accounts received on their local days
-    ``first`` to ``last``: overall (key None) and per account (its id). One query,
+    ``first`` to ``last``: overall (key None) and per account (its id), or per agent of
+    the call (``by="agent_id"``; a lead no agent took counts overall only). One query,
     streamed; the percentiles are PostgreSQL's ``percentile_cont`` arithmetic."""
+    if by not in ("account_id", "agent_id"):
+        raise ValueError(by)
     call = OuterRef("pk")
     texts = Text.objects.filter(call=call, direction=Direction.OUT)
     lead_legs = CallAttempt.objects.filter(call=call, leg=Leg.LEAD)
@@ -89,7 +97,7 @@ def speed_figures(
         )
         .order_by()
         .values_list(
-            "account_id",
+            by,
             "received_at",
             "auto_text",
             "first_dial",
@@ -100,10 +108,10 @@ def speed_figures(
     leads: dict[int | None, int] = defaultdict(int)
     touch: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
     human: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    for account_id, received, text, dial, connected, person in rows.iterator():
+    for group, received, text, dial, connected, person in rows.iterator():
         touched = _seconds(_earliest(text, dial, connected, person), received)
         reached = _seconds(_earliest(connected, person), received)
-        for key in (None, account_id):
+        for key in (None, group) if group is not None else (None,):
             leads[key] += 1
             if touched is not None:
                 touch[key][touched] += 1
@@ -123,6 +131,44 @@ def speed_figures(
             human_p90=human_p90,
         )
     return figures
+
+
+def agents_by_first_human(
+    *, accounts: QuerySet[Account], first: date, last: date
+) -> list[dict[str, Any]]:
+    """The agents of the leads received in the range, ranked by their median first human
+    (lower first; an agent who reached nobody last), then their 90th percentile, then
+    name: the leaderboard on the number the customer feels. Two queries."""
+    figures = speed_figures(accounts=accounts, first=first, last=last, by="agent_id")
+    figures.pop(None)
+    names = {
+        user.pk: user.get_full_name() or user.username
+        for user in User.objects.filter(pk__in=list(figures)).only(
+            "first_name", "last_name", "username"
+        )
+    }
+    rows = [
+        {
+            "name": names.get(agent, ""),
+            "leads": speed.leads,
+            "reached": speed.reached,
+            "human_median": speed.human_median,
+            "human_p90": speed.human_p90,
+        }
+        for agent, speed in figures.items()
+        if agent is not None
+    ]
+    rows.sort(
+        key=lambda row: (
+            row["human_median"] is None,
+            row["human_median"] or 0,
+            row["human_p90"] or 0,
+            row["name"],
+        )
+    )
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+    return rows
 
 
 def handoffs_open_of(*, accounts: QuerySet[Account], limit: int = 50) -> list[Handoff]:

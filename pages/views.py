@@ -29,7 +29,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from calls.models import Call
 from calls.transcripts import language_name, speaker_names
-from handoffs.selectors import handoffs_open_of, speed_figures
+from handoffs.selectors import agents_by_first_human, handoffs_open_of, speed_figures
 from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
 from pages.appointments import appointment_card
@@ -548,5 +548,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
             accounts=accounts, first=choice["first"], last=choice["last"]
         )[None],
         "handoffs": handoffs_open_of(accounts=accounts, limit=10),
+        "by_human": agents_by_first_human(
+            accounts=accounts, first=choice["first"], last=choice["last"]
+        ),
     }
     return render(request, "pages/dashboard.html", context)

@@ -246,3 +246,37 @@ def test_the_dashboard_of_one_account_shows_its_numbers_alone(world, client):
     assert response.status_code == 200
     speed = response.context["speed"]
     assert (speed.leads, speed.touch_median, speed.human_median) == (2, 30, None)
+
+
+def test_agents_ranked_by_first_human_on_the_dashboard(client):
+    from tests.users.factories import agent
+
+    account = AccountFactory(name="North", timezone="America/Denver")
+    x = agent(account, phone="+13035551001", first_name="Xan", last_name="Lee")
+    y = agent(account, phone="+13035551002", first_name="Yara", last_name="Ng")
+    z = agent(account, phone="+13035551003", first_name="Zed", last_name="Ro")
+    noon = datetime(2026, 3, 4, 12, 0, tzinfo=DENVER)
+    for n, (taker, human) in enumerate([(x, 60), (x, 120), (y, 30), (z, None)]):
+        call = lead(
+            account, noon + timedelta(minutes=n), phone=f"+1303555020{n}", agent=taker
+        )
+        lead_leg(call, dialed=10, answered=human)
+    lead(account, noon, phone="+13035550299", agent=None)  # nobody took it
+    manager = in_role("Manager", accounts=[account], email="boss@north.example")
+    client.force_login(manager)
+
+    response = client.get(
+        reverse("pages:dashboard"),
+        {"date_from": DAY.isoformat(), "date_to": DAY.isoformat()},
+    )
+
+    assert response.status_code == 200
+    assert [
+        (a["rank"], a["name"], a["human_median"], a["reached"], a["leads"])
+        for a in response.context["by_human"]
+    ] == [
+        (1, "Yara Ng", 30, 1, 1),
+        (2, "Xan Lee", 90, 2, 2),
+        (3, "Zed Ro", None, 0, 1),
+    ]
+    assert "Agents by first human" in response.content.decode()
