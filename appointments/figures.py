@@ -50,58 +50,64 @@ class AppointmentFigures:
         return self.no_show / self.due if self.due else None
 
 
-def starting_on(accounts: QuerySet[Account], first: date, last: date) -> Q:
+Accounts = QuerySet[Account] | list[tuple[int, str]]
+
+
+def _pairs(accounts: Accounts) -> list[tuple[int, str]]:
+    if isinstance(accounts, QuerySet):
+        return list(accounts.values_list("pk", "timezone"))
+    return accounts
+
+
+def starting_on(accounts: Accounts, first: date, last: date) -> Q:
     """Appointments starting on the accounts' local days ``first`` to ``last``: one range
-    per timezone."""
+    per timezone (``accounts`` a queryset or its (id, timezone) pairs)."""
     reach = Q(pk__in=[])
     zones: dict[str, list[int]] = {}
-    for pk, zone in accounts.values_list("pk", "timezone"):
+    for pk, zone in _pairs(accounts):
         zones.setdefault(zone, []).append(pk)
     for zone, ids in sorted(zones.items()):
-        start = datetime.combine(first, time(0), ZoneInfo(zone))
-        end = datetime.combine(last + timedelta(days=1), time(0), ZoneInfo(zone))
-        reach |= Q(account_id__in=ids, starts_at__gte=start, starts_at__lt=end)
+        tz = ZoneInfo(zone)
+        bounds = Q(
+            account_id__in=ids, starts_at__gte=datetime.combine(first, time(0), tz)
+        )
+        if last < date.max:  # the calendar's last day has no day after it
+            after = datetime.combine(last + timedelta(days=1), time(0), tz)
+            bounds &= Q(starts_at__lt=after)
+        reach |= bounds
     return reach
 
 
 def _counts(
-    accounts: QuerySet[Account],
-    first: date,
-    last: date,
-    now: datetime,
-    by: str | None,
-) -> dict[Hashable, Counter[str]]:
-    """The counts per group of ``by`` (``BY``), or in one group (None) without it."""
-    call_path, appointment_path = BY[by] if by else ("pk", "pk")
-    groups: dict[Hashable, Counter[str]] = {}
+    accounts: Accounts, first: date, last: date, now: datetime, by: tuple[str, ...]
+) -> dict[str, dict[Hashable, Counter[str]]]:
+    """The counts in one group ("all") and per group of each of ``by`` (``BY``), in three
+    queries whatever the groupings."""
+    pairs = _pairs(accounts)
+    groups: dict[str, dict[Hashable, Counter[str]]] = {"all": {}, **{b: {} for b in by}}
 
-    def at(group: Hashable) -> Counter[str]:
-        return groups.setdefault(group if by else None, Counter())
+    def add(keys: dict[str, Hashable], counter: str) -> None:
+        groups["all"].setdefault(None, Counter())[counter] += 1
+        for name in by:
+            groups[name].setdefault(keys[name], Counter())[counter] += 1
 
     answered = Call.objects.filter(
-        local_days(accounts=accounts, first=first, last=last), status=CallStatus.ANSWER
+        local_days(accounts=pairs, first=first, last=last), status=CallStatus.ANSWER
     )
-    for group in answered.values_list(call_path, flat=True):
-        at(group)["answered"] += 1
+    for _pk, *keys in answered.values_list("pk", *(BY[b][0] for b in by)):
+        add(dict(zip(by, keys, strict=True)), "answered")
     # A lead counts once however often its appointment was set again (moved).
     made_set = AppointmentChange.objects.filter(
         status_to=Status.SET, appointment__call__in=answered
-    )
-    leads = {
-        (call_id, group if by else None)
-        for call_id, group in made_set.values_list(
-            "appointment__call_id", f"appointment__{appointment_path}"
-        )
-    }
-    for _, group in leads:
-        at(group)["leads_set"] += 1
+    ).values_list("appointment__call_id", *(f"appointment__{BY[b][1]}" for b in by))
+    for _call_id, *keys in set(made_set):
+        add(dict(zip(by, keys, strict=True)), "leads_set")
     due = Appointment.objects.filter(
-        starting_on(accounts, first, last), status__in=AGREED, starts_at__lt=now
-    )
-    for group, status in due.values_list(appointment_path, "status"):
-        counts = at(group)
-        counts["due"] += 1
-        counts[f"due_{status}"] += 1
+        starting_on(pairs, first, last), status__in=AGREED, starts_at__lt=now
+    ).values_list("status", *(BY[b][1] for b in by))
+    for status, *keys in due:
+        add(dict(zip(by, keys, strict=True)), "due")
+        add(dict(zip(by, keys, strict=True)), f"due_{status}")
     return groups
 
 
@@ -118,27 +124,45 @@ def _figures(counts: Counter[str]) -> AppointmentFigures:
 
 def appointment_figures(
     *,
-    accounts: QuerySet[Account],
+    accounts: Accounts,
     first: date,
     last: date,
     now: datetime | None = None,
 ) -> AppointmentFigures:
     """The period's figures over ``accounts`` (already scoped to the reader)."""
-    groups = _counts(accounts, first, last, now or timezone.now(), None)
-    return _figures(groups.get(None, Counter()))
+    groups = _counts(accounts, first, last, now or timezone.now(), ())
+    return _figures(groups["all"].get(None, Counter()))
 
 
 def appointment_figures_by(
     *,
-    accounts: QuerySet[Account],
+    accounts: Accounts,
     first: date,
     last: date,
     by: str,
     now: datetime | None = None,
 ) -> dict[Any, AppointmentFigures]:
     """The period's figures per agent (user id, None for none), source or account id."""
+    return appointment_figures_grouped(
+        accounts=accounts, first=first, last=last, by=(by,), now=now
+    )[by]
+
+
+def appointment_figures_grouped(
+    *,
+    accounts: Accounts,
+    first: date,
+    last: date,
+    by: tuple[str, ...],
+    now: datetime | None = None,
+) -> dict[str, dict[Any, AppointmentFigures]]:
+    """The period's figures overall (``"all"``, keyed None) and per group of each of
+    ``by``, from the same three queries."""
     groups = _counts(accounts, first, last, now or timezone.now(), by)
-    return {group: _figures(counts) for group, counts in groups.items()}
+    return {
+        name: {key: _figures(counts) for key, counts in grouped.items()}
+        for name, grouped in groups.items()
+    }
 
 
 def outcome_missing(

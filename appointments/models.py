@@ -21,7 +21,7 @@ class Kind(models.TextChoices):
 class Status(models.TextChoices):
     PROPOSED = "proposed", "Proposed (waiting for a person)"
     SET = "set", "Set"
-    CONFIRMED = "confirmed", "Confirmed by the lead"
+    CONFIRMED = "confirmed", "Confirmed"  # by the lead
     KEPT = "kept", "Kept"
     NO_SHOW = "no_show", "No-show"
     CANCELLED = "cancelled", "Cancelled"

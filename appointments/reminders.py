@@ -28,6 +28,7 @@ from appointments.models import (
 )
 from texting.models import Purpose, Text
 from texting.services import texts_cancel, texts_to_lead
+from understanding import Context, understand
 
 ASK = "Reply C to confirm or R to reschedule."
 WORDS = {
@@ -110,13 +111,15 @@ def reminders_cancel(appointment: Appointment) -> int:
     return texts_cancel(text_ids=ids)
 
 
-def on_lead_replied(sender: type, text: Text, **kwargs: Any) -> None:
+def on_lead_replied(sender: type, text: Text, **kwargs: Any) -> bool:
     """A lead's reply read against their next appointment with the account that was sent
-    a reminder: C confirms it, R (or words asking to move it) is noted for a person."""
+    a reminder: C confirms it, R (or words asking to move it) is noted for a person; a
+    reply agreeing a day and time a person's text proposed (``proposed_by_text``).
+    True when the reply was about an appointment (texting then reads no "call me")."""
     body = text.body.strip()
     confirm, move = bool(CONFIRM.match(body)), bool(MOVE.search(body))
     if not (confirm or move):
-        return
+        return proposed_by_text(text) is not None
     with transaction.atomic():
         appointment = (
             Appointment.objects.select_for_update()
@@ -132,7 +135,7 @@ def on_lead_replied(sender: type, text: Text, **kwargs: Any) -> None:
             .first()
         )
         if appointment is None:
-            return
+            return False
         if confirm:
             from appointments.services import appointment_change
 
@@ -145,3 +148,54 @@ def on_lead_replied(sender: type, text: Text, **kwargs: Any) -> None:
         else:
             appointment.change_requested = body[:1000]
             appointment.save(update_fields=["change_requested", "changed_at"])
+    return True
+
+
+def proposed_by_text(reply: Text) -> Appointment | None:
+    """A lead's reply agreeing a time with the account's last text to them from a person
+    ("Would Saturday at 10:30 work?" then "Yes, see you then"), read as the call's
+    transcript is read (``understanding``): an appointment proposed on the lead's latest
+    call, for a person to set; none when the call already has one open or the two texts
+    agree no day and time."""
+    call = reply.call
+    if call is None:
+        return None
+    asked = (
+        Text.objects.filter(
+            account_id=reply.account_id,
+            lead_phone=reply.lead_phone,
+            purpose=Purpose.REPLY,
+            created_at__lte=reply.created_at,
+        )
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+    if asked is None:
+        return None
+    turns = [
+        {"side": "agent", "start": 0.0, "end": 1.0, "text": asked.body},
+        {"side": "lead", "start": 2.0, "end": 3.0, "text": reply.body},
+    ]
+    context = Context(
+        lead_first_name=call.first_name,
+        dealer=call.account.name,
+        call_started_at=reply.created_at,
+        timezone=call.account.timezone,
+    )
+    agreed = understand(turns, context).appointment
+    if agreed is None or agreed.date is None or agreed.time is None:
+        return None
+    from appointments.services import appointment_make, appointment_open_of_call
+
+    with transaction.atomic():
+        if appointment_open_of_call(call=call) is not None:
+            return None
+        return appointment_make(
+            call=call,
+            starts_at=dt.datetime.combine(
+                agreed.date, agreed.time, ZoneInfo(call.account.timezone)
+            ),
+            by=Actor.LEAD,
+            status=Status.PROPOSED,
+            evidence=f"{asked.body}\n{reply.body}",
+        )

@@ -216,14 +216,16 @@ def appointment_set_for_call(
     starts_at: datetime,
     by: str,
     by_user: User | None = None,
-    kind: str = Kind.SALES_VISIT,
+    kind: str = "",
     vehicle: str = "",
 ) -> Appointment:
     """A person sets the call's lead's appointment at ``starts_at``: a proposal at that
     time is accepted (set), an open appointment at another time is moved, and otherwise a
-    new one is set."""
+    new one is set. ``kind`` and ``vehicle`` given change the open one's; left empty,
+    they keep it (a new one is a sales visit)."""
     current = appointment_open_of_call(call=call)
     if current is not None and current.starts_at == starts_at:
+        _what_changed(current, kind=kind, vehicle=vehicle, by=by, by_user=by_user)
         if current.status == Status.PROPOSED:
             return appointment_change(
                 appointment=current, to=Status.SET, by=by, by_user=by_user
@@ -234,6 +236,34 @@ def appointment_set_for_call(
         starts_at=starts_at,
         by=by,
         by_user=by_user,
-        kind=kind,
+        kind=kind or (current.kind if current else Kind.SALES_VISIT),
         vehicle=vehicle,
+    )
+
+
+def _what_changed(
+    appointment: Appointment, *, kind: str, vehicle: str, by: str, by_user: User | None
+) -> None:
+    """The same time set again with another kind or vehicle: both kept, the edit
+    recorded as a change that leaves the status as it was."""
+    edits = []
+    kind = kind or appointment.kind
+    if kind != appointment.kind:
+        edits.append(
+            f"kind {Kind(appointment.kind).label.lower()} to {Kind(kind).label.lower()}"
+        )
+    if vehicle and vehicle[:200] != appointment.vehicle:
+        edits.append(f"vehicle {appointment.vehicle or 'none'} to {vehicle[:200]}")
+    if not edits:
+        return
+    appointment.kind = kind
+    appointment.vehicle = vehicle[:200] or appointment.vehicle
+    appointment.save(update_fields=["kind", "vehicle", "changed_at"])
+    AppointmentChange.objects.create(
+        appointment=appointment,
+        status_from=appointment.status,
+        status_to=appointment.status,
+        by=by,
+        by_user=by_user,
+        note="Changed " + "; ".join(edits) + ".",
     )

@@ -12,7 +12,8 @@ TRANSCRIPTION_MODEL or TRANSCRIPTION_SHIPPED_MODEL names another):
    reused;
 2. ``insights_eval --json`` in a process of its own for each of ``PASSES``: the perfect
    transcripts, the 16 kHz audio and the 8 kHz audio of the evaluation set, the
-   held-back set's perfect transcripts and its 8 kHz audio;
+   held-back set's perfect transcripts and its 8 kHz audio, and the second held-back
+   set's perfect transcripts (bench/eval/heldback2/, 8 calls never tuned on);
 3. their figures as rows against the issue's aims (bench/report.py ``insights_rows``).
 
 The burst of leads with the transcription worker busy is part 4d (``bench/run.py``):
@@ -41,6 +42,7 @@ ROOT = Path(__file__).resolve().parent.parent
 EVAL = ROOT / "bench" / "eval"
 CALLS = EVAL / "conversations"
 HELD_BACK = EVAL / "heldback"
+HELD_BACK_2 = EVAL / "heldback2"
 AUDIO = EVAL / "audio"
 FORMS = ("16k", "8k")
 # What the audio is made from: a change to any of them speaks the sets again.
@@ -70,6 +72,7 @@ PASSES = (
     Pass("8k", "8 kHz telephone audio", CALLS, "8k"),
     Pass("held back", "held-back transcripts", HELD_BACK, "transcript"),
     Pass("held back 8k", "held-back 8 kHz telephone audio", HELD_BACK, "8k"),
+    Pass("held back 2", "second held-back transcripts", HELD_BACK_2, "transcript"),
 )
 
 

@@ -224,6 +224,10 @@ def insights_rows(measured: dict[str, Measured]) -> tuple[list[Row], list[str]]:
         rows += _audio_rows(
             "10 held back, 8 kHz", measured["held back 8k"], measured["held back"]
         )
+    if "held back 2" in measured:
+        rows += _transcript_rows(
+            "10 second held back, transcripts", measured["held back 2"]
+        )
     details = []
     for m in measured.values():
         f, summary = m.figures, m.figures["summary"]

@@ -16,16 +16,18 @@ from texting.models import Direction, OptOut, Purpose, Text
 
 
 def on_lead_replied(sender: type, text: Text, **kwargs: Any) -> None:
-    """An ordinary reply of the lead's: someone should answer it; not a C that just
-    confirmed their appointment (appointments, connected first, read it already)."""
-    confirmed = AppointmentChange.objects.filter(
+    """A lead's reply (an ordinary one, or "call me"): someone should answer it; not one
+    appointments already answered for the lead (its receiver is connected first): a C
+    that confirmed their appointment, or a time agreed that proposed one (a proposal
+    waits for a person under its own timer). Returns None, never True: handoffs takes no
+    reply as its own, so texting still reads a "call me"."""
+    answered = AppointmentChange.objects.filter(
         appointment__account_id=text.account_id,
         appointment__phone=text.lead_phone,
-        status_to=Status.CONFIRMED,
         by=Actor.LEAD,
         at__gte=text.created_at,
     )
-    if confirmed.exists():
+    if answered.exists():
         return
     handoff_open(
         account_id=text.account_id,

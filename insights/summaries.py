@@ -1,4 +1,4 @@
-"""A call's summary from its transcript turns: 2 to 4 sentences for the dealer.
+"""A call's summary from its transcript turns: 1 to 4 sentences for the dealer.
 
 ``builtin`` needs no model: ``understanding`` reads the call into facts (the kind of call,
 the vehicle and trade-in as said, the last agreed appointment, a callback, information to
@@ -70,7 +70,7 @@ def _written(sentences: Sequence[Sentence]) -> Summary:
 
 
 def builtin_written(*, call: Any, turns: Sequence[dict[str, Any]]) -> Summary:
-    """The summary written from the call's facts alone (2 to 4 sentences; one when there
+    """The summary written from the call's facts alone (1 to 4 sentences; one when there
     was no conversation), with each sentence's lines: a call in which the lead said
     nothing is "No conversation" or a voicemail, never "spoke with"."""
     facts, context = call_facts(call=call, turns=turns)

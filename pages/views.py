@@ -32,6 +32,7 @@ from calls.transcripts import language_name, speaker_names
 from handoffs.selectors import agents_by_first_human, handoffs_open_of, speed_figures
 from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
+from pages.appointment_figures import appointment_rows
 from pages.appointments import appointment_card
 from pages.filters import CallFilter
 from pages.forms import AppointmentForm, DashboardForm, ScoreForm, score_initial
@@ -550,6 +551,13 @@ def dashboard(request: HttpRequest) -> HttpResponse:
         "handoffs": handoffs_open_of(accounts=accounts, limit=10),
         "by_human": agents_by_first_human(
             accounts=accounts, first=choice["first"], last=choice["last"]
+        ),
+        "appointments": appointment_rows(
+            user=user,
+            **choice,
+            previous=(figures.previous_first, figures.previous_last)
+            if figures.previous_first and figures.previous_last
+            else None,
         ),
     }
     return render(request, "pages/dashboard.html", context)

@@ -1,4 +1,4 @@
-"""The summariser interface: a call's summary, 2 to 4 sentences for the dealer, from its
+"""The summariser interface: a call's summary, 1 to 4 sentences for the dealer, from its
 transcript turns (``{"side", "start", "end", "text"}``) and the lead on the call, with the
 transcript lines each sentence came from.
 

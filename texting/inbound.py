@@ -170,15 +170,14 @@ def _received(
         return text
     elif compose.reads_like_opt_out(body):
         paused = _pause(account, text)
+    elif _taken_above(text):
+        pass  # an app above read it as its own (an appointment's C, R or agreed time)
     elif call is not None and compose.asks_for_a_call(
         body, config.call_me_keywords if config else ""
     ):
         text.queued_call = _call_back(call)
         if text.queued_call is not None:
             text.save(update_fields=["queued_call"])
-    else:
-        # An ordinary reply: the apps above may read it (an appointment's C or R).
-        lead_replied.send(sender=Text, text=text)
     _forward(account, config, text, call, paused=paused)
     log_on_commit(
         "texting.received",
@@ -188,6 +187,12 @@ def _received(
         queued_call_id=text.queued_call_id,
     )
     return text
+
+
+def _taken_above(text: Text) -> bool:
+    """Whether an app above took the reply as its own (``signals.lead_replied``): "Yes"
+    to an appointment's reminder confirms it rather than asking to be called."""
+    return any(taken is True for _, taken in lead_replied.send(sender=Text, text=text))
 
 
 def _opt_out(

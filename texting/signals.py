@@ -3,5 +3,7 @@
 from django.dispatch import Signal
 
 # A lead texted a reply that is no keyword of texting's own (not an opt-out, START, HELP
-# or a reply that reads like an opt-out): ``text`` (inbound, with its call when known).
+# or a reply that reads like an opt-out): ``text`` (inbound, with its call when known). A
+# receiver returns True when the reply was its own (an appointment's C): texting then
+# does not read it as a "call me" reply.
 lead_replied = Signal()

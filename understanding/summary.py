@@ -1,4 +1,4 @@
-"""The summary written from the facts alone: 2 to 4 sentences, each with the transcript
+"""The summary written from the facts alone: 1 to 4 sentences, each with the transcript
 lines it came from. It names what the call established and nothing else: no vehicle or
 trade-in from the lead's form, no appointment unless one was agreed, no open question
 unless nothing after it answered it."""
@@ -157,8 +157,10 @@ def _opening(facts: Facts, agent: str, lead: str) -> Sentence:
 
 def _outcome(facts: Facts) -> Sentence | None:
     """What was agreed: the appointment (the last one), its cancellation, a callback,
-    information to send; "No appointment was set." only when none of these happened and
-    the lead neither had bought nor declined."""
+    information to send; nothing otherwise. Not hearing an appointment is no evidence
+    that none was set (telephone audio loses the words that set one: on the evaluation
+    set's 8 kHz audio "No appointment was set." was false on 11 calls), so the summary
+    says nothing rather than "no appointment"."""
     if facts.appointment:
         moment = when(facts.appointment.date, facts.appointment.time)
         what = WHAT.get(facts.appointment.what, "An appointment")
@@ -183,6 +185,4 @@ def _outcome(facts: Facts) -> Sentence | None:
             "The agent is sending the lead the details.",
             _lines(facts.send_info.evidence),
         )
-    if facts.purchased or facts.not_interested:
-        return None
-    return Sentence("No appointment was set.", ())
+    return None

@@ -186,3 +186,30 @@ def test_nothing_is_proposed_from_a_call_in_another_language(call):
     call.save()
     assert propose(call_id=call.pk) is None
     assert not Appointment.objects.exists()
+
+
+def test_the_same_time_with_another_kind_or_vehicle_is_kept_as_an_edit(call):
+    booked = appointment_set_for_call(call=call, starts_at=SATURDAY, by=Actor.AGENT)
+
+    again = appointment_set_for_call(
+        call=call,
+        starts_at=SATURDAY,
+        by=Actor.AGENT,
+        kind=Kind.TEST_DRIVE,
+        vehicle="2025 Toyota RAV4",
+    )
+
+    assert again.pk == booked.pk
+    again.refresh_from_db()
+    assert (again.kind, again.vehicle, again.status) == (
+        Kind.TEST_DRIVE,
+        "2025 Toyota RAV4",
+        Status.SET,
+    )
+    last = AppointmentChange.objects.filter(appointment=booked).last()
+    assert last is not None
+    assert (last.status_from, last.status_to, last.note) == (
+        "set",
+        "set",
+        "Changed kind sales visit to test drive; vehicle none to 2025 Toyota RAV4.",
+    )

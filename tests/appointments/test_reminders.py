@@ -9,14 +9,23 @@ from zoneinfo import ZoneInfo
 import pytest
 from django.utils import timezone
 
-from appointments.models import Actor, AppointmentChange, Reminder, ReminderKind, Status
+from appointments.models import (
+    Actor,
+    Appointment,
+    AppointmentChange,
+    Reminder,
+    ReminderKind,
+    Status,
+)
 from appointments.services import appointment_change, appointment_set_for_call
+from calls.models import Call
 from tests.handover import hold_hand_overs
 from tests.scoring.factories import AccountFactory, CallFactory
+from tests.users.factories import UserFactory
 from texting import providers
 from texting.inbound import text_receive
 from texting.models import OptOut, TextingSettings, TextStatus
-from texting.services import text_send, texts_sweep
+from texting.services import text_reply_send, text_send, texts_sweep
 
 pytestmark = pytest.mark.django_db
 
@@ -180,3 +189,45 @@ def test_a_reply_before_any_reminder_went_out_changes_nothing(call):
     reply(call, "C", 1)
     booked.refresh_from_db()
     assert booked.status == Status.SET
+
+
+def test_a_reply_agreeing_a_time_a_person_texted_proposes_it(call):
+    agent = UserFactory(account=call.account, first_name="Alex")
+    Call.objects.filter(pk=call.pk).update(agent=agent)
+    call.refresh_from_db()
+    asked = text_reply_send(
+        call=call, user=agent, body="Would Saturday at 10:30 work for a test drive?"
+    )
+
+    reply(call, "Yes, Saturday at 10:30 works, see you then", 1)
+
+    (proposal,) = Appointment.objects.filter(call=call)
+    assert (proposal.status, proposal.set_by) == (Status.PROPOSED, Actor.LEAD)
+    local = proposal.starts_at.astimezone(DENVER)
+    assert (local.strftime("%A"), local.hour, local.minute) == ("Saturday", 10, 30)
+    assert local.date() > asked.created_at.astimezone(DENVER).date()
+    assert proposal.evidence.endswith("Yes, Saturday at 10:30 works, see you then")
+    # Another reply agreeing a time adds nothing while one is open.
+    reply(call, "Or Sunday at 11 is fine too", 2)
+    assert Appointment.objects.filter(call=call).count() == 1
+
+
+def test_a_reply_with_no_time_a_person_texted_proposes_nothing(call):
+    agent = UserFactory(account=call.account)
+    Call.objects.filter(pk=call.pk).update(agent=agent)
+    call.refresh_from_db()
+    text_reply_send(call=call, user=agent, body="Thanks for your interest!")
+    reply(call, "Sure, thanks", 1)
+    assert not Appointment.objects.filter(call=call).exists()
+
+
+def test_yes_to_a_reminder_confirms_and_is_no_call_me_reply(call):
+    booked = appointment_set_for_call(call=call, starts_at=in_days(3, 15), by="agent")
+    assert text_send(text_id=reminders(booked)[ReminderKind.BOOKED].pk) == "sent"
+
+    answer = reply(call, "Yes", 1)
+
+    booked.refresh_from_db()
+    assert booked.status == Status.CONFIRMED
+    assert answer is not None
+    assert answer.queued_call_id is None  # "yes" is a call-me word, but not here

@@ -131,7 +131,7 @@ def test_a_call_me_reply_opens_a_timer_on_the_queued_call(account, call, receive
     assert text.queued_call is not None
     (handoff,) = Handoff.objects.all()
     assert (handoff.kind, handoff.opened_by) == (HandoffKind.REPLY, f"text {text.pk}")
-    assert handoff.call == text.queued_call
+    assert handoff.call == call  # the lead's call the reply came on
 
 
 @pytest.mark.parametrize(
@@ -353,3 +353,15 @@ def test_a_c_that_confirms_an_appointment_needs_no_person_and_an_r_does(
 
     text = receive("R", to="+13035550100")
     assert timers() == [(HandoffKind.REPLY, f"text {text.pk}", "")]
+
+
+def test_a_reply_agreeing_a_time_a_person_texted_waits_as_a_proposal(
+    account, call, manager, receive
+):
+    text_reply_send(call=call, user=manager, body="Would Saturday at 10:30 work?")
+
+    receive("Yes, Saturday at 10:30 works, see you then")
+
+    (handoff,) = Handoff.objects.all()
+    assert handoff.kind == HandoffKind.APPOINTMENT
+    assert handoff.closed_at is None

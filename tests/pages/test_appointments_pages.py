@@ -188,7 +188,7 @@ def test_confirmed_kept_and_corrected_each_with_the_role_and_person(world, signe
     ]
     shown = card(signed_in(world.manager), call)
     assert "Kept → No-show by Stef (support)" in shown
-    assert "Set → Confirmed by the lead by Avery Lopez (agent)" in shown
+    assert "Set → Confirmed by Avery Lopez (agent)" in shown
 
 
 @pytest.mark.parametrize(

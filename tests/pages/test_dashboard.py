@@ -13,6 +13,8 @@ from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
+from appointments.models import Actor, Status
+from appointments.services import appointment_change, appointment_set_for_call
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from scoring.figures import percentiles
 from scoring.services import score_save, scorecard_create_default
@@ -108,6 +110,33 @@ def test_speed_to_lead_figures(world, calls, signed_in):
     by_hour = {bar.label: bar.value for bar in f.noagent_by_hour}
     assert by_hour["19"] == 1
     assert sum(by_hour.values()) == 1
+
+
+def test_appointment_rates_overall_by_agent_and_by_source(world, calls, signed_in):
+    kept = appointment_set_for_call(
+        call=calls[0], starts_at=NOON + timedelta(hours=3), by=Actor.AGENT
+    )
+    appointment_change(appointment=kept, to=Status.KEPT, by=Actor.MANAGER)
+    appointment_set_for_call(
+        call=calls[2], starts_at=NOON + timedelta(hours=4), by=Actor.AGENT
+    )
+    response = signed_in(world.manager).get(
+        reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY}
+    )
+
+    rows = response.context["appointments"]
+    now, before = rows["overall"]
+    assert (now["answered"], now["set"], now["due"], now["kept"]) == (5, 2, 2, 1)
+    assert (now["set_rate"], now["show_rate"], now["missing"]) == (40, 50, 1)
+    assert before["label"] == "2026-03-03 to 2026-03-03"
+    assert before["set_rate"] is None
+    (agent,) = rows["agents"]
+    assert (agent["label"], agent["set"]) == (world.agent.get_full_name(), 2)
+    sources = {row["label"]: row for row in rows["sources"]}
+    assert (sources["Cars.com"]["set"], sources["Web"]["set"]) == (1, 1)
+    body = response.content.decode()
+    assert 'id="appointment-figures"' in body
+    assert ">40%<" in body
 
 
 def test_per_agent_per_source_per_category_and_per_day(world, calls, signed_in):
@@ -241,7 +270,10 @@ def test_the_dashboard_costs_the_same_queries_however_many_calls(
             source=f"S{n}",
         )
     client = signed_in(world.manager)
-    with django_assert_max_num_queries(20):
+    # 20 and the appointment figures' 8: the accounts' timezones, three queries for the
+    # range (overall, by agent and by source at once), three for the period before, and
+    # the agents' names.
+    with django_assert_max_num_queries(28):
         figures(client)
 
 
