@@ -19,6 +19,7 @@ from core.admin import ReadOnlyAdminMixin, WithinFilter, zoned
 from core.models import Effect, EffectStatus, SetAside
 from core.outbox import effect_send_again
 from core.sweeps import send_again as sweep_item_send_again
+from handoffs.admin import HandoffSettingsInline
 from notify.admin import AlertSubscriptionInline, NotifySettingsInline
 from scoring.admin import ScoredFilter, ScoreInline
 from texting.admin import TextingSettingsInline
@@ -31,12 +32,14 @@ from texting.admin import TextingSettingsInline
 @admin.register(Account)
 class AccountWithSettingsAdmin(AccountAdmin):
     """The account admin (``accounts.admin.AccountAdmin``) with the account's dialing
-    settings (calls), texting settings (texting), CRM write-back and alerts (notify)."""
+    settings (calls), texting settings (texting), handoff limit (handoffs), CRM write-back
+    and alerts (notify)."""
 
     inlines = [
         *AccountAdmin.inlines,
         DialingSettingsInline,
         TextingSettingsInline,
+        HandoffSettingsInline,
         NotifySettingsInline,
         AlertSubscriptionInline,
     ]

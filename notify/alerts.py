@@ -1,6 +1,6 @@
 """Alerts to managers: a lead not reached, a call ending NOAGENT, a lead waiting too long
 for an agent while the account is open, a call scored with an alert tag, an agent
-missing three offers in a row. Each event tells each subscriber once (the message's key),
+missing three offers in a row, a handoff waiting past the account's limit. Each event tells each subscriber once (the message's key),
 by e-mail and, where the account texts, by text; outside a user's hours the message is
 stored as not sent unless they asked for those hours too."""
 
@@ -17,6 +17,7 @@ from accounts.models import Account
 from accounts.schedules import is_open
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from core.sweeps import each
+from handoffs.models import Handoff
 from notify.crm import call_page_url
 from notify.models import (
     AlertKind,
@@ -283,6 +284,27 @@ def alerts_for_offer(*, attempt: CallAttempt) -> int:
         body=(
             f"{name} did not take the last {MISSED_IN_A_ROW} calls offered to them "
             f"(the latest: {_name(call)}, {call.phone})."
+        ),
+        call=call,
+    )
+
+
+def alerts_for_handoff(*, handoff: Handoff) -> int:
+    """A handoff waited past its account's limit (escalated once, by handoffs' sweep):
+    the managers are told once."""
+    account = handoff.account
+    call = handoff.call
+    name = _name(call) if call else handoff.phone
+    waited = int((timezone.now() - handoff.wait_from).total_seconds() // 60)
+    what = handoff.get_kind_display()
+    return alert_send(
+        account=account,
+        kind=AlertKind.HANDOFF,
+        event=f"{AlertKind.HANDOFF}:{handoff.pk}",
+        subject=f"Handoff waiting {waited} min: {name}",
+        body=(
+            f"{what}: {name} ({handoff.phone}), a lead of {account.name}, has waited "
+            f"{waited} minute{pluralize(waited)} for a person."
         ),
         call=call,
     )

@@ -7,6 +7,7 @@ class NotifyConfig(AppConfig):
 
     def ready(self) -> None:
         from calls.signals import call_finished, offer_ended
+        from handoffs.signals import handoff_escalated
         from notify import effects, triggers  # noqa: F401 (effects registers its handlers)
         from scoring.signals import score_saved
 
@@ -15,3 +16,6 @@ class NotifyConfig(AppConfig):
         call_finished.connect(triggers.on_call_finished, dispatch_uid="notify.final")
         score_saved.connect(triggers.on_score_saved, dispatch_uid="notify.scored")
         offer_ended.connect(triggers.on_offer_ended, dispatch_uid="notify.offer")
+        handoff_escalated.connect(
+            triggers.on_handoff_escalated, dispatch_uid="notify.handoff"
+        )

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 from calls.models import Call, CallAttempt
 from core.outbox import effect
-from notify.alerts import alerts_for_call, alerts_for_offer, alerts_for_score
+from handoffs.models import Handoff
+from notify.alerts import (
+    alerts_for_call,
+    alerts_for_handoff,
+    alerts_for_offer,
+    alerts_for_score,
+)
 from notify.crm import crm_writeback_queue
 from scoring.models import Score
 
@@ -48,3 +54,9 @@ def offer_alerts(*, attempt_id: int) -> int:
         pk=attempt_id
     )
     return alerts_for_offer(attempt=attempt)
+
+
+@effect("notify.handoff_alerts")
+def handoff_alerts(*, handoff_id: int) -> int:
+    handoff = Handoff.objects.select_related("account", "call").get(pk=handoff_id)
+    return alerts_for_handoff(handoff=handoff)

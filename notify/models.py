@@ -75,6 +75,7 @@ class AlertKind(models.TextChoices):
     WAITING = "waiting", "Lead waiting for an agent"
     ALERT_TAG = "alert_tag", "Call scored with an alert tag"
     MISSED_OFFERS = "missed_offers", "Agent missed three offers in a row"
+    HANDOFF = "handoff", "Handoff waiting for a person"
 
 
 class AlertSubscription(models.Model):

@@ -49,6 +49,7 @@ from notify.services import message_queue
 from notify.trends import (
     Trend,
     appointments_of_report,
+    handoffs_of_report,
     percent_shown,
     seconds_shown,
     trend,
@@ -337,6 +338,8 @@ def _build(user: User, day: date, zone: ZoneInfo) -> Report:
     )
     appointment_trend, missing = appointments_of_report(accounts, day, week_before)
     report.trend += appointment_trend
+    speed_trend, handoffs = handoffs_of_report(accounts, day, week_before)
+    report.trend += speed_trend
     where = next(iter(names.values())) if len(names) == 1 else f"{len(names)} accounts"
     context: dict[str, Any] = {
         "user": user,
@@ -347,6 +350,7 @@ def _build(user: User, day: date, zone: ZoneInfo) -> Report:
         "week_before": week_before,
         "dashboard": dashboard_url(day),
         "outcome_missing": missing,
+        "handoffs": handoffs,
         "slots": CATEGORY_SLOTS,
     }
     if figures.received:

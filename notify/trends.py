@@ -1,7 +1,8 @@
 """A figure of the day against the same weekday a week before, as the morning report
 shows it (value, last week's, the change with an arrow, better or worse); and the
 appointment figures' rows (``appointments.figures``) with the appointments whose outcome
-nobody marked."""
+nobody marked; the two speed numbers' rows (``handoffs.selectors``: first touch, first
+human) with the handoffs still open."""
 
 from __future__ import annotations
 
@@ -19,6 +20,13 @@ from appointments.figures import (
     AppointmentFigures,
     appointment_figures,
     outcome_missing,
+)
+from handoffs.selectors import (
+    Speed,
+    handoff_age_minutes,
+    handoffs_open_count,
+    handoffs_open_of,
+    speed_figures,
 )
 from notify.crm import call_page_url
 from scoring.figures import Figures
@@ -130,3 +138,47 @@ def appointments_of_report(
             }
         )
     return rows, missing
+
+
+def speed_rows(now: Speed, before: Speed) -> list[Trend]:
+    """First touch and first human side by side, median then 90th percentile, against
+    last week's."""
+    return [
+        trend(
+            "First touch, median", now.touch_median, before.touch_median, "secs", True
+        ),
+        trend(
+            "First human, median", now.human_median, before.human_median, "secs", True
+        ),
+        trend("First touch, 90th pct", now.touch_p90, before.touch_p90, "secs", True),
+        trend("First human, 90th pct", now.human_p90, before.human_p90, "secs", True),
+    ]
+
+
+def handoffs_of_report(
+    accounts: QuerySet[Account], day: date, week_before: date
+) -> tuple[list[Trend], dict[str, Any]]:
+    """The day's two speed numbers against last week's, and the handoffs open as the
+    report is written, the longest waiting first, with their age."""
+    rows = speed_rows(
+        speed_figures(accounts=accounts, first=day, last=day)[None],
+        speed_figures(accounts=accounts, first=week_before, last=week_before)[None],
+    )
+    waiting = []
+    for handoff in handoffs_open_of(accounts=accounts, limit=20):
+        call = handoff.call
+        name = f"{call.first_name} {call.last_name}".strip() if call else ""
+        waiting.append(
+            {
+                "kind": handoff.get_kind_display(),
+                "lead": name or handoff.phone,
+                "account": handoff.account.name,
+                "age": handoff_age_minutes(handoff),
+                "escalated": handoff.escalated_at is not None,
+                "url": call_page_url(call) if call else "",
+            }
+        )
+    count = (
+        handoffs_open_count(accounts=accounts) if len(waiting) == 20 else len(waiting)
+    )
+    return rows, {"open": waiting, "count": count}

@@ -1,5 +1,5 @@
-"""What notify does when a call reaches its final status, a score is saved or an offer
-ends: inside the transaction that made the change it only *records* the effects that must
+"""What notify does when a call reaches its final status, a score is saved, an offer
+ends or a handoff is escalated: inside the transaction that made the change it only *records* the effects that must
 follow (``core.outbox``); each is built and sent by its own task (``notify.effects``), so
 a write-back or an alert that fails never holds back the call or the score."""
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from calls.models import Call, CallAttempt, CallStatus
 from core.outbox import effect_record
+from handoffs.models import Handoff
 from notify.alerts import MISSED, NOT_REACHED
 from notify.crm import writes_back
 from scoring.models import Score
@@ -48,3 +49,12 @@ def on_offer_ended(sender: type, attempt: CallAttempt, **kwargs: Any) -> None:
             about=f"call {attempt.call_id}",
             attempt_id=attempt.pk,
         )
+
+
+def on_handoff_escalated(sender: type, handoff: Handoff, **kwargs: Any) -> None:
+    effect_record(
+        kind="notify.handoff_alerts",
+        key=f"notify.handoff_alerts:{handoff.pk}",
+        about=f"handoff {handoff.pk}",
+        handoff_id=handoff.pk,
+    )

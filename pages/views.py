@@ -29,6 +29,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from calls.models import Call
 from calls.transcripts import language_name, speaker_names
+from handoffs.selectors import agents_by_first_human, handoffs_open_of, speed_figures
 from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
 from pages.appointment_figures import appointment_rows
@@ -40,6 +41,7 @@ from scoring.figures import dashboard_figures
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
 from scoring.records import pieces, record_builders, rows
 from scoring.selectors import (
+    accounts_coachable_by,
     call_attempts,
     call_get_scorable,
     call_get_visible,
@@ -536,11 +538,22 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     choice = form.choice()
     figures = dashboard_figures(user=user, **choice)
     form = form.in_force(choice, user=user)
+    accounts = accounts_coachable_by(user)
+    if choice["account"] is not None:
+        accounts = accounts.filter(pk=choice["account"].pk)
     context = {
         "section": "dashboard",
         "form": form,
         "f": figures,
         "slots": range(1, CATEGORY_SLOTS + 1),
+        # First touch and first human side by side, and who waits for a person now.
+        "speed": speed_figures(
+            accounts=accounts, first=choice["first"], last=choice["last"]
+        )[None],
+        "handoffs": handoffs_open_of(accounts=accounts, limit=10),
+        "by_human": agents_by_first_human(
+            accounts=accounts, first=choice["first"], last=choice["last"]
+        ),
         "appointments": appointment_rows(
             user=user,
             **choice,

@@ -20,6 +20,8 @@ from django.utils import timezone
 
 from accounts.services import api_key_rotate
 from calls.models import DialingSettings
+from handoffs.models import HandoffKind
+from handoffs.services import handoff_open
 from insights.models import Transcription
 from leads.services import lead_receive
 from notify.models import AlertKind, AlertSubscription, Channel, Message, MessageKind
@@ -48,7 +50,8 @@ def organization_of_everything(n: int) -> None:
     """One organization as support meets it: two accounts with teams, agents on a
     schedule, a manager and a scorer, a narrowed credential with a rotated key,
     scored-data keys, a vendor and a rule, a lead, calls with both legs, a score and a
-    transcription, texts and an opt-out, alerts, and a webhook endpoint with a delivery."""
+    transcription, texts and an opt-out, alerts, a handoff, and a webhook endpoint with a
+    delivery."""
     organization = OrganizationFactory()
     accounts = [AccountFactory(organization=organization) for _ in range(2)]
     credential, _ = issue_credential(organization, accounts=accounts[:1])
@@ -124,6 +127,13 @@ def organization_of_everything(n: int) -> None:
         AlertSubscription.objects.create(
             user=manager, account=account, kind=AlertKind.NOT_REACHED
         )
+        handoff_open(
+            account_id=account.pk,
+            phone=call.phone,
+            kind=HandoffKind.REPLY,
+            opened_by="text 1",
+            call=call,
+        )
     assert endpoint.deliveries.exists()
 
 
@@ -152,6 +162,7 @@ def admin_url(model: str, view: str, *args: Any) -> str:
         "optout": "texting",
         "alertsubscription": "notify",
         "message": "notify",
+        "handoff": "handoffs",
     }[model]
     return reverse(f"admin:{app}_{model}_{view}", args=args)
 
@@ -202,9 +213,10 @@ PAGES = [
     changelist("optout", 7),
     changelist("alertsubscription", 6),
     changelist("message", 8),
+    changelist("handoff", 6),
     change_form("group", 6),
     change_form("organization", 6),
-    change_form("account", 21),
+    change_form("account", 22),  # with the handoff limit
     change_form("team", 5),
     change_form("apicredential", 8),
     change_form("apikey", 5),

@@ -27,11 +27,13 @@ FLOORS = {
     "scoring": 5,  # scores, coaching, figures and scored data; the pages are in pages/
     # appointments made on calls, by scorers and from transcripts; texts remind the lead
     "appointments": 6,
-    "notify": 7,  # the CRM write-back, alerts and reports read calls, scores and figures
-    "pages": 8,  # the staff pages read every app; nothing imports them
-    "backoffice": 8,  # reads every app; nothing imports it
-    "demo": 8,
-    "bench": 9,
+    # handoff timers: a person must act on a lead (replies, callbacks, proposals, ...)
+    "handoffs": 7,
+    "notify": 8,  # the CRM write-back, alerts and reports read calls, scores and figures
+    "pages": 9,  # the staff pages read every app; nothing imports them
+    "backoffice": 9,  # reads every app; nothing imports it
+    "demo": 9,
+    "bench": 10,
 }
 MOST_LINES = 600
 

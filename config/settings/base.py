@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "insights",
     "texting",
     "appointments",
+    "handoffs",
     "notify",
     "pages",
     "core",
@@ -371,6 +372,11 @@ CELERY_BEAT_SCHEDULE = {
     "alerts-sweep": {
         "task": "notify.tasks.alerts_sweep_task",
         "schedule": timedelta(seconds=env.float("ALERTS_SWEEP_SECONDS", default=30)),
+    },
+    # Handoffs open past their account's limit: escalated to the managers, once each.
+    "handoffs-sweep": {
+        "task": "handoffs.tasks.handoffs_sweep_task",
+        "schedule": timedelta(seconds=env.float("HANDOFFS_SWEEP_SECONDS", default=60)),
     },
     # Morning reports: at 07:00 in each manager's timezone, looked for every 5 minutes.
     "reports-due": {

@@ -232,6 +232,11 @@ def test_the_trend_against_the_same_weekday_last_week(world):
         ("Appointments set per answered lead", "0%", "0%", "0 pts", "=", None),
         ("Appointments kept (show rate)", "—", "—", "", "", None),
         ("No-show rate", "—", "—", "", "", None),
+        # No text or dial of the lead's leg is recorded here (tests/handoffs has them).
+        ("First touch, median", "—", "—", "", "", None),
+        ("First human, median", "—", "—", "", "", None),
+        ("First touch, 90th pct", "—", "—", "", "", None),
+        ("First human, 90th pct", "—", "—", "", "", None),
     ]
     assert "Against the same day last week (Wed 25 Feb):" in report.text
     assert re.search(r"Leads\s+6\s+last week\s+3\s+▲ \+3", report.text)

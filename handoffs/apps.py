@@ -1,0 +1,40 @@
+from django.apps import AppConfig
+
+
+class HandoffsConfig(AppConfig):
+    name = "handoffs"
+    verbose_name = "Handoff timers"
+
+    def ready(self) -> None:
+        from django.db.models.signals import post_save
+
+        from appointments.models import AppointmentChange
+        from calls.models import Call
+        from calls.signals import call_finished, transcription_saved
+        from handoffs import effects, triggers  # noqa: F401 (effects registers its handler)
+        from texting.models import OptOut, Text
+        from texting.signals import lead_replied
+
+        # Each in the transaction of the change below: a moment a person must act opens
+        # a timer, a person's act closes it.
+        lead_replied.connect(triggers.on_lead_replied, dispatch_uid="handoffs.reply")
+        post_save.connect(
+            triggers.on_text_saved, sender=Text, dispatch_uid="handoffs.text"
+        )
+        post_save.connect(
+            triggers.on_opt_out_saved, sender=OptOut, dispatch_uid="handoffs.opt_out"
+        )
+        post_save.connect(
+            triggers.on_call_saved, sender=Call, dispatch_uid="handoffs.call"
+        )
+        call_finished.connect(
+            triggers.on_call_finished, dispatch_uid="handoffs.no_agent"
+        )
+        transcription_saved.connect(
+            triggers.on_transcription_saved, dispatch_uid="handoffs.callback"
+        )
+        post_save.connect(
+            triggers.on_appointment_changed,
+            sender=AppointmentChange,
+            dispatch_uid="handoffs.appointment",
+        )

@@ -1,0 +1,190 @@
+"""Handoffs read on behalf of a caller, scoped to the accounts they may see; and the two
+speed numbers of a period, each account's days in its own timezone:
+
+- **first touch**: seconds from the lead's receipt (``Call.received_at``) to the first
+  thing that reached for them, automatic or not: an automatic text to them (when it was
+  due to go) or the first dial of their leg;
+- **first human**: seconds to the first person: an agent connected (the lead's leg
+  answered, which the pipeline dials only once an agent pressed 1) or a person's text
+  from the call page.
+
+A lead never touched (or never reached by a person) counts in neither median: the
+numbers say how fast, and ``touched``/``reached`` say how many."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from django.db.models import DateTimeField, Min, OuterRef, QuerySet, Subquery
+from django.utils import timezone
+
+from accounts.models import Account
+from calls.models import Call, CallAttempt, Leg
+from handoffs.models import Handoff
+from scoring.percentiles import from_spread
+from scoring.selectors import local_days
+from texting.models import AUTOMATIC, Direction, Purpose, Text, TextStatus
+from users.models import User
+
+FRACTIONS = (0.5, 0.9)
+
+
+@dataclass(frozen=True)
+class Speed:
+    leads: int  # received in the period
+    touched: int  # of those, touched at all
+    reached: int  # of those, reached by a person
+    touch_median: float | None
+    touch_p90: float | None
+    human_median: float | None
+    human_p90: float | None
+
+
+def _first(rows: QuerySet[Any], column: str) -> Subquery:
+    """The earliest ``column`` of ``rows`` (already tied to the outer call)."""
+    return Subquery(
+        rows.order_by()
+        .values("call_id")
+        .annotate(first=Min(column))
+        .values("first")[:1],
+        output_field=DateTimeField(),
+    )
+
+
+def _seconds(later: datetime | None, received: datetime) -> int | None:
+    if later is None:
+        return None
+    return max(0, int((later - received).total_seconds()))
+
+
+def _earliest(*moments: datetime | None) -> datetime | None:
+    present = [moment for moment in moments if moment is not None]
+    return min(present) if present else None
+
+
+def speed_figures(
+    *,
+    accounts: QuerySet[Account],
+    first: date,
+    last: date,
+    by: str = "account_id",
+) -> dict[int | None, Speed]:
+    """The two speed numbers of the leads the accounts received on their local days
+    ``first`` to ``last``: overall (key None) and per account (its id), or per agent of
+    the call (``by="agent_id"``; a lead no agent took counts overall only). One query,
+    streamed; the percentiles are PostgreSQL's ``percentile_cont`` arithmetic."""
+    if by not in ("account_id", "agent_id"):
+        raise ValueError(by)
+    call = OuterRef("pk")
+    texts = Text.objects.filter(call=call, direction=Direction.OUT)
+    lead_legs = CallAttempt.objects.filter(call=call, leg=Leg.LEAD)
+    rows = (
+        Call.objects.filter(local_days(accounts=accounts, first=first, last=last))
+        .annotate(
+            auto_text=_first(
+                texts.filter(purpose__in=AUTOMATIC).exclude(status=TextStatus.CANCELED),
+                "due_at",
+            ),
+            first_dial=_first(lead_legs, "dial_requested_at"),
+            connected=_first(lead_legs, "answered_at"),
+            person_text=_first(
+                texts.filter(purpose=Purpose.REPLY, sent_by__isnull=False),
+                "created_at",
+            ),
+        )
+        .order_by()
+        .values_list(
+            by,
+            "received_at",
+            "auto_text",
+            "first_dial",
+            "connected",
+            "person_text",
+        )
+    )
+    leads: dict[int | None, int] = defaultdict(int)
+    touch: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    human: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    for group, received, text, dial, connected, person in rows.iterator():
+        touched = _seconds(_earliest(text, dial, connected, person), received)
+        reached = _seconds(_earliest(connected, person), received)
+        for key in (None, group) if group is not None else (None,):
+            leads[key] += 1
+            if touched is not None:
+                touch[key][touched] += 1
+            if reached is not None:
+                human[key][reached] += 1
+    figures = {}
+    for key in {None, *leads}:
+        touch_median, touch_p90 = from_spread(touch[key], FRACTIONS)
+        human_median, human_p90 = from_spread(human[key], FRACTIONS)
+        figures[key] = Speed(
+            leads=leads[key],
+            touched=sum(touch[key].values()),
+            reached=sum(human[key].values()),
+            touch_median=touch_median,
+            touch_p90=touch_p90,
+            human_median=human_median,
+            human_p90=human_p90,
+        )
+    return figures
+
+
+def agents_by_first_human(
+    *, accounts: QuerySet[Account], first: date, last: date
+) -> list[dict[str, Any]]:
+    """The agents of the leads received in the range, ranked by their median first human
+    (lower first; an agent who reached nobody last), then their 90th percentile, then
+    name: the leaderboard on the number the customer feels. Two queries."""
+    figures = speed_figures(accounts=accounts, first=first, last=last, by="agent_id")
+    figures.pop(None)
+    names = {
+        user.pk: user.get_full_name() or user.username
+        for user in User.objects.filter(pk__in=list(figures)).only(
+            "first_name", "last_name", "username"
+        )
+    }
+    rows = [
+        {
+            "name": names.get(agent, ""),
+            "leads": speed.leads,
+            "reached": speed.reached,
+            "human_median": speed.human_median,
+            "human_p90": speed.human_p90,
+        }
+        for agent, speed in figures.items()
+        if agent is not None
+    ]
+    rows.sort(
+        key=lambda row: (
+            row["human_median"] is None,
+            row["human_median"] or 0,
+            row["human_p90"] or 0,
+            row["name"],
+        )
+    )
+    for rank, row in enumerate(rows, start=1):
+        row["rank"] = rank
+    return rows
+
+
+def handoffs_open_of(*, accounts: QuerySet[Account], limit: int = 50) -> list[Handoff]:
+    """The accounts' open handoffs, the longest waiting first (at most ``limit``)."""
+    return list(
+        Handoff.objects.filter(account__in=accounts, closed_at__isnull=True)
+        .select_related("account", "call")
+        .order_by("wait_from", "pk")[:limit]
+    )
+
+
+def handoffs_open_count(*, accounts: QuerySet[Account]) -> int:
+    return Handoff.objects.filter(account__in=accounts, closed_at__isnull=True).count()
+
+
+def handoff_age_minutes(handoff: Handoff, now: datetime | None = None) -> int:
+    """Whole minutes the handoff has waited (from when its limit counts)."""
+    now = now or timezone.now()
+    return max(0, int((now - handoff.wait_from).total_seconds() // 60))
