@@ -180,9 +180,9 @@ def anonymous(
 REQUESTS = [
     Request("user create", create, 26, 24, 201),
     Request("user update", update, 24, 22),
-    # texting_optout.decided_by, who set or changed an appointment, and who recorded a
-    # consent ledger entry, set null too
-    Request("user delete", delete, 28, 26),
+    # texting_optout.decided_by, who set or changed an appointment, who recorded a
+    # consent ledger entry, and who closed a handoff, set null too
+    Request("user delete", delete, 29, 27),
     Request("user find by email", find_email, 3, 1),
     Request("user code available", code_available, 3, 1),
     # the consent ledger read for a revocation of calls, and the request's consent added

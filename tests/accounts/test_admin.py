@@ -586,6 +586,7 @@ def test_account_add_creates_teams_and_schedule(admin_client):
         **management("texting_settings"),
         **management("notify_settings"),
         **management("alert_subscriptions"),
+        **management("handoff_settings"),
     }
 
     response = admin_client.post(url("account", "add"), data)

@@ -207,8 +207,9 @@ PAGES = [
     Page("calls export CSV", "global_manager", get("/calls/export.csv"), 7),
     Page("coaching save", "manager", scored_uncoached, 12, 302),
     Page("coaching read", "agent", coached_unread, 5, 302),
-    # 11: a reply first asks whether its number is shared across organizations (one query).
-    Page("text reply", "agent", reply, 11, 302),
+    # 12: a reply first asks whether its number is shared across organizations (one
+    # query), and closes the lead's open handoffs (one UPDATE).
+    Page("text reply", "agent", reply, 12, 302),
     Page("scoring next", "scorer", post("/scoring/next"), 14, 302),
     # 23: a score marks its call's day stale for the dashboard's rollup (one INSERT).
     Page("scoring save", "scorer", score_post, 23, 302),
