@@ -96,8 +96,9 @@ def _vehicle(text: str) -> Vehicle:
     return Vehicle(year=year, make=make, model=" ".join(parts))
 
 
-def parse(name: str, text: str) -> Labelled:
-    """A call's file: ``key: value`` labels, a ``---`` line, then its lines."""
+def labels_and_body(name: str, text: str) -> tuple[dict[str, str], str]:
+    """A labelled call file split: its ``key: value`` labels (every one of ``HEADER``,
+    no other) and the text after the ``---`` line."""
     head, separator, body = text.partition("\n---\n")
     if not separator:
         raise ValueError(f"{name}: no '---' line after the labels")
@@ -110,6 +111,12 @@ def parse(name: str, text: str) -> Labelled:
     missing = [key for key in HEADER if key not in labels]
     if missing:
         raise ValueError(f"{name}: missing labels {', '.join(missing)}")
+    return labels, body
+
+
+def parse(name: str, text: str) -> Labelled:
+    """A call's file: ``key: value`` labels, a ``---`` line, then its lines."""
+    labels, body = labels_and_body(name, text)
     lines = tuple(
         (match[1].lower(), match[2].strip())
         for row in body.splitlines()

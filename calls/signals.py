@@ -12,6 +12,9 @@ transcription_saved = Signal()
 call_queued = Signal()
 # A call reached its final status (``call``): texting tells a lead it could not reach.
 call_finished = Signal()
+# The lead answered a call an agent had taken (``call``; sent once per call, a late answer
+# found after the call ended included): a person reached the lead.
+lead_answered = Signal()
 # A call waits for the next schedule opening (``call``, ``opening``, an aware datetime).
 call_waiting = Signal()
 # An agent's leg ended (``attempt``, its outcome set): an offer taken, refused or missed.

@@ -9,8 +9,7 @@ class HandoffsConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from appointments.models import AppointmentChange
-        from calls.models import Call
-        from calls.signals import call_finished, transcription_saved
+        from calls.signals import call_finished, lead_answered, transcription_saved
         from handoffs import effects, triggers  # noqa: F401 (effects registers its handler)
         from texting.models import OptOut, Text
         from texting.signals import lead_replied
@@ -24,9 +23,7 @@ class HandoffsConfig(AppConfig):
         post_save.connect(
             triggers.on_opt_out_saved, sender=OptOut, dispatch_uid="handoffs.opt_out"
         )
-        post_save.connect(
-            triggers.on_call_saved, sender=Call, dispatch_uid="handoffs.call"
-        )
+        lead_answered.connect(triggers.on_lead_answered, dispatch_uid="handoffs.call")
         call_finished.connect(
             triggers.on_call_finished, dispatch_uid="handoffs.no_agent"
         )

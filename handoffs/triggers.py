@@ -12,7 +12,7 @@ from calls.models import Call, CallStatus
 from core.outbox import effect_record
 from handoffs.models import REACHED, ClosedBy, HandoffKind
 from handoffs.services import handoff_open, handoffs_close
-from texting.models import Direction, OptOut, Purpose, Text
+from texting.models import OptOut, Purpose, Text
 
 
 def on_lead_replied(sender: type, text: Text, **kwargs: Any) -> None:
@@ -66,22 +66,6 @@ def on_text_saved(
             user_id=text.sent_by_id,
             at=text.created_at,
         )
-    elif (
-        not created
-        and update_fields
-        and "queued_call" in update_fields
-        and text.direction == Direction.IN
-        and text.queued_call_id is not None
-    ):
-        # "Call me": a call back is queued; an agent must take it.
-        handoff_open(
-            account_id=text.account_id,
-            phone=text.lead_phone,
-            kind=HandoffKind.REPLY,
-            opened_by=f"text {text.pk}",
-            call=text.queued_call,
-            at=text.created_at,
-        )
 
 
 def on_opt_out_saved(
@@ -113,30 +97,15 @@ def on_opt_out_saved(
         )
 
 
-def on_call_saved(
-    sender: type,
-    instance: Call,
-    created: bool,
-    update_fields: frozenset[str] | None = None,
-    **kwargs: Any,
-) -> None:
-    """The lead answered a call an agent had taken: a person reached them. Told once per
-    call: the pipeline's save of the answer (``_answered``, or a late answer's end) is
-    the one that sets ``response_time``; the call's end saves its status again."""
-    call = instance
-    if (
-        not created
-        and update_fields
-        and {"status", "response_time"} <= update_fields
-        and call.status == CallStatus.ANSWER
-    ):
-        handoffs_close(
-            account_id=call.account_id,
-            phone=call.phone,
-            kinds=REACHED,
-            by=ClosedBy.CALL,
-            user_id=call.agent_id,
-        )
+def on_lead_answered(sender: type, call: Call, **kwargs: Any) -> None:
+    """The lead answered a call an agent had taken: a person reached them."""
+    handoffs_close(
+        account_id=call.account_id,
+        phone=call.phone,
+        kinds=REACHED,
+        by=ClosedBy.CALL,
+        user_id=call.agent_id,
+    )
 
 
 def on_call_finished(sender: type, call: Call, **kwargs: Any) -> None:

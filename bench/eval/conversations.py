@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from backoffice.evaluation import HEADER
+from backoffice.evaluation import labels_and_body
 from scoring.defaults import DEFAULT_CHOICES
 
 HERE = Path(__file__).resolve().parent / "conversations"
@@ -45,19 +45,9 @@ class Conversation:
 
 
 def parse(name: str, text: str) -> Conversation:
-    """A conversation file's text: ``key: value`` labels, a ``---`` line, then its lines."""
-    head, separator, body = text.partition("\n---\n")
-    if not separator:
-        raise ValueError(f"{name}: no '---' line after the labels")
-    labels: dict[str, str] = {}
-    for row in head.splitlines():
-        key, colon, value = row.partition(":")
-        if not colon or key.strip() not in HEADER:
-            raise ValueError(f"{name}: not a label: {row!r}")
-        labels[key.strip()] = value.strip()
-    missing = [key for key in HEADER if key not in labels]
-    if missing:
-        raise ValueError(f"{name}: missing labels {missing}")
+    """A conversation file's text: ``key: value`` labels, a ``---`` line, then its lines
+    (the labels read as the service's evaluation reads them)."""
+    labels, body = labels_and_body(name, text)
     if labels["kind"] not in KINDS:
         raise ValueError(f"{name}: kind {labels['kind']!r} is not one of {KINDS}")
     if labels["call_end"] not in (*CALL_ENDS, "none"):

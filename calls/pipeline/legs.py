@@ -10,7 +10,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from calls import media
+from calls import media, signals
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from calls.pipeline.transitions import (
     EVENT_OUTCOME,
@@ -78,6 +78,7 @@ def _answered(call: Call, attempt: CallAttempt, at: datetime) -> None:
     if call.response_time is None:
         call.response_time = seconds_between(call.received_at, at)
     call.save(update_fields=["status", "next_attempt_at", "response_time"])
+    signals.lead_answered.send(sender=Call, call=call)
     log_on_commit(
         "call.lead_answered",
         call_id=call.pk,
@@ -118,6 +119,7 @@ def _late_answer(
     call_finish(
         call, CallStatus.ANSWER, save_also=["agent", "response_time", "duration"]
     )
+    signals.lead_answered.send(sender=Call, call=call)
 
 
 def lead_not_placed(call: Call, attempt: CallAttempt, followups: list[Any]) -> None:

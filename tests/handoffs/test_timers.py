@@ -125,13 +125,15 @@ def test_an_automatic_text_closes_nothing(account, call, receive):
     assert timers() == [(HandoffKind.REPLY, timers()[0][1], "")]
 
 
-def test_a_call_me_reply_opens_a_timer_on_the_queued_call(account, call, receive):
+def test_a_call_me_reply_opens_one_timer_on_the_lead_s_call(account, call, receive):
     text = receive("call me")
 
     assert text.queued_call is not None
     (handoff,) = Handoff.objects.all()
     assert (handoff.kind, handoff.opened_by) == (HandoffKind.REPLY, f"text {text.pk}")
-    assert handoff.call == call  # the lead's call the reply came on
+    # One timer (the reply's, opened once however texting reads it), on the lead's call
+    # the reply came on.
+    assert handoff.call == call
 
 
 @pytest.mark.parametrize(
