@@ -13,7 +13,8 @@ Redis still holds stays in its unacknowledged set and is delivered again after t
 visibility timeout, and every call's state is in the database, where the sweep
 (``calls.services.calls_sweep``) re-drives it within seconds.
 
-``config/celery.py`` registers this transport under the ``redis://`` scheme, and makes the
+``config/celery.py`` registers this transport under the ``redis://`` scheme (and its
+Sentinel twin under ``sentinel://``), and makes the
 app's connections reconnect every second (``Connection``) instead of at kombu's growing
 intervals.
 """
@@ -91,11 +92,24 @@ class Transport(redis.Transport):
     Channel = Channel
 
 
+class SentinelChannel(redis.SentinelChannel, Channel):
+    """kombu's Sentinel channel (the primary asked of the sentinels on each connection)
+    with this module's resilient acknowledgements and shared client."""
+
+
+class SentinelTransport(redis.SentinelTransport):
+    """``sentinel://host:port;sentinel://host:port/db`` with the ``master_name`` transport
+    option (``REDIS_SENTINEL_MASTER``): a Redis whose primary may fail over to a replica."""
+
+    Channel = SentinelChannel
+
+
 def use_resilient_redis_transport() -> None:
-    """Make ``redis://`` broker URLs use this module's ``Transport``."""
+    """Make ``redis://`` and ``sentinel://`` broker URLs use this module's transports."""
     from kombu.transport import TRANSPORT_ALIASES
 
     TRANSPORT_ALIASES["redis"] = "config.broker:Transport"
+    TRANSPORT_ALIASES["sentinel"] = "config.broker:SentinelTransport"
 
 
 # A worker that lost the broker tries to reconnect after this many seconds at most
@@ -134,7 +148,7 @@ def broker_identity(app: Any) -> str | None:
     """Which broker server answers now: a Redis server's run id, new each time it starts (a
     Redis that restarted has lost what it held unless it persists). None when the transport
     has no such id (the filesystem broker) or the broker cannot be reached."""
-    if not str(app.conf.broker_url).startswith("redis"):
+    if not str(app.conf.broker_url).startswith(("redis", "sentinel")):
         return None
     try:
         with app.connection_for_write(

@@ -6,11 +6,17 @@ time: about 0.35 ms of CPU per operation, more than the round trip itself. A req
 authenticates from the cache and counts its rate limit paid that twice. A ``redis.Redis``
 is safe to share between threads (each command takes a connection from the pool), so the
 client is made once per pool and kept.
+
+With Redis behind Sentinel, ``LOCATION`` lists the sentinels
+(``sentinel://host:26379;sentinel://host:26379/1``, the last one's path the db) and
+``OPTIONS["master_name"]`` names the primary they watch: every read and write goes to the
+primary the sentinels name, found again on each new connection after a failover.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
 from django.core.cache.backends.redis import RedisCacheClient
@@ -29,9 +35,41 @@ class SharedClientRedisCacheClient(RedisCacheClient):
         return client
 
 
+class SentinelRedisCacheClient(SharedClientRedisCacheClient):
+    """The primary of a Sentinel-watched Redis, for reads as well as writes (a replica may
+    lag, and a counter read there would undercount)."""
+
+    def __init__(self, servers: list[str], *, master_name: str, **options: Any) -> None:
+        super().__init__(servers, **options)
+        self._sentinels = [urlsplit(server) for server in servers]
+        self._master_name = master_name
+        self._timeouts = {k: v for k, v in options.items() if k.startswith("socket_")}
+        self._primary_pool: Any = None
+
+    def _get_connection_pool(self, write: bool) -> Any:
+        if self._primary_pool is None:
+            from redis.sentinel import Sentinel
+
+            sentinels = Sentinel(
+                [
+                    (place.hostname or "127.0.0.1", place.port or 26379)
+                    for place in self._sentinels
+                ],
+                sentinel_kwargs=self._timeouts,
+                **self._timeouts,
+            )
+            db = int(self._sentinels[-1].path.strip("/") or 0)
+            primary = sentinels.master_for(self._master_name, db=db)
+            self._primary_pool = primary.connection_pool
+        return self._primary_pool
+
+
 class RedisCache(DjangoRedisCache):
-    """``django.core.cache.backends.redis.RedisCache`` sharing its clients."""
+    """``django.core.cache.backends.redis.RedisCache`` sharing its clients, on a plain
+    Redis (``redis://``) or one behind Sentinel (``sentinel://``)."""
 
     def __init__(self, server: str, params: dict[str, Any]) -> None:
         super().__init__(server, params)
         self._class = SharedClientRedisCacheClient
+        if str(server).startswith("sentinel://"):
+            self._class = SentinelRedisCacheClient

@@ -53,7 +53,10 @@ DOCUMENTS = {
         1,
         4,
     ),  # the appointments endpoint: the README runs it
-    "docs/operations.md": (1, 0),  # the production set-up, with placeholders
+    "docs/operations.md": (
+        2,
+        0,
+    ),  # the production set-up and Sentinel, with placeholders
     "docs/crm-and-alerts.md": (1, 0),  # `make run` with a mail catcher
     # the GPU worker, transcribing every past call, the engine's check on its host,
     # the evaluation set's measure, and understanding a recording or a labelled set

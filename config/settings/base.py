@@ -124,7 +124,7 @@ REDIS_URL = env("REDIS_URL", default="")
 # The cache holds rate-limit counters and the simulator's record of each leg it plays,
 # shared by every process (web and workers). When Redis cannot be reached the limits let
 # requests through (core/throttling.py), and short timeouts keep that to milliseconds.
-REDIS_CACHE_OPTIONS = {
+REDIS_CACHE_OPTIONS: dict[str, object] = {
     "socket_connect_timeout": env.float("REDIS_CONNECT_TIMEOUT", default=0.25),
     "socket_timeout": env.float("REDIS_SOCKET_TIMEOUT", default=0.5),
 }
@@ -138,6 +138,12 @@ EMBEDDED_CACHE = {
     "BACKEND": "diskcache.DjangoCache",
     "LOCATION": str(env.path("EMBEDDED_CACHE_DIR", default=VAR_DIR / "cache")),
 }
+# Redis behind Sentinel: REDIS_URL and CELERY_BROKER_URL list the sentinels
+# (sentinel://10.0.0.5:26379;sentinel://10.0.0.6:26379/1), REDIS_SENTINEL_MASTER names the
+# primary they watch (docs/operations.md, "Redis with Sentinel").
+REDIS_SENTINEL_MASTER = env("REDIS_SENTINEL_MASTER", default="leadcall")
+if REDIS_URL.startswith("sentinel://"):
+    REDIS_CACHE_OPTIONS["master_name"] = REDIS_SENTINEL_MASTER
 if REDIS_URL:
     CACHES = {
         "default": {
@@ -254,6 +260,19 @@ REST_FRAMEWORK = {
 # The OpenAPI schema (drf-spectacular): its own module.
 from config.settings.spectacular import SPECTACULAR_SETTINGS  # noqa: E402,F401
 
+
+def redis_transport_options(url: str) -> dict[str, object]:
+    """The Redis broker's options: a task a dead worker held is delivered again after the
+    visibility timeout; a Sentinel URL names the primary its sentinels watch."""
+    options: dict[str, object] = {
+        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+        "queue_order_strategy": "priority",
+    }
+    if url.startswith("sentinel://"):
+        options["master_name"] = REDIS_SENTINEL_MASTER
+    return options
+
+
 # Celery: a service that must not lose work. A task is acknowledged only after it ran,
 # goes back to the queue when its worker dies, and a worker holds one task at a time.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="filesystem://")
@@ -271,11 +290,7 @@ if CELERY_BROKER_URL == "filesystem://":
         "polling_interval": 0.1,
     }
 else:
-    # A task a dead worker held is delivered again after this many seconds.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
-        "queue_order_strategy": "priority",
-    }
+    CELERY_BROKER_TRANSPORT_OPTIONS = redis_transport_options(CELERY_BROKER_URL)
 # Publishing (intake, click-to-call, the pipeline) never waits long on a broker that is down:
 # a connection is given up after this many seconds, with no retry, and the process then
 # leaves the broker alone for BROKER_BREAK_SECONDS (core/handover.py, ``Breaker``); the

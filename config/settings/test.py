@@ -41,10 +41,7 @@ if env("EMBEDDED_CACHE_DIR", default=""):
 CELERY_BROKER_URL = env(
     "CELERY_BROKER_URL", default=f"redis://127.0.0.1:6379/{_redis_db}"
 )
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
-    "queue_order_strategy": "priority",  # as in base: dials before callbacks
-}
+CELERY_BROKER_TRANSPORT_OPTIONS = redis_transport_options(CELERY_BROKER_URL)  # noqa: F405
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 STORAGES = {
