@@ -17,6 +17,7 @@ from calls.recordings import (
     audio_range,
     wav_size,
 )
+from core.storage import read_range
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
@@ -92,13 +93,6 @@ def _byte_range(request: HttpRequest, total: int) -> tuple[int, int, bool] | Non
 
 def _stored_range(name: str, start: int, end: int) -> Iterator[bytes]:
     """Bytes ``start`` to ``end`` (inclusive) of a stored file, read in chunks as they are
-    sent (a long call's WAV is never held whole); the file is closed when the response is."""
-    with default_storage.open(name, "rb") as file:
-        file.seek(start)
-        left = end - start + 1
-        while left > 0:
-            piece = file.read(min(CHUNK, left))
-            if not piece:
-                return
-            left -= len(piece)
-            yield piece
+    sent (a long call's WAV is never held whole): a seek under ``MEDIA_ROOT``, a ranged
+    GET on S3 (``core.storage``); closed when the response is."""
+    return read_range(default_storage, name, start, end, chunk=CHUNK)
