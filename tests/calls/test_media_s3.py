@@ -18,6 +18,7 @@ from typing import Any
 
 import boto3
 import pytest
+import requests
 from django.core.files.storage import default_storage
 from django.utils import timezone
 
@@ -33,6 +34,8 @@ from tests.calls.harness import World
 from tests.processes import ROOT, free_port
 from tests.scoring.factories import in_role
 from tests.users.factories import agent
+from tests.users.picture_server import JPEG, PNG, PictureServer
+from tests.users.test_user_api import created
 
 pytestmark = pytest.mark.django_db
 
@@ -259,6 +262,40 @@ def test_a_bucket_out_of_reach_is_a_counted_try_and_the_recording_waits(
         recording.reason
     )
     assert bucket.keys() == []
+
+
+@pytest.fixture(scope="module")
+def picture_server(tmp_path_factory):
+    server = PictureServer(tmp_path_factory.mktemp("picture-server"))
+    yield server
+    server.stop()
+
+
+def test_profile_pictures_live_in_the_bucket_too(
+    settings, tenant, picture_server, bucket, django_capture_on_commit_callbacks
+):
+    settings.PROFILE_PICTURE_ALLOWED_ADDRESSES = ["127.0.0.1"]
+    settings.PROFILE_PICTURE_CA_BUNDLE = str(picture_server.cert)
+    user = created(tenant, profilePicture=picture_server.url("/picture.png"))
+    [old] = bucket.keys()
+    assert old.startswith(f"{bucket.prefix}/profile-pictures/")
+    assert bucket.read(old) == PNG
+    # imageUrl is the store's presigned URL (the bucket is private), short-lived.
+    shown = requests.get(user["imageUrl"], timeout=10)
+    assert (shown.status_code, shown.content) == (200, PNG)
+    assert "X-Amz-Expires=300" in user["imageUrl"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = tenant.client().put(
+            f"/api/users/{user['id']}",
+            {"profilePicture": picture_server.url("/picture.jpg")},
+            format="json",
+        )
+    assert response.status_code == 200
+    [new] = bucket.keys()
+    assert new != old
+    assert bucket.read(new) == JPEG
+    assert not settings.MEDIA_ROOT.exists()
 
 
 def _settings_run(code: str, **environment: str) -> subprocess.CompletedProcess[str]:
