@@ -10,13 +10,9 @@ import os
 import re
 import subprocess
 import sys
-import uuid
-from collections.abc import Iterator
-from dataclasses import dataclass
 from html import unescape
 from typing import Any
 
-import boto3
 import pytest
 import requests
 from django.core.files.storage import default_storage
@@ -25,12 +21,12 @@ from django.utils import timezone
 from calls import media
 from calls.models import Call, CallStatus, Recording, RecordingStatus
 from calls.pipeline.records import call_recording_reissue
-from config.settings.base import MEDIA_STORAGES
 from insights.models import Transcription, TranscriptionStatus
 from insights.tasks import transcription_task
 from tests.accounts.factories import AccountFactory
 from tests.calls.fake_twilio import BASE as HOST
 from tests.calls.harness import World
+from tests.media_s3 import Bucket
 from tests.processes import ROOT, free_port
 from tests.scoring.factories import in_role
 from tests.users.factories import agent
@@ -39,68 +35,13 @@ from tests.users.test_user_api import created
 
 pytestmark = pytest.mark.django_db
 
-BUCKET = "leadcall-media"
-KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-
-
-@dataclass
-class Bucket:
-    client: Any
-    prefix: str
-
-    def keys(self) -> list[str]:
-        listed = self.client.list_objects_v2(Bucket=BUCKET, Prefix=f"{self.prefix}/")
-        return [item["Key"] for item in listed.get("Contents", [])]
-
-    def read(self, key: str) -> bytes:
-        return bytes(self.client.get_object(Bucket=BUCKET, Key=key)["Body"].read())
-
-
-@pytest.fixture(scope="session")
-def s3_server() -> Iterator[str]:
-    """moto's S3 server, on a free loopback port, for the whole session."""
-    from moto.server import ThreadedMotoServer
-
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    url = f"http://127.0.0.1:{port}"
-    client = boto3.client("s3", endpoint_url=url, region_name="us-east-1", **KEYS)
-    client.create_bucket(Bucket=BUCKET)
-    yield url
-    server.stop()
-
 
 @pytest.fixture
-def bucket(settings, s3_server, tmp_path) -> Bucket:
-    """The service's media on S3 as production configures it (base settings'
-    MEDIA_STORAGES["s3"]), under a folder of its own for each test."""
-    prefix = f"test-{uuid.uuid4().hex[:12]}"
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "default": {
-            "BACKEND": MEDIA_STORAGES["s3"]["BACKEND"],
-            "OPTIONS": {
-                **MEDIA_STORAGES["s3"]["OPTIONS"],
-                "bucket_name": BUCKET,
-                "endpoint_url": s3_server,
-                "region_name": "us-east-1",
-                "access_key": KEYS["aws_access_key_id"],
-                "secret_key": KEYS["aws_secret_access_key"],
-                "location": prefix,
-            },
-        },
-    }
-    settings.MEDIA_ROOT = tmp_path / "media"
-    settings.SIMULATOR_SPEECH = True
-    client = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1", **KEYS)
-    return Bucket(client, prefix)
-
-
-@pytest.fixture
-def answered(monkeypatch, django_capture_on_commit_callbacks, bucket) -> Call:
+def answered(settings, monkeypatch, django_capture_on_commit_callbacks, bucket) -> Call:
     """A simulated call run to its end through the pipeline: the agent took it, the lead
-    answered and talked. Its recording's hand-over is recorded, not sent."""
+    answered and talked. Its recording is spoken but handed over to no one: the tests
+    store it."""
+    settings.SIMULATOR_SPEECH = True
     monkeypatch.setattr(media, "_store_later", lambda call_id, *hand_over: None)
     world = World(monkeypatch, django_capture_on_commit_callbacks)
     account = AccountFactory(name="Red Rock Motors")
