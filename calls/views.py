@@ -17,7 +17,7 @@ from calls.recordings import (
     audio_range,
     wav_size,
 )
-from core.storage import read_range
+from core.storage import STORAGE_ERRORS, read_range
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
@@ -48,12 +48,15 @@ def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpR
     if not stored and kept and kept[2]:
         # A provider's recording not (yet) copied here: never a stand-in tone for it.
         if kept[0] == RecordingStatus.PENDING:
-            waiting = HttpResponse("The recording is being stored.", status=503)
-            waiting["Retry-After"] = "30"
-            return waiting
+            return _waiting("The recording is being stored.")
         raise Http404("No such recording.")
     seconds = max(attempt.duration or 0, SHORTEST_SECONDS)
-    total = default_storage.size(stored) if stored else wav_size(seconds)
+    try:
+        total = default_storage.size(stored) if stored else wav_size(seconds)
+    except FileNotFoundError as error:  # its file gone (a store changed, not copied)
+        raise Http404("No such recording.") from error
+    except STORAGE_ERRORS:  # the store out of reach: it may be back soon
+        return _waiting("The recording's storage cannot be reached.")
     asked = _byte_range(request, total)
     if asked is None:
         refused = HttpResponse(status=416)
@@ -72,6 +75,12 @@ def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpR
     if partial:
         response["Content-Range"] = f"bytes {start}-{end}/{total}"
     return response
+
+
+def _waiting(reason: str) -> HttpResponse:
+    waiting = HttpResponse(reason, status=503)
+    waiting["Retry-After"] = "30"
+    return waiting
 
 
 def _byte_range(request: HttpRequest, total: int) -> tuple[int, int, bool] | None:

@@ -26,7 +26,7 @@ from insights.tasks import transcription_task
 from tests.accounts.factories import AccountFactory
 from tests.calls.fake_twilio import BASE as HOST
 from tests.calls.harness import World
-from tests.media_s3 import Bucket
+from tests.media_s3 import BUCKET, Bucket
 from tests.processes import ROOT, free_port
 from tests.scoring.factories import in_role
 from tests.users.factories import agent
@@ -184,9 +184,8 @@ def test_speech_to_text_reads_the_recording_back_from_the_bucket(
     assert not settings.MEDIA_ROOT.exists()
 
 
-def test_a_bucket_out_of_reach_is_a_counted_try_and_the_recording_waits(
-    settings, answered, bucket
-):
+def out_of_reach(settings) -> None:
+    """The store's address now answers nothing (a closed loopback port)."""
     options = settings.STORAGES["default"]["OPTIONS"]
     settings.STORAGES = {
         **settings.STORAGES,
@@ -195,6 +194,12 @@ def test_a_bucket_out_of_reach_is_a_counted_try_and_the_recording_waits(
             "OPTIONS": {**options, "endpoint_url": f"http://127.0.0.1:{free_port()}"},
         },
     }
+
+
+def test_a_bucket_out_of_reach_is_a_counted_try_and_the_recording_waits(
+    settings, answered, bucket
+):
+    out_of_reach(settings)
     with pytest.raises(media.RecordingNotYetStored):
         media.recording_store(call_id=answered.pk)
     recording = Recording.objects.get(call=answered)
@@ -203,6 +208,23 @@ def test_a_bucket_out_of_reach_is_a_counted_try_and_the_recording_waits(
         recording.reason
     )
     assert bucket.keys() == []
+
+
+def test_the_link_says_wait_while_the_bucket_is_out_of_reach_and_not_found_once_gone(
+    client, settings, answered, bucket
+):
+    key = stored_key(bucket, answered)
+    reachable = settings.STORAGES
+    out_of_reach(settings)
+    waiting = client.get(path(answered), HTTP_RANGE="bytes=0-99")
+    assert waiting.status_code == 503
+    assert waiting["Retry-After"] == "30"
+
+    settings.STORAGES = reachable
+    assert client.get(path(answered), HTTP_RANGE="bytes=0-99").status_code == 206
+    # A store changed without its files copied: the recording is not found (never a 500).
+    bucket.client.delete_object(Bucket=BUCKET, Key=key)
+    assert client.get(path(answered)).status_code == 404
 
 
 @pytest.fixture(scope="module")
