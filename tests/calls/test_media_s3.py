@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 import requests
 from django.core.files.storage import default_storage
+from django.urls import reverse
 from django.utils import timezone
 
 from calls import media
@@ -225,6 +226,31 @@ def test_the_link_says_wait_while_the_bucket_is_out_of_reach_and_not_found_once_
     # A store changed without its files copied: the recording is not found (never a 500).
     bucket.client.delete_object(Bucket=BUCKET, Key=key)
     assert client.get(path(answered)).status_code == 404
+
+
+def test_supports_admin_link_to_a_stored_file_is_presigned_and_short_lived(
+    admin_client, answered, bucket
+):
+    """A call whose link is not the service's own (a provider's, as Twilio reported it):
+    support's admin links the stored copy by the store's presigned URL."""
+    key = stored_key(bucket, answered)
+    Call.objects.filter(pk=answered.pk).update(
+        recording_url="https://api.twilio.com/2010-04-01/Accounts/AC1/Recordings/RE1"
+    )
+    page = admin_client.get(reverse("admin:calls_call_change", args=[answered.pk]))
+    assert page.status_code == 200
+    recording = Recording.objects.get(call=answered)
+    link = unescape(
+        re.search(  # type: ignore[index]
+            rf'<a href="([^"]+)">{re.escape(str(recording.audio.name))}</a>',
+            page.content.decode(),
+        )[1]
+    )
+    assert link.startswith(f"{bucket.client.meta.endpoint_url}/{BUCKET}/{key}?")
+    assert "X-Amz-Expires=300" in link
+    fetched = requests.get(link, timeout=10)
+    assert (fetched.status_code, fetched.content) == (200, bucket.read(key))
+    assert requests.get(link.partition("?")[0], timeout=10).status_code == 403
 
 
 @pytest.fixture(scope="module")
