@@ -17,6 +17,7 @@ from calls.recordings import (
     audio_range,
     wav_size,
 )
+from core.storage import STORAGE_ERRORS, read_range
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 
@@ -47,12 +48,15 @@ def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpR
     if not stored and kept and kept[2]:
         # A provider's recording not (yet) copied here: never a stand-in tone for it.
         if kept[0] == RecordingStatus.PENDING:
-            waiting = HttpResponse("The recording is being stored.", status=503)
-            waiting["Retry-After"] = "30"
-            return waiting
+            return _waiting("The recording is being stored.")
         raise Http404("No such recording.")
     seconds = max(attempt.duration or 0, SHORTEST_SECONDS)
-    total = default_storage.size(stored) if stored else wav_size(seconds)
+    try:
+        total = default_storage.size(stored) if stored else wav_size(seconds)
+    except FileNotFoundError as error:  # its file gone (a store changed, not copied)
+        raise Http404("No such recording.") from error
+    except STORAGE_ERRORS:  # the store out of reach: it may be back soon
+        return _waiting("The recording's storage cannot be reached.")
     asked = _byte_range(request, total)
     if asked is None:
         refused = HttpResponse(status=416)
@@ -71,6 +75,12 @@ def recording(request: HttpRequest, token: str) -> HttpResponse | StreamingHttpR
     if partial:
         response["Content-Range"] = f"bytes {start}-{end}/{total}"
     return response
+
+
+def _waiting(reason: str) -> HttpResponse:
+    waiting = HttpResponse(reason, status=503)
+    waiting["Retry-After"] = "30"
+    return waiting
 
 
 def _byte_range(request: HttpRequest, total: int) -> tuple[int, int, bool] | None:
@@ -92,13 +102,6 @@ def _byte_range(request: HttpRequest, total: int) -> tuple[int, int, bool] | Non
 
 def _stored_range(name: str, start: int, end: int) -> Iterator[bytes]:
     """Bytes ``start`` to ``end`` (inclusive) of a stored file, read in chunks as they are
-    sent (a long call's WAV is never held whole); the file is closed when the response is."""
-    with default_storage.open(name, "rb") as file:
-        file.seek(start)
-        left = end - start + 1
-        while left > 0:
-            piece = file.read(min(CHUNK, left))
-            if not piece:
-                return
-            left -= len(piece)
-            yield piece
+    sent (a long call's WAV is never held whole): a seek under ``MEDIA_ROOT``, a ranged
+    GET on S3 (``core.storage``); closed when the response is."""
+    return read_range(default_storage, name, start, end, chunk=CHUNK)

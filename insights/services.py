@@ -30,6 +30,7 @@ from core import handover
 from core.handover import lost_before
 from core.logging import log_event
 from core.shutdown import WorkerStopping, interruptible
+from core.storage import STORAGE_ERRORS
 from core.sweeps import each
 from insights.engines import (
     Heard,
@@ -301,7 +302,9 @@ def _audio(call_id: int) -> bytes:
             return bytes(audio.read())
     except FileNotFoundError as error:
         raise PermanentError(f"the recording's file is missing: {error}") from error
-    except OSError as error:  # storage out of reach: it may be back later
+    except (
+        STORAGE_ERRORS
+    ) as error:  # storage out of reach (disk, S3): may be back later
         raise TransientError(f"the recording could not be read: {error}") from error
 
 

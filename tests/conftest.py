@@ -15,8 +15,9 @@ from tests.accounts.factories import (
 from users.models import User
 
 # The fake Twilio's fixtures (``fake_twilio``, ``twilio_settings``) for the voice and the
-# texting tests alike; the schemathesis tests' (``fuzzed``, ``wsgi_in_the_test_transaction``).
-pytest_plugins = ["tests.calls.fake_twilio", "tests.fuzzing"]
+# texting tests alike; the schemathesis tests' (``fuzzed``, ``wsgi_in_the_test_transaction``);
+# media on moto's S3 server (``s3_server``, ``bucket``).
+pytest_plugins = ["tests.calls.fake_twilio", "tests.fuzzing", "tests.media_s3"]
 
 
 @pytest.fixture(autouse=True)

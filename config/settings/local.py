@@ -5,8 +5,9 @@ from config.settings.base import env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 WHITENOISE_USE_FINDERS = True
+# Media as base chooses (MEDIA_STORAGE); static files unhashed, found where they lie.
 STORAGES = {
-    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    **STORAGES,  # noqa: F405
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
 # Trying webhooks against make run: an endpoint may be plain HTTP on loopback
