@@ -7,7 +7,11 @@ class EmailsConfig(AppConfig):
 
     def ready(self) -> None:
         from emails import effects, triggers  # noqa: F401 (effects registers its handler)
+        from emails.models import EmailSettings
+        from emails.selectors import settings_cache
         from texting.signals import automatic_touch
+
+        settings_cache.watch(EmailSettings)
 
         # Texting tells, in the pipeline's transaction, when a lead may be told something
         # automatically (a lead arrived, a lead not reached): the e-mail is recorded there

@@ -89,7 +89,9 @@ def test_the_last_try_fails_the_email(stored, smtp_server, handed_over):
 
 
 def test_email_turned_off_before_it_went_cancels_it(stored, smtp_server, tenant):
-    EmailSettings.objects.filter(account=tenant.account).update(enabled=False)
+    config = EmailSettings.objects.get(account=tenant.account)
+    config.enabled = False  # as the admin saves it
+    config.save()
 
     assert lead_email_send(email_id=stored.pk) == "canceled"
 
