@@ -6,9 +6,12 @@ organizations e-mail it as before. A link not ours is a clear 404 page."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
 
 from consent.models import ConsentEvent, Kind, Source
 from emails.models import EmailStatus, LeadEmail
@@ -206,3 +209,40 @@ def test_a_link_for_an_account_deleted_since_is_not_valid(tenant):
     response = Client().post(path.removeprefix(BASE))
     assert response.status_code == 404
     assert not ConsentEvent.objects.exists()
+
+
+def test_support_lifts_an_opt_out_by_entering_a_consent_to_emails(
+    tenant, smtp_server, handed_over, django_capture_on_commit_callbacks, admin_client
+):
+    dealer(tenant.account, "V-1000")
+    post_lead(tenant, django_capture_on_commit_callbacks, vendor_id="V-1000")
+    send_all(handed_over)
+    Client().post(link_of(smtp_server.mailbox))
+    add = reverse("admin:consent_consentevent_add")
+    entry = {
+        "account": str(tenant.account.pk),
+        "kind": "consent",
+        "source": "support",
+        "email": LEAD_EMAIL,
+        # A minute on: after the opt-out, which the form's whole seconds could precede.
+        "at": (timezone.localtime() + timedelta(minutes=1)).strftime(
+            "%Y-%m-%d %H:%M:%S"
+        ),
+        "detail": "Asked for e-mails again at the showroom",
+    }
+
+    # Of e-mails, and with an address: the form says what is missing.
+    refused = admin_client.post(add, {**entry, "emails": "on", "email": ""})
+    assert refused.status_code == 200
+    assert "Consent to e-mails is of an e-mail address." in refused.content.decode()
+    response = admin_client.post(add, {**entry, "emails": "on"})
+    assert response.status_code == 302
+
+    post_lead(
+        tenant,
+        django_capture_on_commit_callbacks,
+        vendor_id="V-1000",
+        prospect_id="P-2",
+    )
+    assert send_all(handed_over) == ["sent"]
+    assert len(smtp_server.mailbox.to(LEAD_EMAIL)) == 2
