@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from core.admin import ReadOnlyAdminMixin, zoned
 from emails.models import EmailSettings, LeadEmail
+from emails.services import lead_email_send_again
 
 
 @admin.register(EmailSettings)
@@ -41,6 +43,16 @@ class LeadEmailAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     search_fields = ["to_email", "lead_phone", "message_id"]
     raw_id_fields = ["call"]
     date_hierarchy = "created_at"
+    actions = ["send_again"]
+
+    @admin.action(description="Send the selected failed e-mails again")
+    def send_again(self, request: HttpRequest, queryset: QuerySet[LeadEmail]) -> None:
+        sent = sum(lead_email_send_again(email=email) for email in queryset)
+        self.message_user(
+            request,
+            f"{sent} e-mail(s) will be sent again; only failed ones are.",
+            messages.SUCCESS,
+        )
 
     @admin.display(description="created", ordering="created_at")
     def created(self, obj: LeadEmail) -> str:

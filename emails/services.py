@@ -289,6 +289,23 @@ def _failed(email: LeadEmail, error: Exception, *, for_good: bool = False) -> st
     return "retry"
 
 
+def lead_email_send_again(*, email: LeadEmail) -> bool:
+    """Support's "send again" of a failed e-mail (the cause mended): a new try now, its
+    count reset, the same Message-ID; the send still checks the opt-out. Returns whether
+    it was failed (anything else is left alone)."""
+    with transaction.atomic():
+        again = LeadEmail.objects.filter(pk=email.pk, status=EmailStatus.FAILED).update(
+            status=EmailStatus.QUEUED,
+            due_at=timezone.now(),
+            status_at=timezone.now(),
+            dispatched_at=None,
+            attempts=0,
+        )
+        if again:
+            lead_email_hand_over.on_commit(email.pk)
+    return bool(again)
+
+
 def lead_emails_sweep(*, now: datetime | None = None) -> int:
     """Hand over every due e-mail the broker never got (its publish failed, it was due
     later, its retry waited long), and try again those whose worker was lost mid-send.

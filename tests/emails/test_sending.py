@@ -178,3 +178,31 @@ def test_support_lists_the_emails_and_edits_the_settings(admin_client, stored, t
     assert "Enter a valid email address." in response.content.decode()
     settings_row.refresh_from_db()
     assert settings_row.reply_to == ""
+
+
+def test_support_sends_a_failed_email_again_once_the_cause_is_mended(
+    admin_client, stored, smtp_server, handed_over, django_capture_on_commit_callbacks
+):
+    smtp_server.mailbox.refused.add(LEAD_EMAIL)
+    assert lead_email_send(email_id=stored.pk) == "failed"
+    smtp_server.mailbox.refused.clear()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = admin_client.post(
+            reverse("admin:emails_leademail_changelist"),
+            {"action": "send_again", "_selected_action": [str(stored.pk)]},
+        )
+
+    assert response.status_code == 302
+    assert handed_over == [(stored.pk, None)]
+    assert lead_email_send(email_id=stored.pk) == "sent"
+    stored.refresh_from_db()
+    assert (stored.status, stored.attempts) == (EmailStatus.SENT, 1)
+    assert len(smtp_server.mailbox.to(LEAD_EMAIL)) == 1
+    # A sent one is left alone.
+    with django_capture_on_commit_callbacks(execute=True):
+        admin_client.post(
+            reverse("admin:emails_leademail_changelist"),
+            {"action": "send_again", "_selected_action": [str(stored.pk)]},
+        )
+    assert handed_over == [(stored.pk, None)]
