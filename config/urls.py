@@ -27,6 +27,7 @@ urlpatterns = [
     path("", include("users.page_urls")),
     path("", include("pages.urls")),
     path("alerts/", include("notify.page_urls")),
+    path("emails/", include("emails.urls")),
 ]
 if settings.DEBUG:
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)

@@ -46,6 +46,7 @@ class ConsentEntryForm(forms.ModelForm):
             "kind",
             "calls",
             "texts",
+            "emails",
             "source",
             "at",
             "detail",
@@ -59,9 +60,17 @@ class ConsentEntryForm(forms.ModelForm):
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean() or {}
-        if not (cleaned.get("calls") or cleaned.get("texts")):
-            raise forms.ValidationError("Tick calls, texts or both.")
+        if not (cleaned.get("calls") or cleaned.get("texts") or cleaned.get("emails")):
+            raise forms.ValidationError("Tick calls, texts or e-mails.")
+        if cleaned.get("emails") and not cleaned.get("email"):
+            self.add_error("email", "Consent to e-mails is of an e-mail address.")
         if cleaned.get("kind") == Kind.REVOCATION:
+            if cleaned.get("emails"):
+                self.add_error(
+                    "emails",
+                    "E-mails stop by the opt-out link in each e-mail; a revocation "
+                    "entered here is of calls.",
+                )
             if not cleaned.get("phone"):
                 self.add_error("phone", "A revocation is of a phone number.")
             if cleaned.get("texts"):
@@ -95,6 +104,7 @@ class ConsentEventAdmin(admin.ModelAdmin):
         "source",
         "calls",
         "texts",
+        "emails",
         "account__organization",
         "account",
     ]
@@ -134,6 +144,7 @@ class ConsentEventAdmin(admin.ModelAdmin):
                 email=data["email"],
                 calls=data["calls"],
                 texts=data["texts"],
+                emails=data["emails"],
                 **common,
             )
             assert given is not None  # the form asks for an address

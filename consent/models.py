@@ -26,15 +26,16 @@ class Source(models.TextChoices):
     SUPPORT = "support", "Entered by support"
     TEXT = "text", "Text from the lead"
     MANAGER = "manager", "Marked by a manager"
+    EMAIL = "email", "Opt-out link in an e-mail"
 
 
 # Who a row is from when no user of the service recorded it: the person themselves.
-THE_PERSON = frozenset({Source.LEAD, Source.CLICK_TO_CALL, Source.TEXT})
+THE_PERSON = frozenset({Source.LEAD, Source.CLICK_TO_CALL, Source.TEXT, Source.EMAIL})
 
 
 class ConsentEvent(models.Model):
     """One consent, revocation or re-consent of a phone number (E.164) or an e-mail
-    address, for calls, texts or both, from one account of one organization."""
+    address, for calls, texts or e-mails, from one account of one organization."""
 
     organization = models.ForeignKey(
         Organization, on_delete=models.PROTECT, related_name="+"
@@ -47,6 +48,9 @@ class ConsentEvent(models.Model):
     kind = models.CharField(max_length=12, choices=Kind)
     calls = models.BooleanField(help_text="Covers the account's calls.")
     texts = models.BooleanField(help_text="Covers the account's texts.")
+    emails = models.BooleanField(
+        default=False, help_text="Covers the account's e-mails to the address."
+    )
     source = models.CharField(max_length=16, choices=Source)
     at = models.DateTimeField(help_text="When the person gave or withdrew it.")
     by = models.ForeignKey(
@@ -81,10 +85,14 @@ class ConsentEvent(models.Model):
                 fields=["account", "phone", "at"], name="consent_account_phone"
             ),
             models.Index(fields=["organization", "at"], name="consent_organization_at"),
+            models.Index(
+                fields=["account", "email", "at"], name="consent_account_email"
+            ),
         ]
         constraints = [
             models.CheckConstraint(
-                condition=Q(calls=True) | Q(texts=True), name="consent_has_a_scope"
+                condition=Q(calls=True) | Q(texts=True) | Q(emails=True),
+                name="consent_has_a_scope",
             ),
             models.CheckConstraint(
                 condition=~Q(phone="") | ~Q(email=""), name="consent_has_an_address"
@@ -99,7 +107,13 @@ class ConsentEvent(models.Model):
     @property
     def scope(self) -> str:
         return " and ".join(
-            name for name, on in (("calls", self.calls), ("texts", self.texts)) if on
+            name
+            for name, on in (
+                ("calls", self.calls),
+                ("texts", self.texts),
+                ("e-mails", self.emails),
+            )
+            if on
         )
 
     @property

@@ -40,6 +40,21 @@ def calls_revocation(
     return about_texts
 
 
+def emails_revocation(*, account_id: int, email: str) -> ConsentEvent | None:
+    """The revocation that stops the account's e-mails to ``email`` now, if any: the
+    latest entry about its e-mails, when that is a revocation. A lead submitted later
+    gives no consent to e-mails (as for texts), so only a consent entered for e-mails
+    (support's) lifts it."""
+    latest = (
+        ConsentEvent.objects.filter(
+            account_id=account_id, email=email.strip().lower(), emails=True
+        )
+        .order_by("-at", "-pk")
+        .first()
+    )
+    return latest if latest is not None and latest.kind == Kind.REVOCATION else None
+
+
 def revocation_recorded() -> Exists:
     """Whether the ledger holds any revocation for a call's account and number (an
     annotation of a ``Call`` queryset): the pipeline's cheap look before it reads

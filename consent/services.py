@@ -23,6 +23,7 @@ def consent_give(
     email: str = "",
     calls: bool = True,
     texts: bool = True,
+    emails: bool = False,
     detail: str = "",
     reference: str = "",
     by: AbstractBaseUser | None = None,
@@ -40,6 +41,7 @@ def consent_give(
         email=email.strip().lower(),
         calls=calls,
         texts=texts,
+        emails=emails,
         detail=detail,
         reference=reference,
         by=by,
@@ -51,25 +53,30 @@ def consent_revoke(
     *,
     accounts: Iterable[Account],
     source: str,
-    phone: str,
+    phone: str = "",
     calls: bool,
     texts: bool,
+    email: str = "",
+    emails: bool = False,
     at: datetime | None = None,
     detail: str = "",
     reference: str = "",
     by: AbstractBaseUser | None = None,
 ) -> list[ConsentEvent]:
-    """Record that the person at ``phone`` withdrew consent to the accounts' calls or
-    texts (a manager's mark for one account; a text opt-out for every account texting
-    from the number). The accounts are of one organization: a revocation never crosses."""
+    """Record that the person at ``phone`` (or ``email``) withdrew consent to the
+    accounts' calls, texts or e-mails (a manager's mark for one account; a text opt-out
+    for every account texting from the number; an e-mail's opt-out link for its
+    account). The accounts are of one organization: a revocation never crosses."""
     return _record(
         accounts=accounts,
         kind=Kind.REVOCATION,
         source=source,
         at=at or timezone.now(),
         phone=phone,
+        email=email.strip().lower(),
         calls=calls,
         texts=texts,
+        emails=emails,
         detail=detail,
         reference=reference,
         by=by,
@@ -109,6 +116,7 @@ def _record(
     email: str = "",
     calls: bool,
     texts: bool,
+    emails: bool = False,
     detail: str = "",
     reference: str = "",
     by: AbstractBaseUser | None = None,
@@ -125,6 +133,7 @@ def _record(
             kind=kind,
             calls=calls,
             texts=texts,
+            emails=emails,
             source=source,
             at=at,
             by_id=by.pk if by else None,

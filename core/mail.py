@@ -11,17 +11,27 @@ one line for each other part (the HTML, an attachment) with its type and size.
 
 from __future__ import annotations
 
+import smtplib
 import sys
 import threading
 from collections.abc import Sequence
+from datetime import timedelta
 from email.header import decode_header, make_header
 from email.message import Message
 from typing import IO, Any
 
+from anymail.exceptions import (
+    AnymailError,
+    AnymailInvalidAddress,
+    AnymailRecipientsRefused,
+)
 from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.core.mail.backends.base import BaseEmailBackend
 
 RULE = "=" * 72
+# What a send through Django's backends raises when it did not go: a mail server or a
+# provider refused it or was out of reach (``refused_for_good`` tells which).
+SEND_ERRORS = (smtplib.SMTPException, OSError, AnymailError)
 HEADERS = ("From", "To", "Cc", "Reply-To", "Subject", "Date", "Message-ID")
 
 
@@ -96,3 +106,23 @@ def _attachment_line(attachment: Any) -> str:
     return (
         f"[attached {filename}: {mimetype or 'application/octet-stream'}, {size} bytes]"
     )
+
+
+def refused_for_good(error: Exception) -> bool:
+    """A mail server's 5xx answer to the sender, the recipients or the data, or a
+    provider's refusal of the addresses: trying again meets the same refusal (anything
+    else of ``SEND_ERRORS``, a server down or a 4xx, is worth another try)."""
+    if isinstance(error, AnymailRecipientsRefused | AnymailInvalidAddress):
+        return True
+    if isinstance(error, smtplib.SMTPRecipientsRefused):
+        return all(code >= 500 for code, _ in error.recipients.values())
+    code = getattr(error, "smtp_code", 0)
+    return isinstance(code, int) and code >= 500
+
+
+def retry_wait(
+    tries: int, *, first: float = 10.0, longest: float = 3600.0
+) -> timedelta:
+    """The wait before the next try of a send after ``tries`` failed ones: ``first``
+    seconds, doubled each time, at most ``longest``."""
+    return timedelta(seconds=min(longest, first * 2 ** max(0, tries - 1)))

@@ -8,16 +8,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
-import smtplib
 from datetime import datetime, timedelta
 from email.mime.image import MIMEImage
 from typing import Any
 
-from anymail.exceptions import (
-    AnymailError,
-    AnymailInvalidAddress,
-    AnymailRecipientsRefused,
-)
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives
 from django.db import transaction
@@ -27,6 +21,7 @@ from accounts.models import Account
 from calls.models import Call
 from core.handover import HELD_BY_BROKER, REFUSED, HandOver, to_hand_over
 from core.logging import log_event, log_event_on_commit
+from core.mail import SEND_ERRORS, refused_for_good, retry_wait
 from core.sweeps import each
 from core.text import one_line
 from notify.models import Channel, Message, MessageStatus
@@ -145,21 +140,6 @@ def message_email(message: Message) -> EmailMultiAlternatives:
     return email
 
 
-def _refused_for_good(error: Exception) -> bool:
-    """A mail server's 5xx answer to the sender, the recipients or the data, or a
-    provider's refusal of the addresses: trying again meets the same refusal."""
-    if isinstance(error, AnymailRecipientsRefused | AnymailInvalidAddress):
-        return True
-    if isinstance(error, smtplib.SMTPRecipientsRefused):
-        return all(code >= 500 for code, _ in error.recipients.values())
-    code = getattr(error, "smtp_code", 0)
-    return isinstance(code, int) and code >= 500
-
-
-def _wait(tries: int) -> timedelta:
-    return timedelta(seconds=min(LONGEST_WAIT, FIRST_WAIT * 2 ** max(0, tries - 1)))
-
-
 def message_send(*, message_id: int) -> str:
     """Send one due message: a message already sent, being sent, held or given up is
     left alone. A failed try waits and is tried again, up to ``MAX_TRIES``."""
@@ -175,7 +155,7 @@ def message_send(*, message_id: int) -> str:
         message.save(update_fields=["status", "status_at", "attempts"])
     try:
         message_email(message).send(fail_silently=False)
-    except (smtplib.SMTPException, OSError, AnymailError) as error:
+    except SEND_ERRORS as error:
         return _failed(message, error)
     except (
         Exception
@@ -200,7 +180,7 @@ def message_send(*, message_id: int) -> str:
 def _failed(message: Message, error: Exception, *, for_good: bool = False) -> str:
     now = timezone.now()
     reason = f"{type(error).__name__}: {error}"[:2000]
-    if for_good or _refused_for_good(error) or message.attempts >= MAX_TRIES:
+    if for_good or refused_for_good(error) or message.attempts >= MAX_TRIES:
         Message.objects.filter(pk=message.pk).update(
             status=MessageStatus.FAILED, status_at=now, error=reason
         )
@@ -213,7 +193,7 @@ def _failed(message: Message, error: Exception, *, for_good: bool = False) -> st
             error=type(error).__name__,  # the text may quote a name: on the row only
         )
         return "failed"
-    wait = _wait(message.attempts)
+    wait = retry_wait(message.attempts, first=FIRST_WAIT, longest=LONGEST_WAIT)
     soon = wait <= HELD_BY_BROKER
     Message.objects.filter(pk=message.pk).update(
         status=MessageStatus.PENDING,

@@ -27,6 +27,8 @@ FLOORS = {
     "scoring": 5,  # scores, coaching, figures and scored data; the pages are in pages/
     # appointments made on calls, by scorers and from transcripts; texts remind the lead
     "appointments": 6,
+    # e-mail to leads: the first-touch and not-reached messages; texting's signal tells it
+    "emails": 6,
     # handoff timers: a person must act on a lead (replies, callbacks, proposals, ...)
     "handoffs": 7,
     "notify": 8,  # the CRM write-back, alerts and reports read calls, scores and figures

@@ -18,6 +18,7 @@ from calls.telephony import simulator
 from core import locks
 from core.locks import lock_key
 from core.tasks import effects_sweep_task
+from emails.tasks import lead_emails_sweep_task
 from leads.tasks import leads_sweep_task
 from notify.tasks import messages_sweep_task
 from tests.calls.legs import connected_call, switch_says
@@ -31,6 +32,7 @@ SWEEPS = [
     (webhooks_sweep_task, "webhooks.services.webhook_deliveries_sweep", 0),
     (texts_sweep_task, "texting.services.texts_sweep", 0),
     (messages_sweep_task, "notify.services.messages_sweep", 0),
+    (lead_emails_sweep_task, "emails.services.lead_emails_sweep", 0),
     (effects_sweep_task, "core.outbox.effects_sweep", 0),
 ]
 

@@ -11,6 +11,7 @@ from calls.models import Call, CallOrigin, CallStatus
 from core.outbox import effect_record
 from texting.models import Purpose
 from texting.services import NOT_REACHED, texts_automatically
+from texting.signals import automatic_touch
 
 
 def _record(call: Call, purpose: str, **params: object) -> None:
@@ -29,12 +30,14 @@ def on_call_queued(sender: type, call: Call, **kwargs: object) -> None:
     """A lead just arrived: the instant text, when the account sends one."""
     if call.origin == CallOrigin.LEAD:
         _record(call, Purpose.INSTANT)
+        automatic_touch.send(sender=Call, call=call, purpose=Purpose.INSTANT)
 
 
 def on_call_finished(sender: type, call: Call, **kwargs: object) -> None:
     """The lead was not reached after the last attempt, or no agent took the call."""
     if call.status in NOT_REACHED:
         _record(call, Purpose.NOT_REACHED)
+        automatic_touch.send(sender=Call, call=call, purpose=Purpose.NOT_REACHED)
     elif call.status == CallStatus.NOAGENT:
         _record(call, Purpose.NO_AGENT)
 

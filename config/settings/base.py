@@ -58,6 +58,8 @@ INSTALLED_APPS = [
     "insights",
     "texting",
     "appointments",
+    # E-mail to leads: the first-touch and not-reached messages, with the opt-out link.
+    "emails",
     "handoffs",
     "notify",
     "pages",
@@ -380,6 +382,13 @@ CELERY_BEAT_SCHEDULE = {
         "task": "notify.tasks.messages_sweep_task",
         "schedule": timedelta(seconds=env.float("MESSAGES_SWEEP_SECONDS", default=10)),
     },
+    # E-mails to leads due (a retry, a cadence's later step) or never handed over.
+    "lead-emails-sweep": {
+        "task": "emails.tasks.lead_emails_sweep_task",
+        "schedule": timedelta(
+            seconds=env.float("LEAD_EMAILS_SWEEP_SECONDS", default=10)
+        ),
+    },
     # Side effects (write-backs, alerts, texts, suggestions: core.outbox) the broker never
     # got, or whose hand-over was lost.
     "effects-sweep": {
@@ -432,6 +441,7 @@ SWEEPS_ON_CONNECT = [
     "webhooks-sweep",
     "texts-sweep",
     "messages-sweep",
+    "lead-emails-sweep",
     "effects-sweep",
 ]
 

@@ -82,18 +82,18 @@ def test_the_export_holds_who_and_when_and_runs_no_formula(
 
     assert header == [
         "id", "organization", "account", "phone", "email", "kind", "calls", "texts",
-        "source", "at (UTC)", "who", "detail", "reference", "recorded at (UTC)",
+        "e-mails", "source", "at (UTC)", "who", "detail", "reference", "recorded at (UTC)",
     ]  # fmt: skip
     assert [line[:-1] for line in lines] == [
         [
             str(given.pk), tenant.organization.name, account.name, LEAD,
-            "maria@example.com", "Consent", "yes", "no", "Lead submission",
+            "maria@example.com", "Consent", "yes", "no", "no", "Lead submission",
             "2026-12-01T17:05:00+00:00", "The person",
             '\'=HYPERLINK("http://evil.example","Lead")', "lead 7",
         ],
         [
             str(mark.pk), tenant.organization.name, account.name, LEAD, "",
-            "Revocation", "yes", "no", "Marked by a manager",
+            "Revocation", "yes", "no", "no", "Marked by a manager",
             "2026-12-01T18:05:00+00:00", "'@Dana Kim",
             "'+1 asked not to be called", "",
         ],

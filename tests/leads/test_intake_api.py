@@ -1349,8 +1349,9 @@ def test_third_request_in_a_minute_is_rate_limited(intake, settings, one_window)
 
 def test_accepted_lead_pins_its_query_count(intake, django_assert_num_queries):
     # Cold: the key (and its last use stamped), the registration, the rules and their
-    # conditions, the texting settings and the webhook endpoints are read and cached.
-    with django_assert_num_queries(13):
+    # conditions, the texting settings, the e-mail settings (the lead gave an address) and
+    # the webhook endpoints are read and cached.
+    with django_assert_num_queries(14):
         first = post_lead(intake, document(prospect_id="P-1"))
     # Warm: the lead stored; then in one transaction (a savepoint within the test's) the
     # call inserted, the lead's consent added to the consent ledger and the lead's outcome
