@@ -44,6 +44,7 @@ CELERY_BROKER_URL = env(
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
     "queue_order_strategy": "priority",  # as in base: dials before callbacks
+    "priority_steps": list(range(10)),  # as in base: the calls' fair order
 }
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
