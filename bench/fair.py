@@ -11,6 +11,7 @@ Run as ``python -m bench.fair '<json>'``.
 from __future__ import annotations
 
 import json
+import secrets
 import sys
 import threading
 import time
@@ -39,6 +40,7 @@ def main() -> None:
     paced(3, 0, 1, quiet.post)
     first_dials(quiet.lead_ids, timeout)
     quiet.lead_ids.clear()
+    quiet.batch = secrets.token_hex(4)  # new prospect ids: none may be a duplicate
     burst = threading.Thread(
         target=paced, args=(options["burst"], 0, options["clients"], busy.post)
     )
