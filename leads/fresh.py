@@ -24,9 +24,10 @@ def request_made_at(request_date: str, zone: str) -> datetime | None:
     in the account's timezone); None when it cannot be read."""
     text = request_date.strip()
     try:
-        made = parse_datetime(text)
-        if made is None and (day := parse_date(text)) is not None:
-            made = datetime.combine(day, time.max)  # some time that day: the latest
+        if (day := parse_date(text)) is not None:  # a date alone: some time that day
+            made: datetime | None = datetime.combine(day, time.max)  # the latest
+        else:
+            made = parse_datetime(text)
     except ValueError:
         return None
     if made is None:
