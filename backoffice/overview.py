@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.template.defaultfilters import pluralize
 from django.urls import reverse
@@ -17,6 +18,7 @@ from django.utils.http import urlencode
 from accounts.models import ApiKey, ScoredDataKey
 from accounts.selectors import keys_recently_used
 from calls.selectors import DIALING_SILENT_AFTER, QUEUED_OVERDUE_AFTER, calls_summary
+from core import pace
 from core.admin import zoned
 from core.outbox import effects_summary
 from insights.selectors import transcriptions_summary
@@ -83,7 +85,7 @@ RECENT_KEYS = 10
 def support_overview(request: HttpRequest) -> dict[str, Any]:
     """What support checks first, each part for those who may see its rows: leads received
     and refused, calls queued, dialing and stuck, calls ended badly, transcriptions waiting
-    and failed, numbers shared across organizations, keys used lately."""
+    and failed, the carrier's pace, numbers shared across organizations, keys used lately."""
     now, user = timezone.now(), request.user
     overview: dict[str, Any] = {}
     sections: list[OverviewSection] = []
@@ -160,6 +162,8 @@ def support_overview(request: HttpRequest) -> dict[str, Any]:
             call_row("No agent", calls.noagent, status__exact="NOAGENT", ended="24h"),
         ]
         sections.append(OverviewSection("calls-now", "Calls now", now_rows))
+        # The carrier's pace (core/pace.py): read from Redis, no query.
+        overview["pace"] = pace.status(provider=settings.TELEPHONY_PROVIDER)
         sections.append(
             OverviewSection(
                 "calls-ended", "Calls ended in the last 24 hours", ended_rows

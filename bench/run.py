@@ -54,6 +54,10 @@ every figure printed next to a baseline measured in the same run:
    (../shared/spec/adf-1.0.dtd): must be 0.
 13. The morning report's build time for an account with 100,000 calls, one day, in-process
    (bench/morning.py), against the dashboard's figures of the same day.
+14. Fair queues and the carrier's pace (bench/fairness.py): a quiet dealer's leads at 1/s
+   beside a busy dealer's burst of 2,000, its first dial p99 against the same leads alone;
+   then with a pace of 5 calls/s, the most dials in any second and the quiet dealer's
+   share.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -71,6 +75,8 @@ BENCH_WEBHOOK_RATE (part 7's leads/s, 3), BENCH_OVERLOAD_RATE, BENCH_OVERLOAD_SE
 BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents), BENCH_TEXTS
 (part 11's calls, 200), BENCH_TEXT_RATE (its leads/s, 5), BENCH_TEXT_WAIT (s, 120),
 BENCH_WRITEBACKS, BENCH_WRITEBACK_RATE, BENCH_WRITEBACK_WAIT (part 12's: 200, 5, 120),
+BENCH_FAIR_BURST, BENCH_FAIR_QUIET, BENCH_PACE, BENCH_PACE_BURST, BENCH_PACE_AGENTS and
+BENCH_FAIR_WAIT (part 14's: 2000 leads, 60 leads at 1/s, 5 calls/s, 200 leads, 20 agents, 300 s),
 BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench),
 BENCH_BEFORE (1 adds the runs of main before issue 22 that parts 1, 2 and 4a are set
 against, bench/before.py; off by default) and
@@ -99,6 +105,7 @@ from bench import (  # noqa: E402
     dialing,
     endpoints,
     export,
+    fairness,
     faults,
     insights,
     morning,
@@ -372,11 +379,11 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             report.add("3", [parse_row(t) for t in timings], [f"  {n}" for n in notes])
         if "5" in PARTS:  # in-process like part 3, before any server starts
             report.add("5", [hostile_row(t) for t in measure_hostile()])
-        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13"}:
+        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13", "14"}:
             step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
             prepare_database(env)
-        if PARTS & {"1", "2", "4", "7", "8", "11", "12"}:
+        if PARTS & {"1", "2", "4", "7", "8", "11", "12", "14"}:
             seed = seed_service(env)
             start_gunicorn(processes, env, port)
         # Main before issue 22, for parts 1, 2 and 4a's same-run yardstick.
@@ -424,6 +431,14 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             )
             mail_rows, mail_details = writeback.measure(port, env, python)
             report.add("12", [Row(*row) for row in mail_rows], mail_details)
+        if (
+            "14" in PARTS
+        ):  # its own workers (the Procfile's), started and restarted here
+            step("14 fair queues per dealer and the carrier's pace (minutes)")
+            fair_rows, fair_details = fairness.measure(
+                port, env, python, processes, Row
+            )
+            report.add("14", fair_rows, fair_details)
         if "8" in PARTS:
             step(f"8 pages: seeding {pages.CALLS:,} calls, then timing the pages")
             page_rows, page_details = pages.measure(

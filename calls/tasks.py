@@ -24,10 +24,14 @@ RETRY_WHILE_DATABASE_IS_DOWN = retry_while_down(backoff_max=30)
 
 
 @shared_task(**RETRY_WHILE_PROVIDER_IS_DOWN)
-def call_setup_task(*, call_id: int) -> None:
-    """Offer a due queued call to agents; a call not due or not queued is left alone."""
+def call_setup_task(*, call_id: int, account_id: int | None = None) -> None:
+    """Offer a due queued call to agents; a call not due or not queued is left alone.
+    ``account_id``: the setup was counted in its account's backlog (the fair order)."""
+    from calls.pipeline.fair import setup_started
     from calls.services import call_setup
 
+    if account_id is not None and not getattr(call_setup_task.request, "retries", 0):
+        setup_started(account_id=account_id)
     call_setup(call_id=call_id)
 
 

@@ -30,6 +30,7 @@ from core.phones import to_e164
 from core.versioned import VersionedCache
 from leads.adf import AdfError, ParsedLead, document_text, parse_adf
 from leads.compose import compose_call_notes, compose_whisper
+from leads.fresh import lead_setup_priority
 from leads.models import (
     Lead,
     Outcome,
@@ -435,6 +436,11 @@ def _queue_call(
         phone=phone,
         received_at=lead.received_at,
         origin=CallOrigin.LEAD,
+        priority=lead_setup_priority(
+            request_date=parsed.request_date,
+            zone=account.timezone,
+            received_at=lead.received_at,
+        ),
         team=rule.team,
         altid=parsed.prospect_id[:255],
         source=source,

@@ -161,7 +161,7 @@ def silent_call(monkeypatch):
     """A connected call whose two legs the provider went silent on an hour ago (its
     callbacks never arrive); the switch's record says both are still up."""
     monkeypatch.setattr(simulator, "_at", lambda *args, **kwargs: None)
-    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None: None)
+    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None, **_: None)
     call, agent_leg, lead_leg = connected_call()
     for leg in (agent_leg, lead_leg):
         switch_says(leg, answered_at=time.time() - 3000)

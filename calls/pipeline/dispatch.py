@@ -23,6 +23,7 @@ from calls.models import (
 )
 from calls.pipeline import broker
 from calls.pipeline.events import call_event, locked_calls
+from calls.pipeline.fair import SetupPriority
 from calls.pipeline.transitions import (
     agent_attempt,
     call_finish,
@@ -38,6 +39,7 @@ from calls.routing import (
 )
 from calls.signals import call_queued
 from consent.selectors import calls_revocation, revocation_recorded
+from core import pace
 from core.compiled import CompiledInsert, CompiledQuery
 from core.logging import log_event, mask_phone
 from providers import telephony_named
@@ -61,9 +63,12 @@ def call_queue(
     requested_agent: User | None = None,
     vendor_agent_id: str = "",
     agent_number: str = "",
+    priority: SetupPriority = SetupPriority.FRESH,
     **lead: Any,
 ) -> Call:
-    """Queue a call for the pipeline; it is dispatched once the caller's transaction commits.
+    """Queue a call for the pipeline; it is dispatched once the caller's transaction commits,
+    in its account's fair order at ``priority`` (``calls.pipeline.fair``: a lead re-sent
+    long after it was made passes ``RESEND``, a schedule's call ``LATER``).
     With ``agent_number`` its agent is not a user: that number is rung for every round."""
     call = _CALL_INSERT.create(
         account=account,
@@ -79,7 +84,7 @@ def call_queue(
         **lead,
     )
     call_queued.send(sender=Call, call=call)
-    transaction.on_commit(lambda: _queued(call), robust=True)
+    transaction.on_commit(lambda: _queued(call, priority), robust=True)
     return call
 
 
@@ -134,7 +139,19 @@ def call_setup(*, call_id: int) -> None:
         try:
             _ring_agent(attempt, call, config)
         except TelephonyUnavailable:
-            broker.dispatch_dial(attempt.pk)
+            broker.dispatch_dial(attempt.pk, first=call.rounds <= 1)
+        except PaceWait as waiting:
+            broker.dispatch_dial(
+                attempt.pk, countdown=waiting.seconds, first=call.rounds <= 1
+            )
+
+
+class PaceWait(Exception):
+    """No token from the carrier's pace now: ask again after ``seconds``."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(f"the carrier's pace: next token in {seconds:.2f} s")
+        self.seconds = seconds
 
 
 def _locked(call_id: int) -> Call | None:
@@ -182,8 +199,15 @@ def attempt_dial(*, attempt_id: int) -> None:
         .filter(pk=attempt_id, dial_requested_at__isnull=True, ended_at__isnull=True)
         .first()
     )
-    if attempt is not None:
+    if attempt is None:
+        return
+    try:
         _ring_agent(attempt, attempt.call, dialing_settings(attempt.call.account))
+    except PaceWait as waiting:
+        # Asked again once a token is due; the task ends, no worker waits for it.
+        broker.dispatch_dial(
+            attempt.pk, countdown=waiting.seconds, first=attempt.call.rounds <= 1
+        )
 
 
 def _ring_agent(attempt: CallAttempt, call: Call, config: DialingSettings) -> None:
@@ -191,7 +215,16 @@ def _ring_agent(attempt: CallAttempt, call: Call, config: DialingSettings) -> No
     conditional update: only the first of two deliveries gets to ring), so a redelivered
     task never rings twice; if the provider is unreachable the mark is taken back and
     TelephonyUnavailable raised for a retry. A provider that refuses the number ends the
-    leg as FAILED."""
+    leg as FAILED. The carrier's pace (``core.pace``) comes first: with no token now,
+    PaceWait says when to ask again."""
+    if (
+        wait := pace.take(
+            provider=attempt.provider,
+            account_id=call.account_id,
+            first=call.rounds <= 1,
+        )
+    ) > 0:
+        raise PaceWait(wait)
     if not CallAttempt.objects.filter(
         pk=attempt.pk, dial_requested_at__isnull=True, ended_at__isnull=True
     ).update(dial_requested_at=timezone.now()):
@@ -224,7 +257,7 @@ def _ring_agent(attempt: CallAttempt, call: Call, config: DialingSettings) -> No
     )
 
 
-def _queued(call: Call) -> None:
+def _queued(call: Call, priority: SetupPriority) -> None:
     log_event(
         log,
         "call.queued",
@@ -235,4 +268,4 @@ def _queued(call: Call) -> None:
         requested_agent_id=call.requested_agent_id,
         number=mask_phone(call.phone),
     )
-    broker.dispatch_setup(call.pk)
+    broker.dispatch_setup(call.pk, account_id=call.account_id, priority=priority)

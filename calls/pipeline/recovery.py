@@ -20,6 +20,7 @@ from calls import media
 from calls.models import AttemptOutcome, Call, CallAttempt, CallStatus, Leg
 from calls.pipeline import broker
 from calls.pipeline.events import call_event, locked_call
+from calls.pipeline.fair import SetupPriority
 from calls.pipeline.legs import lead_not_placed
 from calls.pipeline.transitions import call_finish, seconds_between
 from calls.pipeline.waiting import calls_hand_over_counted
@@ -129,22 +130,27 @@ def _queued_sweep(now: datetime, lost: bool) -> Tally:
         )
     dispatched = 0
 
-    def dispatch(row: tuple[int, datetime | None, datetime | None]) -> None:
+    def dispatch(row: tuple[int, datetime | None, datetime | None, int, int]) -> None:
         nonlocal dispatched
-        call_id, due_at, pending = row
+        call_id, due_at, pending, account_id, rounds = row
         at = due_at if due_at and due_at > now else None
         # Marked first, and only if no one else marked it since it was read: a hand-over or
         # a sweep running beside this one leaves it alone while this one is pending.
         if Call.objects.filter(
             pk=call_id, status=CallStatus.QUEUED, setup_dispatched_at=pending
         ).update(setup_dispatched_at=at or now):
-            broker.dispatch_setup(call_id, at=at)
+            broker.dispatch_setup(
+                call_id,
+                at=at,
+                account_id=account_id,
+                priority=SetupPriority.RETRY if rounds else SetupPriority.FRESH,
+            )
             dispatched += 1
 
     tally = each(
         sweep="calls.queued",
         items=due.values_list(
-            "pk", "next_attempt_at", "setup_dispatched_at"
+            "pk", "next_attempt_at", "setup_dispatched_at", "account_id", "rounds"
         ).iterator(),
         handle=dispatch,
         key=lambda row: row[0],

@@ -26,6 +26,7 @@ from calls.models import (
 )
 from calls.payloads import call_event_emit
 from calls.pipeline import broker
+from calls.pipeline.fair import SetupPriority
 from calls.routing import agent_free_with_calls_waiting, call_waiting_for
 from calls.signals import call_finished, offer_ended
 from core.handover import HELD_BY_BROKER
@@ -164,7 +165,10 @@ def call_requeue(
     log_on_commit("call.requeued", call_id=call.pk, due_at=when.isoformat())
     if dispatch:
         transaction.on_commit(
-            lambda: broker.dispatch_setup(call.pk, at=when), robust=True
+            lambda: broker.dispatch_setup(
+                call.pk, at=when, priority=SetupPriority.RETRY
+            ),
+            robust=True,
         )
 
 
@@ -217,7 +221,15 @@ def hand_over_to_agent(agent_id: int) -> int | None:
         return None
     call.setup_dispatched_at = timezone.now()
     call.save(update_fields=["setup_dispatched_at"])
-    transaction.on_commit(partial(broker.dispatch_setup, call.pk), robust=True)
+    transaction.on_commit(
+        partial(
+            broker.dispatch_setup,
+            call.pk,
+            account_id=call.account_id,
+            priority=SetupPriority.HANDOVER,
+        ),
+        robust=True,
+    )
     log_on_commit("call.handed_over", call_id=call.pk, agent_id=agent_id)
     return call.pk
 

@@ -272,6 +272,8 @@ def redis_transport_options(url: str) -> dict[str, object]:
     options: dict[str, object] = {
         "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
         "queue_order_strategy": "priority",
+        # Ten priorities per queue, 0 first: the calls' fair order (calls/pipeline/fair.py).
+        "priority_steps": list(range(10)),
     }
     if url.startswith("sentinel://"):
         options["master_name"] = REDIS_SENTINEL_MASTER
@@ -453,6 +455,15 @@ CONSENT_TEXT_OPT_OUT_STOPS_CALLS = env.bool(
 
 # Telephony: "simulator" (default; places no real calls) or "twilio".
 TELEPHONY_PROVIDER = env("TELEPHONY_PROVIDER", default="simulator")
+# The carrier's pace: outbound calls a second per provider account, shared by every worker
+# (core/pace.py). Twilio's default for an account is 1 (others 2-5: ask the carrier);
+# 0 is no pace, the simulator's default, so `make run` and the tests are not slowed.
+TELEPHONY_CALLS_PER_SECOND = env.int(
+    "TELEPHONY_CALLS_PER_SECOND", default=1 if TELEPHONY_PROVIDER == "twilio" else 0
+)
+# A lead whose ADF requestdate is older than this is a re-send: its call is set up after
+# every fresh lead (calls/pipeline/fair.py).
+LEAD_RESEND_AFTER_SECONDS = env.int("LEAD_RESEND_AFTER_SECONDS", default=3600)
 # A dialed leg we hear nothing of for this long (at its provider's time scale) is checked
 # with the provider: the sweep ends it as the provider's record says, or leaves it up.
 CALLS_LOST_AFTER_SECONDS = env.int("CALLS_LOST_AFTER_SECONDS", default=45)

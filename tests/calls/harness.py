@@ -87,12 +87,12 @@ class World:
         for event in events:
             self._push(seconds, "event", event)
 
-    def _dispatch(self, call_id: int, at=None) -> None:
+    def _dispatch(self, call_id: int, at=None, **_) -> None:
         if at is not None:
             self.requeued_for.append(at)
         self._push(0, "setup", call_id)
 
-    def _dial_later(self, attempt_id: int) -> None:
+    def _dial_later(self, attempt_id: int, **_) -> None:
         self._push(0, "dial", attempt_id)
 
     def step(self) -> Pending:

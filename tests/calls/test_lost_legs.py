@@ -37,7 +37,7 @@ def no_callbacks(monkeypatch):
         "hangup",
         lambda self, *, provider_id, attempt_id: hangups.append(attempt_id),
     )
-    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None: None)
+    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None, **_: None)
     return hangups
 
 

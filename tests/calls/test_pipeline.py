@@ -460,7 +460,7 @@ def test_two_calls_set_up_at_once_never_ring_the_same_agent(monkeypatch):
         for _ in range(2)
     ]
     monkeypatch.setattr(simulator, "_at", lambda seconds, event, **kwargs: None)
-    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None: None)
+    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None, **_: None)
     both_looked = threading.Barrier(2)
     looked_up = routing.agents_available
 

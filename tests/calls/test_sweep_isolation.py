@@ -30,7 +30,7 @@ def no_callbacks(monkeypatch):
         "hangup",
         lambda self, *, provider_id, attempt_id: None,
     )
-    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None: None)
+    monkeypatch.setattr(broker, "dispatch_setup", lambda call_id, at=None, **_: None)
 
 
 def ended_in_talk():

@@ -69,10 +69,12 @@ def tasks(monkeypatch) -> Tasks:
     monkeypatch.setattr(
         broker,
         "dispatch_setup",
-        lambda call_id, at=None: recorded.dispatched.append(call_id),
+        lambda call_id, at=None, **_: recorded.dispatched.append(call_id),
     )
     monkeypatch.setattr(
-        broker, "dispatch_dial", lambda attempt_id: recorded.dials.append(attempt_id)
+        broker,
+        "dispatch_dial",
+        lambda attempt_id, **_: recorded.dials.append(attempt_id),
     )
     return recorded
 

@@ -461,7 +461,7 @@ def test_concurrent_copies_of_a_lead_set_up_one_call(tenant, monkeypatch):
     # The hand-over would enqueue a Celery task once each transaction commits; record it instead.
     monkeypatch.setattr(
         "calls.pipeline.broker.dispatch_setup",
-        lambda call_id, at=None: dispatched.append(call_id),
+        lambda call_id, at=None, **_: dispatched.append(call_id),
     )
     xml = document()
     start = Barrier(6)
