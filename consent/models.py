@@ -26,6 +26,9 @@ class Source(models.TextChoices):
     SUPPORT = "support", "Entered by support"
     TEXT = "text", "Text from the lead"
     MANAGER = "manager", "Marked by a manager"
+    SPOKEN = "spoken", "Said on a call (confirmed by a person)"
+    INTEGRATOR = "integrator", "Sent by an integrator"
+    DO_NOT_CALL = "do_not_call", "Do-not-call list"
 
 
 # Who a row is from when no user of the service recorded it: the person themselves.
