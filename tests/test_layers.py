@@ -27,6 +27,8 @@ FLOORS = {
     "scoring": 5,  # scores, coaching, figures and scored data; the pages are in pages/
     # appointments made on calls, by scorers and from transcripts; texts remind the lead
     "appointments": 6,
+    # spoken revocations from transcripts, the consent endpoint, the ledger's webhook events
+    "consenting": 6,
     # handoff timers: a person must act on a lead (replies, callbacks, proposals, ...)
     "handoffs": 7,
     "notify": 8,  # the CRM write-back, alerts and reports read calls, scores and figures

@@ -58,6 +58,7 @@ INSTALLED_APPS = [
     "insights",
     "texting",
     "appointments",
+    "consenting",
     "handoffs",
     "notify",
     "pages",
@@ -193,6 +194,7 @@ API_RATE_LIMIT_DEFAULTS = {
     "clicktocall": "120/min",
     "scoreddata": "60/min",
     "appointments": "120/min",
+    "consent": "120/min",
 }
 API_RATE_LIMITS = {**API_RATE_LIMIT_DEFAULTS, **env.dict("API_RATE_LIMITS", default={})}
 API_KEY_ROTATION_GRACE = timedelta(
