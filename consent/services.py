@@ -117,7 +117,7 @@ def _record(
     reference: str = "",
     by: AbstractBaseUser | None = None,
 ) -> list[ConsentEvent]:
-    accounts = list(accounts)
+    accounts = sorted(accounts, key=lambda account: account.pk)  # rows in a fixed order
     if len({account.organization_id for account in accounts}) > 1:
         raise ValueError("A consent ledger entry never crosses organizations.")
     rows = [
