@@ -24,9 +24,19 @@ SHOWN = "The lead may have asked not to be called again: <q>Please take me off y
 
 def conversation(said=SAID):
     return [
-        {"side": "agent", "start": 0, "end": 3, "text": "Hi, it's Sam from North Motors."},
+        {
+            "side": "agent",
+            "start": 0,
+            "end": 3,
+            "text": "Hi, it's Sam from North Motors.",
+        },
         {"side": "lead", "start": 3, "end": 7, "text": said},
-        {"side": "agent", "start": 7, "end": 9, "text": "Understood, sorry to bother you."},
+        {
+            "side": "agent",
+            "start": 7,
+            "end": 9,
+            "text": "Understood, sorry to bother you.",
+        },
     ]
 
 
@@ -201,3 +211,15 @@ def test_deciding_needs_a_post(dealer, transcribed, client):
 
     assert client.get(url).status_code == 405
     assert decide(client, call, "maybe").status_code == 404
+
+
+def test_support_reads_the_decision_in_the_admin(dealer, transcribed, admin_client):
+    call = transcribed()
+
+    response = admin_client.get(reverse("admin:consenting_spokenrevocation_changelist"))
+
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert ASKED in body
+    assert LEAD in body
+    assert str(call.account) in body
