@@ -84,7 +84,8 @@ def test_the_agent_confirms_and_the_next_lead_call_ends_cancel(
     client.force_login(dealer.agent)
     shown = page(client, call)
     assert SHOWN in shown
-    assert ">Confirm</button>" in shown and ">Dismiss</button>" in shown
+    assert ">Confirm</button>" in shown
+    assert ">Dismiss</button>" in shown
     queued = lead_in(dealer, "P-2")  # its consent comes before the confirmation
 
     with django_capture_on_commit_callbacks(execute=True):
