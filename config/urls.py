@@ -19,6 +19,7 @@ urlpatterns = [
     path("api/", include("clicktocall.urls")),
     path("api/", include("scoring.urls")),
     path("api/", include("appointments.urls")),
+    path("api/", include("consenting.urls")),
     path("calls/twilio/", include("calls.telephony.twilio_callback_urls")),
     path("calls/", include("calls.urls")),
     path("texts/twilio/", include("texting.twilio_callback_urls")),

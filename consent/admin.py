@@ -1,6 +1,7 @@
 """The consent ledger in the admin: every entry with who and when, filtered by
 organization and account, exported as CSV for an audit; support adds a consent (its
-own entry) or a revocation of calls (support's, or a manager's mark it passes on)."""
+own entry) or a revocation of calls (support's, or a manager's mark it passes on), and
+uploads an account's do-not-call list (``consent.dnc``)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,17 @@ import re
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
-from django.http import HttpRequest, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path
 from django.utils import timezone
 
 from accounts.models import E164
+from consent.dnc import MOST_BYTES, MOST_NUMBERS, DoNotCallForm, do_not_call_list_record
 from consent.exports import ledger_csv
 from consent.models import ConsentEvent, Kind, Source
 from consent.selectors import ledger_rows
@@ -112,6 +118,7 @@ class ConsentEventAdmin(admin.ModelAdmin):
     search_fields = ["phone", "email"]
     date_hierarchy = "at"
     actions = ["export_csv"]
+    change_list_template = "admin/consent/change_list.html"
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -162,3 +169,46 @@ class ConsentEventAdmin(admin.ModelAdmin):
         )
         response["Content-Disposition"] = f'attachment; filename="consent-{stamp}.csv"'
         return response
+
+    def get_urls(self) -> list[URLPattern]:  # type: ignore[override]
+        return [
+            path(
+                "do-not-call/",
+                self.admin_site.admin_view(self.do_not_call_view),
+                name="consent_consentevent_do_not_call",
+            ),
+            *super().get_urls(),
+        ]
+
+    def do_not_call_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload an account's do-not-call list: all its numbers recorded, or none."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = DoNotCallForm(
+            request.POST if request.method == "POST" else None,
+            request.FILES if request.method == "POST" else None,
+        )
+        if form.is_bound and form.is_valid():
+            account = form.cleaned_data["account"]
+            recorded = do_not_call_list_record(
+                account=account,
+                numbers=form.cleaned_data["reading"].numbers,
+                note=form.cleaned_data["note"],
+                by=request.user,  # type: ignore[arg-type]  # admin_view: signed in
+            )
+            messages.success(
+                request,
+                f"Recorded {len(recorded)} numbers of {account}'s do-not-call list: its "
+                "lead calls to them end CANCEL, not dialed, until the person sends a "
+                "new lead.",
+            )
+            return redirect("admin:consent_consentevent_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "Upload a do-not-call list",
+            "form": form,
+            "most_numbers": MOST_NUMBERS,
+            "most_kib": MOST_BYTES // 1024,
+        }
+        return TemplateResponse(request, "admin/consent/do_not_call.html", context)

@@ -27,6 +27,9 @@ class Source(models.TextChoices):
     TEXT = "text", "Text from the lead"
     MANAGER = "manager", "Marked by a manager"
     EMAIL = "email", "Opt-out link in an e-mail"
+    SPOKEN = "spoken", "Said on a call (confirmed by a person)"
+    INTEGRATOR = "integrator", "Sent by an integrator"
+    DO_NOT_CALL = "do_not_call", "Do-not-call list"
 
 
 # Who a row is from when no user of the service recorded it: the person themselves.

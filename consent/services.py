@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from consent.models import ConsentEvent, Kind, Source
+from consent.signals import consent_recorded
 
 
 def consent_give(
@@ -121,7 +122,7 @@ def _record(
     reference: str = "",
     by: AbstractBaseUser | None = None,
 ) -> list[ConsentEvent]:
-    accounts = list(accounts)
+    accounts = sorted(accounts, key=lambda account: account.pk)  # rows in a fixed order
     if len({account.organization_id for account in accounts}) > 1:
         raise ValueError("A consent ledger entry never crosses organizations.")
     rows = [
@@ -147,4 +148,43 @@ def _record(
     for row in rows:
         # Choices and lengths; the database holds the constraints.
         row.clean_fields(exclude=["account", "organization", "by"])
-    return ConsentEvent.objects.bulk_create(rows)
+    return _recorded(ConsentEvent.objects.bulk_create(rows))
+
+
+def consent_revoke_many(
+    *,
+    account: Account,
+    phones: Iterable[str],
+    source: str,
+    detail: str = "",
+    reference: str = "",
+    by: AbstractBaseUser | None = None,
+) -> list[ConsentEvent]:
+    """Record a revocation of the account's calls for each of ``phones`` (E.164), in one
+    statement: a do-not-call list. All of them or, on an error, none."""
+    now = timezone.now()
+    rows = [
+        ConsentEvent(
+            organization_id=account.organization_id,
+            account=account,
+            phone=phone,
+            kind=Kind.REVOCATION,
+            calls=True,
+            texts=False,
+            source=source,
+            at=now,
+            by_id=by.pk if by else None,
+            by_name=(str(by) if by else "")[:200],
+            detail=detail.replace("\x00", "\ufffd"),
+            reference=reference[:64],
+        )
+        for phone in dict.fromkeys(phones)
+    ]
+    return _recorded(ConsentEvent.objects.bulk_create(rows, batch_size=1000))
+
+
+def _recorded(events: list[ConsentEvent]) -> list[ConsentEvent]:
+    """Tell the apps above (their webhook events), in the transaction of the write."""
+    if events:
+        consent_recorded.send(sender=ConsentEvent, events=events)
+    return events

@@ -10,6 +10,7 @@ class HandoffsConfig(AppConfig):
 
         from appointments.models import AppointmentChange
         from calls.signals import call_finished, lead_answered, transcription_saved
+        from consenting.models import SpokenRevocation
         from handoffs import effects, triggers  # noqa: F401 (effects registers its handler)
         from texting.models import OptOut, Text
         from texting.signals import lead_replied
@@ -34,4 +35,9 @@ class HandoffsConfig(AppConfig):
             triggers.on_appointment_changed,
             sender=AppointmentChange,
             dispatch_uid="handoffs.appointment",
+        )
+        post_save.connect(
+            triggers.on_spoken_revocation_saved,
+            sender=SpokenRevocation,
+            dispatch_uid="handoffs.spoken_opt_out",
         )

@@ -1,6 +1,6 @@
 """Handoff timers: each moment a person must act on a lead opens one (a text reply, a
 callback asked for on a call, a proposed appointment, a call ended NOAGENT, a reply that
-reads like an opt-out); a person's act closes it; one left open past the account's limit
+reads like an opt-out, a call where the lead may have asked not to be called); a person's act closes it; one left open past the account's limit
 is escalated to its managers once."""
 
 from __future__ import annotations
@@ -21,6 +21,10 @@ class HandoffKind(models.TextChoices):
     APPOINTMENT = "appointment", "An appointment proposed"
     NO_AGENT = "no_agent", "The call ended NOAGENT"
     OPT_OUT = "opt_out", "A reply that reads like an opt-out"
+    SPOKEN_OPT_OUT = (
+        "spoken_opt_out",
+        "A call where the lead may have asked not to be called",
+    )
 
 
 # What reaching the lead closes (an agent connected, a person's text); a proposal and a

@@ -9,6 +9,7 @@ from typing import Any
 
 from appointments.models import Actor, AppointmentChange, Status
 from calls.models import Call, CallStatus
+from consenting.models import SpokenRevocation
 from core.outbox import effect_record
 from handoffs.models import REACHED, ClosedBy, HandoffKind
 from handoffs.services import handoff_open, handoffs_close
@@ -155,4 +156,33 @@ def on_appointment_changed(
             kinds=[HandoffKind.APPOINTMENT],
             by=ClosedBy.DECISION,
             user_id=change.by_user_id,
+        )
+
+
+def on_spoken_revocation_saved(
+    sender: type,
+    instance: SpokenRevocation,
+    created: bool,
+    update_fields: frozenset[str] | None = None,
+    **kwargs: Any,
+) -> None:
+    """A spoken "don't call me again" waits for a person to confirm or dismiss it on the
+    call page; their decision closes the timer."""
+    suggestion = instance
+    if created:
+        handoff_open(
+            account_id=suggestion.account_id,
+            phone=suggestion.phone,
+            kind=HandoffKind.SPOKEN_OPT_OUT,
+            opened_by=f"call {suggestion.call_id}",
+            call=suggestion.call,
+            at=suggestion.suggested_at,
+        )
+    elif update_fields and "decision" in update_fields and suggestion.decision:
+        handoffs_close(
+            account_id=suggestion.account_id,
+            phone=suggestion.phone,
+            kinds=[HandoffKind.SPOKEN_OPT_OUT],
+            by=ClosedBy.DECISION,
+            user_id=suggestion.decided_by_id,
         )

@@ -37,6 +37,11 @@ urlpatterns = [
         name="call-do-not-call",
     ),
     path(
+        "calls/<int:call_id>/spoken-revocation/<str:decision>",
+        views_consent.call_spoken_revocation,
+        name="call-spoken-revocation",
+    ),
+    path(
         "calls/<int:call_id>/coaching/read",
         views.call_coaching_read,
         name="call-coaching-read",

@@ -36,6 +36,7 @@ from pages.appointment_figures import appointment_rows
 from pages.appointments import appointment_card
 from pages.filters import CallFilter
 from pages.forms import AppointmentForm, DashboardForm, ScoreForm, score_initial
+from pages.views_consent import spoken_revocation_card
 from pages.views_thread import thread_context
 from scoring.figures import dashboard_figures
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
@@ -276,8 +277,9 @@ def call_page_context(
         "attempts": call_attempts(call=call),
         "revisions": _revision_lines(call) if score else [],
         "coachable": coachable,
-        # A manager's "don't call again" (pages/views_consent.py).
+        # A manager's "don't call again", a spoken one to decide (pages/views_consent.py).
         "may_mark_do_not_call": call_may_be_coached_by(user=user, call=call),
+        "spoken_revocation": spoken_revocation_card(call=call, user=user),
         "is_agent": call.agent_id == user.pk,
         "may_score": call_may_be_scored_by(user=user, call=call),
         "recording": recording_src(call.recording_url),

@@ -131,6 +131,19 @@ def _steer_appointments(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> 
         case.query["callId"] = str(fuzzed.call.pk)
 
 
+def _steer_consent(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
+    if not isinstance(case.query, dict):
+        case.query = {}
+    if data.draw(st.sampled_from(CREDENTIALS), label="credentials") == "valid":
+        case.query["apikey"] = fuzzed.scored_data_key
+    if _maybe(data, "names a number"):
+        number = data.draw(st.sampled_from(["+13035550123", "3035550123"]))
+        if isinstance(case.body, dict):
+            case.body["phone"] = number
+        else:
+            case.query["phone"] = number
+
+
 def _steer_lead_intake(case, data, fuzzed: Fuzzed, headers: dict[str, str]) -> None:
     steer_lead_intake(
         case,
@@ -148,6 +161,7 @@ STEERING = {
     "/api/nl": _steer_lead_intake,
     "/api/appointments": _steer_appointments,
     "/api/appointments/{appointment_id}": _steer_appointments,
+    "/api/consent": _steer_consent,
 }
 
 
@@ -304,6 +318,7 @@ def test_every_api_route_is_in_the_schema_the_search_covers():
         "/api/scoreddata",
         "/api/appointments",
         "/api/appointments/{appointment_id}",
+        "/api/consent",
     }
 
 

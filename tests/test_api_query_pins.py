@@ -181,12 +181,14 @@ REQUESTS = [
     Request("user create", create, 26, 24, 201),
     Request("user update", update, 24, 22),
     # texting_optout.decided_by, who set or changed an appointment, who recorded a
-    # consent ledger entry, and who closed a handoff, set null too
-    Request("user delete", delete, 29, 27),
+    # consent ledger entry, who closed a handoff, and who decided a spoken revocation,
+    # set null too
+    Request("user delete", delete, 30, 28),
     Request("user find by email", find_email, 3, 1),
     Request("user code available", code_available, 3, 1),
     # the consent ledger read for a revocation of calls, and the request's consent added
-    Request("click to call", click_to_call, 9, 7, 201),
+    # (cold: its consent_given event reads the organization's webhook endpoints once)
+    Request("click to call", click_to_call, 10, 7, 201),
     Request("scored data, one call, JSON", scored_data(callId="scored"), 5, 4),
     Request(
         "scored data, one call, XML",

@@ -29,6 +29,8 @@ FLOORS = {
     "appointments": 6,
     # e-mail to leads: the first-touch and not-reached messages; texting's signal tells it
     "emails": 6,
+    # spoken revocations from transcripts, the consent endpoint, the ledger's webhook events
+    "consenting": 6,
     # handoff timers: a person must act on a lead (replies, callbacks, proposals, ...)
     "handoffs": 7,
     "notify": 8,  # the CRM write-back, alerts and reports read calls, scores and figures

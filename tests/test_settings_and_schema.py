@@ -82,6 +82,7 @@ def test_rate_limits_are_read_from_the_environment():
             "clicktocall": "120/min",
             "scoreddata": "60/min",
             "appointments": "120/min",
+            "consent": "120/min",
         }
     )
 

@@ -125,6 +125,15 @@ class Callback:
 
 
 @dataclass(frozen=True)
+class Revocation:
+    """The lead asked not to be called again: the sentence they said it in (quoted to a
+    person, who confirms or dismisses it) and its line."""
+
+    sentence: str
+    evidence: tuple[Evidence, ...]
+
+
+@dataclass(frozen=True)
 class Objection:
     """One of the lead's objections: "price", "timing", "spouse" or "elsewhere"."""
 
@@ -172,6 +181,8 @@ class Facts:
     callback: Callback | None = None
     send_info: Flag | None = None
     not_interested: Flag | None = None
+    # The lead asked not to be called again (only ever a suggestion for a person).
+    do_not_call: Revocation | None = None
     objections: list[Objection] = field(default_factory=list)
     vehicle: VehicleFact | None = None
     trade_in: TradeIn | None = None

@@ -232,6 +232,35 @@ NOT_INTERESTED = words(
     r"take me off",
     r"(?:don't|do not) (?:need|want) (?:a|the|any) (?:car|truck|vehicle)",
 )
+# The lead asking not to be called again ("don't call me again", "take me off your
+# list"): a revocation of consent to calls, suggested for a person to confirm. Bare
+# "don't call me" / "stop calling me" count only where the clause ends there, so "don't
+# call me before 5" and "stop calling me by my first name" do not.
+CLAUSE_END = r"(?=\s*(?:[.!?;]|$|,?\s*(?:please|thanks|thank you|okay|ok)\b))"
+DO_NOT_CALL = words(
+    r"(?:don't|do not|never|please don't|please do not) (?:ever )?(?:call|ring|phone) "
+    r"(?:me|this number|us|here|my (?:phone|number|cell))(?: ever)? "
+    r"(?:again|anymore|any more|ever again)",
+    r"(?:don't|do not|never) (?:ever )?(?:call|ring|phone) "
+    r"(?:me|this number|us|my (?:phone|number|cell))" + CLAUSE_END,
+    r"stop (?:calling|ringing|phoning)(?: (?:me|this number|us|my (?:phone|number|cell)))?"
+    r"(?: (?:again|anymore|any more|every day|all the time|so much|constantly))?"
+    + CLAUSE_END,
+    r"(?:take|get|cross) (?:me|my (?:phone )?number|my name|this number) off "
+    r"(?:of )?(?:your|the|this) (?:calling |call |contact |phone |mailing )?lists?",
+    r"(?:remove|delete|erase) (?:me|my (?:phone |cell )?number|this number|my "
+    r"details|my info(?:rmation)?)(?: from (?:your|the) (?:calling |call |contact )?"
+    r"(?:list|lists|system|database|records))?" + CLAUSE_END,
+    r"(?:remove|delete|erase) (?:me|my (?:phone |cell )?number|this number) from "
+    r"(?:your|the) (?:calling |call |contact )?(?:list|lists|system|database|records)",
+    r"(?:put|add) (?:me|my (?:phone )?number|this number) (?:on|to) (?:your|the) "
+    r"do[ -]not[ -]call list",
+    r"(?:I )?(?:don't|do not) want (?:any more|anymore|any|more|these|your) "
+    r"(?:phone )?calls",
+    r"(?:don't|do not) want (?:you|anyone|you guys|y'all) (?:to )?(?:call|calling|ring) "
+    r"(?:me )?(?:again|anymore|any more)",
+    r"(?:no|don't|do not) (?:more|want) (?:calls|phone calls)(?: please)?" + CLAUSE_END,
+)
 OBJECTIONS = {
     "price": words(
         r"too (?:expensive|pricey|much|high)",

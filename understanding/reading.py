@@ -25,6 +25,7 @@ from understanding.facts import (
     Line,
     Objection,
     Question,
+    Revocation,
     evidence,
     lines_of,
 )
@@ -55,6 +56,7 @@ def understand(turns: Iterable[Mapping[str, Any]], context: Context) -> Facts:
     facts.callback = callback_of(lines, context.call_date())
     facts.send_info = _flag(lines, p.SEND_INFO, unless=p.NO_SEND)
     facts.not_interested = _flag(lead, p.NOT_INTERESTED)
+    facts.do_not_call = do_not_call_of(lead)
     facts.objections = [
         Objection(kind, found.evidence)
         for kind, pattern in p.OBJECTIONS.items()
@@ -75,6 +77,15 @@ def _flag(
     for line in lines:
         if pattern.search(line.text) and not (unless and unless.search(line.text)):
             return Flag(evidence(line))
+    return None
+
+
+def do_not_call_of(lead: Sequence[Line]) -> Revocation | None:
+    """The lead's first sentence asking not to be called again, quoted whole."""
+    for line in lead:
+        for sentence in re.split(r"(?<=[.!?])\s+", line.text):
+            if p.DO_NOT_CALL.search(sentence):
+                return Revocation(sentence.strip(), evidence(line))
     return None
 
 

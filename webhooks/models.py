@@ -26,6 +26,8 @@ class EventType(models.TextChoices):
     APPOINTMENT_KEPT = "appointment_kept", "Appointment kept"
     APPOINTMENT_NO_SHOW = "appointment_no_show", "Appointment no-show"
     APPOINTMENT_CANCELLED = "appointment_cancelled", "Appointment cancelled"
+    CONSENT_GIVEN = "consent_given", "Consent given"
+    CONSENT_REVOKED = "consent_revoked", "Consent revoked"
     # Sent to one endpoint only, when support presses "send test event".
     TEST_EVENT = "test_event", "Test event"
 

@@ -69,6 +69,12 @@ WHEN = {
     EventType.APPOINTMENT_NO_SHOW: "The lead did not come: the appointment was marked "
     "no-show.",
     EventType.APPOINTMENT_CANCELLED: "The appointment was cancelled.",
+    EventType.CONSENT_GIVEN: "The consent ledger recorded a consent (a lead submitted, a "
+    "click-to-call request, a call-me text, support, an integrator) or a re-consent "
+    "(the lead's START).",
+    EventType.CONSENT_REVOKED: "The consent ledger recorded a revocation (a text opt-out, "
+    "a spoken one a person confirmed, a manager's mark, an integrator, a do-not-call "
+    "list).",
     EventType.TEST_EVENT: 'Support pressed "send test event".',
 }
 
@@ -190,6 +196,34 @@ class OptOutOut(serializers.Serializer):
     message = serializers.CharField(help_text="What the lead sent.")
 
 
+class ConsentOut(serializers.Serializer):
+    id = serializers.IntegerField(help_text="The ledger entry's id.")
+    kind = serializers.ChoiceField(choices=["consent", "revocation", "reconsent"])
+    phone = serializers.CharField(help_text='E.164, or "" for an e-mail address.')
+    email = serializers.CharField(help_text='The e-mail address, or "".')
+    channel = serializers.ChoiceField(choices=["calls", "texts", "all"])
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=[
+            "lead",
+            "click_to_call",
+            "support",
+            "text",
+            "manager",
+            "spoken",
+            "integrator",
+            "do_not_call",
+        ]
+    )
+    at = serializers.DateTimeField(help_text="When the person gave or withdrew it.")
+    by = serializers.CharField(
+        help_text='Who recorded it ("The person" for their own).'
+    )
+    detail = serializers.CharField(help_text="Its words or context.")
+    reference = serializers.CharField(
+        help_text='What it came with: "call 7", "text 12".'
+    )
+
+
 def _event(name: str, **members: Any) -> type[serializers.Serializer]:
     fields: dict[str, Any] = {
         "type": serializers.ChoiceField(choices=[name]),
@@ -304,6 +338,8 @@ BODIES: dict[str, type[serializers.Serializer]] = {
     EventType.APPOINTMENT_KEPT: _appointment("appointment_kept"),
     EventType.APPOINTMENT_NO_SHOW: _appointment("appointment_no_show"),
     EventType.APPOINTMENT_CANCELLED: _appointment("appointment_cancelled"),
+    EventType.CONSENT_GIVEN: _event("consent_given", consent=ConsentOut()),
+    EventType.CONSENT_REVOKED: _event("consent_revoked", consent=ConsentOut()),
     EventType.TEST_EVENT: _event("test_event", message=serializers.CharField()),
 }
 
@@ -344,4 +380,6 @@ appointment_confirmed = _webhook(EventType.APPOINTMENT_CONFIRMED)
 appointment_kept = _webhook(EventType.APPOINTMENT_KEPT)
 appointment_no_show = _webhook(EventType.APPOINTMENT_NO_SHOW)
 appointment_cancelled = _webhook(EventType.APPOINTMENT_CANCELLED)
+consent_given = _webhook(EventType.CONSENT_GIVEN)
+consent_revoked = _webhook(EventType.CONSENT_REVOKED)
 test_event = _webhook(EventType.TEST_EVENT)

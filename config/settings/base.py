@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "appointments",
     # E-mail to leads: the first-touch and not-reached messages, with the opt-out link.
     "emails",
+    "consenting",
     "handoffs",
     "notify",
     "pages",
@@ -204,6 +205,7 @@ API_RATE_LIMIT_DEFAULTS = {
     "clicktocall": "120/min",
     "scoreddata": "60/min",
     "appointments": "120/min",
+    "consent": "120/min",
 }
 API_RATE_LIMITS = {**API_RATE_LIMIT_DEFAULTS, **env.dict("API_RATE_LIMITS", default={})}
 API_KEY_ROTATION_GRACE = timedelta(

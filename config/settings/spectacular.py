@@ -2,8 +2,8 @@
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Lead-to-call service",
-    "DESCRIPTION": "User API, lead intake, click-to-call, scored call data and "
-    "appointments.",
+    "DESCRIPTION": "User API, lead intake, click-to-call, scored call data, "
+    "appointments and consent.",
     "VERSION": "1.0.0",
     # The service is not open source: no SPDX licence names it.
     "LICENSE": {"name": "Proprietary", "identifier": "LicenseRef-Proprietary"},
@@ -31,6 +31,12 @@ SPECTACULAR_SETTINGS = {
             "name": "Appointments",
             "description": "An account's appointments, read and marked confirmed, kept, "
             "no-show or cancelled (the account's scored-data key).",
+        },
+        {
+            "name": "Consent",
+            "description": "An account's consent ledger: revocations and consents an "
+            "integrator records, a number's state and history (the account's "
+            "scored-data key).",
         },
     ],
     # Servers, webhook ids and security, links (config/schema.py); the default hook first.
@@ -64,6 +70,8 @@ SPECTACULAR_SETTINGS = {
             "appointment_kept",
             "appointment_no_show",
             "appointment_cancelled",
+            "consent_given",
+            "consent_revoked",
             "test_event",
         ]
     ],

@@ -5,6 +5,7 @@ from leads.models import Lead
 from tests.leads.factories import VendorRegistrationFactory, adf, catch_all_rule
 from tests.texting.conftest import dispatched, simulated, world  # noqa: F401
 from tests.users.factories import agent
+from tests.webhooks.conftest import broker, hooks, receiver  # noqa: F401
 
 LEAD = "+13035550123"  # the factory lead's 303-555-0123
 SENDER = "+13035550999"

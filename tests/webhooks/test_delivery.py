@@ -442,6 +442,14 @@ def test_an_organizations_endpoint_never_receives_another_organizations_events(
         return sorted(
             (e["type"], e["lead"]["prospect_id"], (e["account"] or {}).get("id"))
             for e in hooks.events(path)
+            if "lead" in e
+        )
+
+    def consents(path):
+        return sorted(
+            (e["type"], e["consent"]["reference"][:4], e["account"]["id"])
+            for e in hooks.events(path)
+            if "consent" in e
         )
 
     assert got("/mine") == [
@@ -454,6 +462,10 @@ def test_an_organizations_endpoint_never_receives_another_organizations_events(
         ("lead_refused", "E", None),
     ]
     assert got("/narrowed") == [("lead_refused", "B", tenant.other_account.pk)]
+    # The accepted leads' consent to calls, each to its own organization only.
+    assert consents("/mine") == [("consent_given", "lead", tenant.account.pk)]
+    assert consents("/theirs") == [("consent_given", "lead", other_tenant.account.pk)]
+    assert consents("/narrowed") == []
 
 
 def test_accounts_of_another_organization_cannot_narrow_an_endpoint(tenant, hooks):

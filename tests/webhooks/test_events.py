@@ -112,10 +112,11 @@ def test_every_event_type_is_sent_as_documented_and_signed(
 
     # A call's next event is handed over again when the one before it is done (it may
     # have waited for it); a delivery already sent is then left alone.
-    assert outcomes.count("succeeded") == 18
+    assert outcomes.count("succeeded") == 20
     assert set(outcomes) <= {"succeeded", "done"}
     received = hooks.received
     assert [r.event["type"] for r in received] == [
+        "consent_given",  # the lead's consent to calls, recorded as intake stores it
         "lead_received",
         "lead_refused",
         "agent_presses_one",
@@ -132,6 +133,7 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         "text_sent",
         "text_received",  # the lead's answer
         "text_received",  # the lead's STOP
+        "consent_revoked",  # the STOP in the consent ledger
         "lead_opted_out",
         "test_event",
     ]
@@ -222,6 +224,26 @@ def test_every_event_type_is_sent_as_documented_and_signed(
     ]
     assert texts_received[0]["text"]["direction"] == "in"
     assert texts_received[0]["text"]["status"] == "received"
+    given = by_type["consent_given"]["consent"]
+    assert (given["kind"], given["phone"], given["channel"], given["source"]) == (
+        "consent",
+        call.phone,
+        "calls",
+        "lead",
+    )
+    assert given["reference"] == f"lead {accepted.json()['leadId']}"
+    revoked = by_type["consent_revoked"]["consent"]
+    assert (revoked["kind"], revoked["phone"], revoked["channel"]) == (
+        "revocation",
+        call.phone,
+        "texts",
+    )
+    assert (revoked["source"], revoked["detail"], revoked["reference"]) == (
+        "text",
+        "STOP",
+        f"text {stop.pk}",
+    )
+    assert by_type["consent_revoked"]["account"]["id"] == tenant.account.pk
     opted_out = by_type["lead_opted_out"]
     assert opted_out["text"]["id"] == stop.pk
     opt_out = OptOut.objects.get()
@@ -239,7 +261,7 @@ def test_every_event_type_is_sent_as_documented_and_signed(
         "forward",
         "opt_out",
     }
-    assert WebhookEvent.objects.count() == 18
+    assert WebhookEvent.objects.count() == 20
 
 
 def test_the_schema_documents_every_event_type_with_the_guides_example(client):
