@@ -51,7 +51,10 @@ DOCUMENTS = {
     "CONTRIBUTING.md": (1, 0),  # a contributor's test run
     # the appointments and consent endpoints: the README runs them
     "docs/integrators-guide.md": (2, 4),
-    "docs/operations.md": (2, 0),  # the production set-up and Sentinel, with placeholders
+    "docs/operations.md": (
+        2,
+        0,
+    ),  # the production set-up and Sentinel, with placeholders
     "docs/crm-and-alerts.md": (1, 0),  # `make run` with a mail catcher
     # the GPU worker, transcribing every past call, the engine's check on its host,
     # the evaluation set's measure, and understanding a recording or a labelled set
