@@ -29,7 +29,6 @@ from handoffs.models import Handoff
 from scoring.percentiles import from_spread
 from scoring.selectors import local_days
 from texting.models import AUTOMATIC, Direction, Purpose, Text, TextStatus
-from users.models import User
 
 FRACTIONS = (0.5, 0.9)
 
@@ -221,44 +220,6 @@ def _spread_in_sql(calls: QuerySet[Call], by: str) -> Spread:
             yield "touch", group, max(0, touched), count  # (GREATEST would hide NULL)
         elif not no_reach and reached is not None:
             yield "human", group, max(0, reached), count
-
-
-def agents_by_first_human(
-    *, accounts: QuerySet[Account], first: date, last: date
-) -> list[dict[str, Any]]:
-    """The agents of the leads received in the range, ranked by their median first human
-    (lower first; an agent who reached nobody last), then their 90th percentile, then
-    name: the leaderboard on the number the customer feels. Two queries."""
-    figures = speed_figures(accounts=accounts, first=first, last=last, by="agent_id")
-    figures.pop(None)
-    names = {
-        user.pk: user.get_full_name() or user.username
-        for user in User.objects.filter(pk__in=list(figures)).only(
-            "first_name", "last_name", "username"
-        )
-    }
-    rows = [
-        {
-            "name": names.get(agent, ""),
-            "leads": speed.leads,
-            "reached": speed.reached,
-            "human_median": speed.human_median,
-            "human_p90": speed.human_p90,
-        }
-        for agent, speed in figures.items()
-        if agent is not None
-    ]
-    rows.sort(
-        key=lambda row: (
-            row["human_median"] is None,
-            row["human_median"] or 0,
-            row["human_p90"] or 0,
-            row["name"],
-        )
-    )
-    for rank, row in enumerate(rows, start=1):
-        row["rank"] = rank
-    return rows
 
 
 def handoffs_open_of(*, accounts: QuerySet[Account], limit: int = 50) -> list[Handoff]:
