@@ -18,6 +18,7 @@ from django.utils import timezone
 from accounts.models import Account
 from appointments.models import AGREED, Appointment, AppointmentChange, Status
 from calls.models import Call, CallStatus
+from core.planning import without_jit
 from scoring.selectors import local_days
 
 # What each breakdown groups by: the call's field, and the appointment's path to it.
@@ -147,7 +148,8 @@ def appointment_figures(
     now: datetime | None = None,
 ) -> AppointmentFigures:
     """The period's figures over ``accounts`` (already scoped to the reader)."""
-    groups = _counts(accounts, first, last, now or timezone.now(), ())
+    with without_jit():
+        groups = _counts(accounts, first, last, now or timezone.now(), ())
     return _figures(groups["all"].get(None, Counter()))
 
 
@@ -175,7 +177,8 @@ def appointment_figures_grouped(
 ) -> dict[str, dict[Any, AppointmentFigures]]:
     """The period's figures overall (``"all"``, keyed None) and per group of each of
     ``by``, from the same three queries."""
-    groups = _counts(accounts, first, last, now or timezone.now(), by)
+    with without_jit():  # 100,000 calls a period: dear enough to be compiled first
+        groups = _counts(accounts, first, last, now or timezone.now(), by)
     return {
         name: {key: _figures(counts) for key, counts in grouped.items()}
         for name, grouped in groups.items()

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallAttempt, Leg
+from core.planning import without_jit
 from handoffs.models import Handoff
 from scoring.percentiles import from_spread
 from scoring.selectors import local_days
@@ -154,23 +155,24 @@ def _spread_per_call(calls: QuerySet[Call], by: str) -> Spread:
 
 # Each call's first automatic text or person's text and its lead legs' first dial and
 # connection, joined to the calls once (not looked up call by call), then counted by
-# group and whole second: a few hundred rows per group however many calls (100,000 calls:
-# 1.2 s by subqueries per call, on a loaded machine).
+# group and whole second: a few hundred rows per group however many calls. Without JIT
+# (``without_jit``): 100,000 calls over 30 days are estimated dear enough to compile.
 SPREAD_SQL = """
 WITH calls AS ({calls}),
 legs AS (
-    SELECT call_id, MIN(dial_requested_at) AS dialed, MIN(answered_at) AS connected
-    FROM calls_callattempt
-    WHERE leg = %s AND call_id IN (SELECT id FROM calls)
-    GROUP BY call_id
+    SELECT a.call_id, MIN(a.dial_requested_at) AS dialed, MIN(a.answered_at) AS connected
+    FROM calls_callattempt a JOIN calls ON calls.id = a.call_id
+    WHERE a.leg = %s
+    GROUP BY a.call_id
 ),
 texts AS (
-    SELECT call_id,
-        MIN(due_at) FILTER (WHERE purpose = ANY(%s) AND status <> %s) AS automatic,
-        MIN(created_at) FILTER (WHERE purpose = %s AND sent_by_id IS NOT NULL) AS person
-    FROM texting_text
-    WHERE direction = %s AND call_id IN (SELECT id FROM calls)
-    GROUP BY call_id
+    SELECT t.call_id,
+        MIN(t.due_at) FILTER (WHERE t.purpose = ANY(%s) AND t.status <> %s) AS automatic,
+        MIN(t.created_at) FILTER (WHERE t.purpose = %s AND t.sent_by_id IS NOT NULL)
+            AS person
+    FROM texting_text t JOIN calls ON calls.id = t.call_id
+    WHERE t.direction = %s
+    GROUP BY t.call_id
 ),
 firsts AS (
     SELECT calls.grp,
@@ -200,7 +202,7 @@ def _spread_in_sql(calls: QuerySet[Call], by: str) -> Spread:
         .query.sql_with_params()
     )
     sql = SPREAD_SQL.format(calls=inner)
-    with connection.cursor() as cursor:
+    with without_jit(), connection.cursor() as cursor:
         cursor.execute(
             sql,
             [
