@@ -58,6 +58,10 @@ every figure printed next to a baseline measured in the same run:
    beside a busy dealer's burst of 2,000, its first dial p99 against the same leads alone;
    then with a pace of 5 calls/s, the most dials in any second and the quiet dealer's
    share.
+16. The dashboard with its appointment figures, speed numbers and leaderboard, and the
+   day's appointments page, for an account with 100,000 calls and 20,000 appointments,
+   in-process (bench/appointment_figures.py), against the dashboard's rollup figures alone
+   and the bare view.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -77,6 +81,8 @@ BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents), BENCH
 BENCH_WRITEBACKS, BENCH_WRITEBACK_RATE, BENCH_WRITEBACK_WAIT (part 12's: 200, 5, 120),
 BENCH_FAIR_BURST, BENCH_FAIR_QUIET, BENCH_PACE, BENCH_PACE_BURST, BENCH_PACE_AGENTS and
 BENCH_FAIR_WAIT (part 14's: 2000 leads, 60 leads at 1/s, 5 calls/s, 200 leads, 20 agents, 300 s),
+BENCH_APPOINTMENT_CALLS, BENCH_APPOINTMENTS, BENCH_APPOINTMENT_TIMES (part 16's: 100,000,
+20,000, 15),
 BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench),
 BENCH_BEFORE (1 adds the runs of main before issue 22 that parts 1, 2 and 4a are set
 against, bench/before.py; off by default) and
@@ -101,6 +107,7 @@ sys.path.insert(0, str(ROOT))
 
 
 from bench import (  # noqa: E402
+    appointment_figures,
     before,
     dialing,
     endpoints,
@@ -379,7 +386,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             report.add("3", [parse_row(t) for t in timings], [f"  {n}" for n in notes])
         if "5" in PARTS:  # in-process like part 3, before any server starts
             report.add("5", [hostile_row(t) for t in measure_hostile()])
-        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13", "14"}:
+        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13", "14", "16"}:
             step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
             prepare_database(env)
@@ -470,6 +477,15 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
                 lambda *args: python(env, *args)
             )
             report.add("13", [Row(*row) for row in morning_rows], morning_details)
+        if "16" in PARTS:  # in-process, in the bench database (its own account)
+            step(
+                f"16 appointment figures: seeding {appointment_figures.CALLS:,} calls and "
+                f"{appointment_figures.APPOINTMENTS:,} appointments, then timing the pages"
+            )
+            figure_rows, figure_details = appointment_figures.measure(
+                lambda *args: python(env, *args)
+            )
+            report.add("16", [Row(*row) for row in figure_rows], figure_details)
         processes.discard_logs()  # kept, and named in the error, when something failed
     except subprocess.CalledProcessError as error:
         print(error.stderr or "", file=sys.stderr)

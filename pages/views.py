@@ -29,13 +29,14 @@ from django.views.decorators.http import require_POST, require_safe
 
 from calls.models import Call
 from calls.transcripts import language_name, speaker_names
-from handoffs.selectors import agents_by_first_human, handoffs_open_of, speed_figures
+from handoffs.selectors import handoffs_open_of, speed_figures
 from insights.selectors import summary_evidence_of
 from notify.selectors import call_told_visible
 from pages.appointment_figures import appointment_rows
 from pages.appointments import appointment_card
 from pages.filters import CallFilter
 from pages.forms import AppointmentForm, DashboardForm, ScoreForm, score_initial
+from pages.leaderboard import leaderboard
 from pages.views_consent import spoken_revocation_card
 from pages.views_thread import thread_context
 from scoring.figures import dashboard_figures
@@ -543,25 +544,31 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     accounts = accounts_coachable_by(user)
     if choice["account"] is not None:
         accounts = accounts.filter(pk=choice["account"].pk)
+    appointments = appointment_rows(
+        user=user,
+        **choice,
+        previous=(figures.previous_first, figures.previous_last)
+        if figures.previous_first and figures.previous_last
+        else None,
+    )
+    # Overall (key None) and per agent, from one read of the calls.
+    speed = speed_figures(
+        accounts=accounts, first=choice["first"], last=choice["last"], by="agent_id"
+    )
     context = {
         "section": "dashboard",
         "form": form,
         "f": figures,
         "slots": range(1, CATEGORY_SLOTS + 1),
         # First touch and first human side by side, and who waits for a person now.
-        "speed": speed_figures(
-            accounts=accounts, first=choice["first"], last=choice["last"]
-        )[None],
+        "speed": speed[None],
         "handoffs": handoffs_open_of(accounts=accounts, limit=10),
-        "by_human": agents_by_first_human(
-            accounts=accounts, first=choice["first"], last=choice["last"]
+        # Ranked on the first human, with the first touch and appointment rates beside.
+        "leaderboard": leaderboard(
+            agents=figures.agents,
+            speed=speed,
+            appointments=appointments["by_agent"],
         ),
-        "appointments": appointment_rows(
-            user=user,
-            **choice,
-            previous=(figures.previous_first, figures.previous_last)
-            if figures.previous_first and figures.previous_last
-            else None,
-        ),
+        "appointments": appointments,
     }
     return render(request, "pages/dashboard.html", context)

@@ -458,6 +458,7 @@ def _agents(
         scored = mine.get("scored", 0)
         rows.append(
             {
+                "pk": agent,
                 "name": name,
                 "offered": legs.get("offered", 0),
                 "accepted": legs.get("accepted", 0),

@@ -248,7 +248,7 @@ def test_the_dashboard_of_one_account_shows_its_numbers_alone(world, client):
     assert (speed.leads, speed.touch_median, speed.human_median) == (2, 30, None)
 
 
-def test_agents_ranked_by_first_human_on_the_dashboard(client):
+def test_the_leaderboard_ranks_agents_by_first_human(client):
     from tests.users.factories import agent
 
     account = AccountFactory(name="North", timezone="America/Denver")
@@ -273,10 +273,10 @@ def test_agents_ranked_by_first_human_on_the_dashboard(client):
     assert response.status_code == 200
     assert [
         (a["rank"], a["name"], a["human_median"], a["reached"], a["leads"])
-        for a in response.context["by_human"]
+        for a in response.context["leaderboard"]
     ] == [
         (1, "Yara Ng", 30, 1, 1),
         (2, "Xan Lee", 90, 2, 2),
         (3, "Zed Ro", None, 0, 1),
     ]
-    assert "Agents by first human" in response.content.decode()
+    assert "Ranked by first human" in response.content.decode()

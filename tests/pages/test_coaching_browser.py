@@ -31,8 +31,9 @@ def test_the_leaderboard_ranks_the_agents_with_their_figures(world, open_as):
     first = rows.nth(0).locator("td")
     assert first.nth(0).inner_text() == "1"
     assert first.nth(1).inner_text() == "Jordan Kim"
-    assert first.nth(2).inner_text() == "3"  # answered
-    assert first.nth(4).inner_text() == "30 s"  # median response
+    # Nobody's lead leg connected in this range: no first human, ranked by answered.
+    assert first.nth(2).inner_text() == "— (0 of 3)"  # first human
+    assert first.nth(4).inner_text() == "3"  # answered
     assert rows.nth(1).locator("td").nth(1).inner_text() == "Avery Lopez"
     # Each headline figure says how it changed, in words.
     assert "(" in page.locator("#change-received").inner_text()

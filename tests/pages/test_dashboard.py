@@ -132,17 +132,68 @@ def test_appointment_rates_overall_by_agent_and_by_source(world, calls, signed_i
     assert before["set_rate"] is None
     (agent,) = rows["agents"]
     assert (agent["label"], agent["set"]) == (world.agent.get_full_name(), 2)
+    assert agent["was"] == {"set_rate": None, "show_rate": None, "no_show_rate": None}
     sources = {row["label"]: row for row in rows["sources"]}
     assert (sources["Cars.com"]["set"], sources["Web"]["set"]) == (1, 1)
+    assert rows["accounts"] == []  # one account: the overall rows say it
     body = response.content.decode()
     assert 'id="appointment-figures"' in body
-    assert ">40%<" in body
+    assert ">40%" in body
+    assert "By account" not in body
+
+
+def test_appointment_rates_by_agent_source_and_account_beside_the_day_before(
+    world, calls, day_before, signed_in
+):
+    # The day before: one of Avery's two answered leads set, and kept (set 50 %, show
+    # 100 %); today: one of five set, a no-show (set 20 %, show 0 %). South: one answered
+    # lead, nothing set, both days.
+    then = appointment_set_for_call(
+        call=day_before[0], starts_at=NOON - timedelta(hours=20), by=Actor.AGENT
+    )
+    appointment_change(appointment=then, to=Status.KEPT, by=Actor.MANAGER)
+    now = appointment_set_for_call(
+        call=calls[1], starts_at=NOON + timedelta(hours=2), by=Actor.AGENT
+    )
+    appointment_change(appointment=now, to=Status.NO_SHOW, by=Actor.MANAGER)
+    CallFactory(account=world.south, agent=None, received_at=NOON, source="Web")
+    CallFactory(account=world.foreign, received_at=NOON, source="Elsewhere.com")
+
+    response = signed_in(world.global_manager).get(
+        reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY}
+    )
+
+    rows = response.context["appointments"]
+    rates = lambda row: (row["set_rate"], row["show_rate"], row["was"])  # noqa: E731
+    (avery,) = [row for row in rows["agents"] if row["label"] == "Avery Lopez"]
+    assert rates(avery) == (
+        20,
+        0,
+        {"set_rate": 50, "show_rate": 100, "no_show_rate": 0},
+    )
+    accounts = {row["label"]: rates(row) for row in rows["accounts"]}
+    assert accounts == {
+        "North": (20, 0, {"set_rate": 50, "show_rate": 100, "no_show_rate": 0}),
+        "South": (0, None, {"set_rate": None, "show_rate": None, "no_show_rate": None}),
+    }
+    sources = {row["label"]: rates(row) for row in rows["sources"]}
+    assert sources["Cars.com"] == (
+        50,
+        0,
+        {"set_rate": None, "show_rate": None, "no_show_rate": None},
+    )
+    assert "Elsewhere.com" not in sources  # another organization's
+    body = response.content.decode()
+    assert "By account" in body
+    assert "was 50%" in body
+    assert "Elsewhere" not in body
 
 
 def test_per_agent_per_source_per_category_and_per_day(world, calls, signed_in):
     f = figures(signed_in(world.manager))
     agents = {row["name"]: row for row in f.agents}
     assert agents["Avery Lopez"] == {
+        "pk": world.agent.pk,
         "name": "Avery Lopez",
         "offered": 3,
         "accepted": 3,
@@ -270,10 +321,10 @@ def test_the_dashboard_costs_the_same_queries_however_many_calls(
             source=f"S{n}",
         )
     client = signed_in(world.manager)
-    # 20 and the appointment figures' 8: the accounts' timezones, three queries for the
-    # range (overall, by agent and by source at once), three for the period before, and
-    # the agents' names.
-    with django_assert_max_num_queries(28):
+    # 19 (the two speed numbers overall and per agent in one) and the appointment
+    # figures' 8: the accounts' timezones, three queries for the range (overall, by agent,
+    # source and account at once), three for the period before, and the agents' names.
+    with django_assert_max_num_queries(27):
         figures(client)
 
 
@@ -583,8 +634,23 @@ def test_a_manager_of_one_account_has_no_comparison_of_accounts(
     assert f.accounts == []
 
 
-def test_the_leaderboard_ranks_by_answered_then_average_score(world, calls, signed_in):
-    # Jordan answers as many calls as Avery (5), with better scores: Jordan ranks first.
+def _lead_leg(call, *, dialed, answered):
+    CallAttempt.objects.create(
+        call=call,
+        leg=Leg.LEAD,
+        number=call.phone,
+        provider="simulator",
+        outcome=AttemptOutcome.ANSWERED,
+        dial_requested_at=call.received_at + timedelta(seconds=dialed),
+        answered_at=call.received_at + timedelta(seconds=answered),
+    )
+
+
+def test_the_leaderboard_ranks_on_the_first_human_with_first_touch_beside(
+    world, calls, signed_in
+):
+    # Jordan answers as many calls as Avery (5), with better scores, but the leads wait
+    # 100 s for him; Avery's three connected leads waited 20, 30 and 40 s: Avery first.
     for n, response in enumerate((30, 50, 60, 70, 80)):
         call = CallFactory(
             account=world.north,
@@ -592,12 +658,19 @@ def test_the_leaderboard_ranks_by_answered_then_average_score(world, calls, sign
             received_at=NOON + timedelta(minutes=n),
             response_time=response,
         )
+        _lead_leg(call, dialed=5, answered=100)
         if n < 2:
             score_save(
                 call=call,
                 scorer=world.scorer,
                 values={"cat1": True, "cat2": True, "cat3": True},
             )
+    for call, human in zip(calls[:3], (20, 30, 40), strict=True):
+        _lead_leg(call, dialed=2, answered=human)
+    kept = appointment_set_for_call(
+        call=calls[0], starts_at=NOON + timedelta(hours=3), by=Actor.AGENT
+    )
+    appointment_change(appointment=kept, to=Status.KEPT, by=Actor.MANAGER)
     client = signed_in(world.manager)
     response = client.get(
         reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY}
@@ -606,23 +679,43 @@ def test_the_leaderboard_ranks_by_answered_then_average_score(world, calls, sign
         (
             a["rank"],
             a["name"],
+            a["human_median"],
+            a["reached"],
+            a["leads"],
+            a["touch_median"],
             a["answered"],
             a["avg_score"],
-            a["median_response"],
             a["answer_rate"],
+            a["set_rate"],
+            a["show_rate"],
         )
-        for a in response.context["f"].agents
+        for a in response.context["leaderboard"]
     ]
     assert board == [
-        (1, "Jordan Kim", 5, 3.0, 60, 0.0),  # offered one call (Avery's), refused it
-        (2, "Avery Lopez", 5, 1.5, 40, 100.0),
+        (1, "Avery Lopez", 30, 3, 5, 2, 5, 1.5, 100.0, 20, 100),
+        (2, "Jordan Kim", 100, 5, 5, 5, 5, 3.0, 0.0, 0, None),
     ]
     table = (
         response.content.decode().split('<table id="agents">')[1].split("</table>")[0]
     )
-    assert table.index("Jordan Kim") < table.index("Avery Lopez")
-    assert "(0 of 1)" in table
-    assert "(3 of 3)" in table
+    assert table.index("Avery Lopez") < table.index("Jordan Kim")
+    assert "(3 of 5)" in table  # leads a person reached, of those taken
+    assert "(0 of 1)" in table  # Jordan: offered one call (Avery's), refused it
+    assert "was —" in table  # the day before: no answered leads to set
+
+
+def test_an_agent_who_reached_nobody_ranks_last(world, calls, signed_in):
+    call = CallFactory(account=world.north, agent=world.other_agent, received_at=NOON)
+    _lead_leg(call, dialed=3, answered=500)
+    response = signed_in(world.manager).get(
+        reverse("pages:dashboard"), {"date_from": DAY, "date_to": DAY}
+    )
+    board = [
+        (a["rank"], a["name"], a["human_median"], a["touch_median"])
+        for a in response.context["leaderboard"]
+    ]
+    # Avery answered five calls but no lead leg of theirs connected: no first human.
+    assert board == [(1, "Jordan Kim", 500, 3), (2, "Avery Lopez", None, None)]
 
 
 def test_the_dashboards_queries_do_not_grow_with_agents_or_accounts(
