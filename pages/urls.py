@@ -7,6 +7,7 @@ from django.urls import path
 from pages import (
     views,
     views_appointments,
+    views_cadence,
     views_coaching,
     views_consent,
     views_learnt,
@@ -35,6 +36,11 @@ urlpatterns = [
         "calls/<int:call_id>/do-not-call",
         views_consent.call_do_not_call,
         name="call-do-not-call",
+    ),
+    path(
+        "calls/<int:call_id>/follow-up/stop",
+        views_cadence.call_cadence_stop,
+        name="call-cadence-stop",
     ),
     path(
         "calls/<int:call_id>/coaching/read",

@@ -36,6 +36,7 @@ from pages.appointment_figures import appointment_rows
 from pages.appointments import appointment_card
 from pages.filters import CallFilter
 from pages.forms import AppointmentForm, DashboardForm, ScoreForm, score_initial
+from pages.views_cadence import cadence_card
 from pages.views_thread import thread_context
 from scoring.figures import dashboard_figures
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
@@ -284,6 +285,7 @@ def call_page_context(
         **_transcript_context(call),
         **thread_context(call=call, user=user),
         "told": _told(call=call, user=user),
+        "cadence_card": cadence_card(call=call, user=user),
         "appointment_card": appointment_card(
             call=call, user=user, form=appointment_form, problem=appointment_problem
         ),

@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "texting",
     "appointments",
     "handoffs",
+    "cadence",
     "notify",
     "pages",
     "core",
@@ -325,6 +326,11 @@ CELERY_TASK_ROUTES = {
     "texting.tasks.simulator_text_status_task": {"queue": "events"},
     "texting.tasks.simulator_text_reply_task": {"queue": "events"},
     "texting.tasks.text_send_task": {"queue": "calls"},
+    # The scheduler's ticks and what they hand over: due rows reach the provider within a
+    # second of their time, whatever backlog the `default` queue holds.
+    "texting.tasks.texts_due_task": {"queue": "calls"},
+    "cadence.tasks.steps_due_task": {"queue": "calls"},
+    "cadence.tasks.step_run_task": {"queue": "calls"},
     "calls.tasks.calls_hand_over_task": {"queue": "calls"},
     "calls.tasks.recording_store_task": {"queue": "transcription"},
     "insights.tasks.transcription_task": {"queue": "transcription"},
@@ -405,6 +411,22 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"queue": "transcription"},
     },
 }
+# The scheduler of due rows (appointment reminders, texts that waited for the morning,
+# follow-up steps): each tick hands over the rows falling due in the next two seconds with
+# an `eta` at their due time, so each reaches the provider within a second of its time;
+# the slower sweeps stay the safety net. DUE_SCHEDULER=false leaves the sweeps alone (the
+# bench's baseline).
+if env.bool("DUE_SCHEDULER", default=True):
+    CELERY_BEAT_SCHEDULE |= {
+        "texts-due": {
+            "task": "texting.tasks.texts_due_task",
+            "schedule": timedelta(seconds=env.float("DUE_TICK_SECONDS", default=1)),
+        },
+        "cadence-due": {
+            "task": "cadence.tasks.steps_due_task",
+            "schedule": timedelta(seconds=env.float("DUE_TICK_SECONDS", default=1)),
+        },
+    }
 
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work
 # left to the sweeps during a broker outage is handed over the moment it is back.
