@@ -11,7 +11,6 @@ class CadenceConfig(AppConfig):
         from appointments.models import Appointment
         from cadence import effects, triggers  # noqa: F401 (effects registers its handler)
         from calls.signals import call_finished, lead_answered
-        from consent.models import ConsentEvent
         from handoffs.models import Handoff
         from texting.models import OptOut, Text
         from texting.signals import lead_replied
@@ -26,11 +25,6 @@ class CadenceConfig(AppConfig):
         )
         post_save.connect(
             triggers.on_opt_out_saved, sender=OptOut, dispatch_uid="cadence.opt_out"
-        )
-        post_save.connect(
-            triggers.on_consent_saved,
-            sender=ConsentEvent,
-            dispatch_uid="cadence.consent",
         )
         post_save.connect(
             triggers.on_appointment_saved,

@@ -22,6 +22,7 @@ from cadence.channels import RUNNERS, Outcome
 from cadence.models import AHEAD, PlannedStep, StepStatus
 from cadence.selectors import cadence_steps, plan_under_way
 from calls.models import Call, CallOrigin, CallStatus
+from consent.selectors import calls_revocation
 from core import handover
 from core.logging import log_event, log_event_on_commit, mask_phone
 from texting import compose
@@ -139,6 +140,18 @@ def step_run(*, step_id: int) -> str:
             step.due_at, step.status, step.handed_at = allowed, StepStatus.PLANNED, None
             step.save(update_fields=["due_at", "status", "handed_at"])
             return "waits"
+        revoked = calls_revocation(
+            account_id=step.account_id, phone=step.phone, text_opt_outs=True
+        )
+        if revoked is not None:
+            # The ledger is read when a step falls due: a revocation from any source (a
+            # manager's mark, a text STOP, an integrator) stops what is left.
+            steps_stop(
+                account_id=step.account_id,
+                phone=step.phone,
+                reason=f"The lead withdrew consent ({revoked.get_source_display()}).",
+            )
+            return "stopped"
         outcome = (
             RUNNERS[step.channel](step)
             if _cadence_on(step)

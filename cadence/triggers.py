@@ -1,9 +1,9 @@
 """What the apps below tell the cadence, in the transaction of their change: a lead's call
 that did not reach them records a plan (made by its own task, ``cadence.effects``, so a
 plan that cannot be made never holds back the call); the first reply, appointment,
-opt-out or person taking over stops every step ahead. Texting, appointments, consent and
-handoffs are read through their own signals or their rows' saves, so none knows of the
-cadence."""
+opt-out or person taking over stops every step ahead. Texting, appointments and handoffs
+are read through their own signals or their rows' saves, so none knows of the cadence; the
+consent ledger is read when a step falls due (``cadence.services.step_run``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from appointments.models import Appointment
 from cadence.models import Cadence
 from cadence.services import NOT_REACHED, steps_stop
 from calls.models import Call, CallOrigin
-from consent.models import ConsentEvent, Kind
 from core.outbox import effect_record
 from handoffs.models import ClosedBy, Handoff
 from texting.models import OptOut, Purpose, Text
@@ -71,17 +70,6 @@ def on_opt_out_saved(
             reason="The lead opted out of texts."
             if instance.confirmed
             else "The lead's reply may be an opt-out.",
-        )
-
-
-def on_consent_saved(
-    sender: type, instance: ConsentEvent, created: bool, **kwargs: Any
-) -> None:
-    if created and instance.kind == Kind.REVOCATION and instance.phone:
-        steps_stop(
-            account_id=instance.account_id,
-            phone=instance.phone,
-            reason=f"The lead withdrew consent ({instance.get_source_display()}).",
         )
 
 
