@@ -54,6 +54,12 @@ every figure printed next to a baseline measured in the same run:
    (../shared/spec/adf-1.0.dtd): must be 0.
 13. The morning report's build time for an account with 100,000 calls, one day, in-process
    (bench/morning.py), against the dashboard's figures of the same day.
+14. Due rows handed to the provider at their time (bench/due.py): BENCH_DUE_LEADS leads'
+   appointment reminders and follow-up steps falling due within BENCH_DUE_WINDOW seconds
+   of real time, on the Procfile's workers with the simulator, p50 and p99 of (handed to
+   the provider - due time) with the scheduler's one-second tick, against the same rows
+   with the 10 s sweep only. Not in the default run (twice its window: about 22 minutes
+   at 2,000 leads over ten minutes); ``BENCH_PARTS=14`` or ``all``.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -71,6 +77,7 @@ BENCH_WEBHOOK_RATE (part 7's leads/s, 3), BENCH_OVERLOAD_RATE, BENCH_OVERLOAD_SE
 BENCH_OVERLOAD_AGENTS (part 9's overload: 6 leads/s for 60 s, 300 agents), BENCH_TEXTS
 (part 11's calls, 200), BENCH_TEXT_RATE (its leads/s, 5), BENCH_TEXT_WAIT (s, 120),
 BENCH_WRITEBACKS, BENCH_WRITEBACK_RATE, BENCH_WRITEBACK_WAIT (part 12's: 200, 5, 120),
+BENCH_DUE_LEADS and BENCH_DUE_WINDOW (part 14's: 2,000 leads over 600 s),
 BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench),
 BENCH_BEFORE (1 adds the runs of main before issue 22 that parts 1, 2 and 4a are set
 against, bench/before.py; off by default) and
@@ -97,6 +104,7 @@ sys.path.insert(0, str(ROOT))
 from bench import (  # noqa: E402
     before,
     dialing,
+    due,
     endpoints,
     export,
     faults,
@@ -372,7 +380,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             report.add("3", [parse_row(t) for t in timings], [f"  {n}" for n in notes])
         if "5" in PARTS:  # in-process like part 3, before any server starts
             report.add("5", [hostile_row(t) for t in measure_hostile()])
-        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13"}:
+        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13", "14"}:
             step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
             prepare_database(env)
@@ -435,6 +443,20 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             export_rows, export_details = measure_export(env, processes)
             report.add("6", export_rows, export_details)
         processes.stop_all()
+        if "14" in PARTS:  # fresh workers for each of its two runs
+            step(
+                f"14 due rows: {due.COUNT:,} leads' reminders and follow-up steps due "
+                f"over {due.WINDOW:g} s, with the scheduler, then the 10 s sweep only"
+            )
+            due_rows, due_details = due.measure(
+                env,
+                python,
+                lambda mode: start_workers(
+                    {**mode, "SIMULATOR_TIME_SCALE": dialing.SCALE}, processes
+                ),
+                processes.stop_all,
+            )
+            report.add("14", [Row(*row) for row in due_rows], due_details)
         if "9" in PARTS:  # its own processes, database and Redis (the tests')
             step(
                 "9 recovery after faults: the fault tests and the overload (about fifteen minutes)"

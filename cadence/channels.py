@@ -44,20 +44,29 @@ def _why_no_text(step: PlannedStep) -> str:
         return "The lead opted out of texts."
     if step.template == Template.NOT_REACHED and not config.not_reached_template:
         return "The account's 'lead not reached' text is empty."
-    if (
-        step.template == Template.NOT_REACHED
-        and Text.objects.filter(call=step.call, purpose=Purpose.NOT_REACHED).exists()
-    ):
-        return "The call's 'lead not reached' text was sent already."
+    if step.template == Template.NOT_REACHED and _call_texted(step):
+        return "The call's own text was sent already."
     return "The account's limit of automatic texts per lead was reached."
+
+
+# The texts texting sends itself when a lead's call ends without reaching them.
+CALLS_OWN = (Purpose.NOT_REACHED, Purpose.NO_AGENT)
+
+
+def _call_texted(step: PlannedStep) -> bool:
+    return Text.objects.filter(call=step.call, purpose__in=CALLS_OWN).exists()
 
 
 def _text(step: PlannedStep) -> Outcome:
     call = step.call
     if step.template == Template.NOT_REACHED:
-        # The call's own not-reached text, once per call: texting sends it itself when
-        # the call ends, so this step only makes sure it went.
-        text = text_automatic(call=call, purpose=Purpose.NOT_REACHED)
+        # The call's own not-reached text, once per call: texting sends it (or its
+        # "no agent" text) itself when the call ends, so this step only makes sure one went.
+        text = (
+            None
+            if _call_texted(step)
+            else text_automatic(call=call, purpose=Purpose.NOT_REACHED)
+        )
     else:
         body = compose.render(
             step.body,

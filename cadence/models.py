@@ -158,6 +158,7 @@ class PlannedStep(models.Model):
 
     class Meta:
         ordering = ["due_at", "id"]
+        verbose_name = "planned follow-up step"
         constraints = [
             # A call's plan is made once, however often its end is reported.
             models.UniqueConstraint(

@@ -37,6 +37,9 @@ NOT_REACHED = frozenset(
 )
 # The scheduler hands over the steps due within this; it ticks every second.
 LOOKAHEAD = timedelta(seconds=2)
+# A plan's first step waits this long after the call's end at least: the call's own text
+# (texting's, on the call's end) goes first, and the step then sees it.
+FIRST_AFTER = timedelta(seconds=10)
 # Quiet hours of an account that does not text (texting's defaults).
 QUIET = (time(8), time(21))
 BATCH = 500
@@ -55,6 +58,7 @@ def plan_start(*, call_id: int) -> list[PlannedStep]:
     steps = cadence_steps(call.account)
     if not steps:
         return []
+    earliest = timezone.now() + FIRST_AFTER
     with transaction.atomic():
         if plan_under_way(account_id=call.account_id, phone=call.phone):
             return []
@@ -72,7 +76,9 @@ def plan_start(*, call_id: int) -> list[PlannedStep]:
                     channel=step.channel,
                     template=step.template,
                     body=step.body,
-                    due_at=call.received_at + timedelta(hours=step.after_hours),
+                    due_at=max(
+                        earliest, call.received_at + timedelta(hours=step.after_hours)
+                    ),
                 )
                 for position, step in enumerate(steps)
             ],

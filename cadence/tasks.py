@@ -1,6 +1,7 @@
 """Thin tasks: each takes ids, calls a service, and is safe to deliver twice. A step runs on
 the ``calls`` queue (a text or a call follows its due time within a second); the
-scheduler's tick too, so a backlog of slow work never delays it."""
+scheduler's tick on ``default``, beside the scheduler, so a backlog on ``calls`` never
+delays the hand-over of what falls due next."""
 
 from __future__ import annotations
 

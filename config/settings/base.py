@@ -326,10 +326,9 @@ CELERY_TASK_ROUTES = {
     "texting.tasks.simulator_text_status_task": {"queue": "events"},
     "texting.tasks.simulator_text_reply_task": {"queue": "events"},
     "texting.tasks.text_send_task": {"queue": "calls"},
-    # The scheduler's ticks and what they hand over: due rows reach the provider within a
-    # second of their time, whatever backlog the `default` queue holds.
-    "texting.tasks.texts_due_task": {"queue": "calls"},
-    "cadence.tasks.steps_due_task": {"queue": "calls"},
+    # A follow-up step runs beside the texts and calls it makes. The scheduler's ticks stay
+    # on `default` (the worker that runs the scheduler), so a backlog on `calls` never
+    # delays the hand-over of what falls due next.
     "cadence.tasks.step_run_task": {"queue": "calls"},
     "calls.tasks.calls_hand_over_task": {"queue": "calls"},
     "calls.tasks.recording_store_task": {"queue": "transcription"},
@@ -414,18 +413,20 @@ CELERY_BEAT_SCHEDULE = {
 # The scheduler of due rows (appointment reminders, texts that waited for the morning,
 # follow-up steps): each tick hands over the rows falling due in the next two seconds with
 # an `eta` at their due time, so each reaches the provider within a second of its time;
-# the slower sweeps stay the safety net. DUE_SCHEDULER=false leaves the sweeps alone (the
-# bench's baseline).
-if env.bool("DUE_SCHEDULER", default=True):
-    CELERY_BEAT_SCHEDULE |= {
-        "texts-due": {
-            "task": "texting.tasks.texts_due_task",
-            "schedule": timedelta(seconds=env.float("DUE_TICK_SECONDS", default=1)),
-        },
-        "cadence-due": {
-            "task": "cadence.tasks.steps_due_task",
-            "schedule": timedelta(seconds=env.float("DUE_TICK_SECONDS", default=1)),
-        },
+# the slower sweeps stay the safety net. DUE_SCHEDULER=false (the bench's baseline) leaves
+# texts to their 10 s sweep and hands follow-up steps over as often as that sweep runs.
+DUE_SCHEDULER = env.bool("DUE_SCHEDULER", default=True)
+DUE_TICK = timedelta(seconds=env.float("DUE_TICK_SECONDS", default=1))
+CELERY_BEAT_SCHEDULE["cadence-due"] = {
+    "task": "cadence.tasks.steps_due_task",
+    "schedule": DUE_TICK
+    if DUE_SCHEDULER
+    else CELERY_BEAT_SCHEDULE["texts-sweep"]["schedule"],
+}
+if DUE_SCHEDULER:
+    CELERY_BEAT_SCHEDULE["texts-due"] = {
+        "task": "texting.tasks.texts_due_task",
+        "schedule": DUE_TICK,
     }
 
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work

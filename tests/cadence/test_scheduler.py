@@ -14,7 +14,7 @@ from cadence.models import PlannedStep, StepStatus
 from cadence.services import step_run, steps_hand_over_due
 from calls.models import Call, CallOrigin
 from core import handover
-from tests.cadence.conftest import lead_not_reached
+from tests.cadence.conftest import lead_not_reached, make_due
 from tests.scoring.factories import CallFactory
 from texting.models import Purpose, Text, TextStatus
 from texting.services import text_send, texts_hand_over_due, texts_to_lead
@@ -121,8 +121,10 @@ def test_a_step_is_handed_over_once_at_its_due_time_and_run_once(
 
 def test_a_step_whose_hand_over_was_lost_is_handed_over_again(world, account, handed):
     lead_not_reached(world, account)
-    steps_hand_over_due()
     first = PlannedStep.objects.get(account=account, position=0)
+    make_due(first)
+    steps_hand_over_due()
+    first.refresh_from_db()
     assert first.status == StepStatus.HANDED_OVER
     handed.clear()
 

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from cadence.models import Cadence, CadenceStep, Channel, PlannedStep, StepStatus
 from cadence.services import step_run, steps_hand_over_due
-from calls.models import Call, CallOrigin, CallStatus
+from calls.models import Call, CallOrigin, CallStatus, NoAgentPolicy
 from tests.cadence.conftest import (
     ANSWERS,
     LEAD,
@@ -35,8 +35,10 @@ def test_a_lead_not_reached_gets_the_default_plan_due_from_its_arrival(world, ac
 
     assert call.status == CallStatus.NOANSWER
     steps = list(PlannedStep.objects.filter(account=account).order_by("position"))
-    assert [(s.channel, s.due_at - call.received_at, s.status) for s in steps] == [
-        (Channel.TEXT, timedelta(0), StepStatus.PLANNED),
+    # The first "at once", a moment after the call's own text.
+    assert timedelta(seconds=10) <= steps[0].due_at - call.received_at
+    assert steps[0].due_at - call.received_at < timedelta(minutes=1)
+    assert [(s.channel, s.due_at - call.received_at, s.status) for s in steps[1:]] == [
         (Channel.CALL, timedelta(hours=DAY), StepStatus.PLANNED),
         (Channel.TEXT, timedelta(hours=3 * DAY), StepStatus.PLANNED),
         (Channel.CALL, timedelta(hours=7 * DAY), StepStatus.PLANNED),
@@ -51,6 +53,8 @@ def test_the_first_text_is_the_calls_own_not_reached_text_sent_once(
 ):
     lead_not_reached(world, account)
     first = PlannedStep.objects.get(account=account, position=0)
+    assert steps_hand_over_due() == 0  # due in a moment
+    make_due(first)
 
     steps_hand_over_due()
     assert [step_id for step_id, _ in handed] == [first.pk]
@@ -58,8 +62,26 @@ def test_the_first_text_is_the_calls_own_not_reached_text_sent_once(
         assert step_run(step_id=first.pk) == "skipped"
 
     first.refresh_from_db()
-    assert first.reason == "The call's 'lead not reached' text was sent already."
+    assert first.reason == "The call's own text was sent already."
     assert Text.objects.filter(purpose=Purpose.NOT_REACHED).count() == 1
+
+
+def test_a_lead_no_agent_took_gets_the_no_agent_text_and_no_not_reached_one(
+    world, handed
+):
+    account = dealer(agents=False)
+    account.dialing_settings.no_agent_policy = NoAgentPolicy.END
+    account.dialing_settings.save()
+    call = lead_not_reached(world, account)
+    first = PlannedStep.objects.get(account=account, position=0)
+    make_due(first)
+    steps_hand_over_due()
+
+    with world.capture(execute=True):
+        assert step_run(step_id=first.pk) == "skipped"
+
+    assert call.status == CallStatus.NOAGENT
+    assert list(Text.objects.values_list("purpose", flat=True)) == [Purpose.NO_AGENT]
 
 
 def test_a_lead_reached_or_an_account_without_a_cadence_gets_no_plan(world, account):
