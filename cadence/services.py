@@ -35,8 +35,11 @@ log = logging.getLogger(__name__)
 NOT_REACHED = frozenset(
     {CallStatus.NOANSWER, CallStatus.BUSY, CallStatus.FAILED, CallStatus.NOAGENT}
 )
-# The scheduler hands over the steps due within this; it ticks every second.
+# The scheduler hands over the steps due within this; it ticks every second. A step handed
+# over and still not run this long past its time is handed over again (run once all the
+# same, ``step_run``).
 LOOKAHEAD = timedelta(seconds=2)
+AGAIN_AFTER = timedelta(seconds=10)
 # A plan's first step waits this long after the call's end at least: the call's own text
 # (texting's, on the call's end) goes first, and the step then sees it.
 FIRST_AFTER = timedelta(seconds=10)
@@ -187,7 +190,7 @@ def _cadence_on(step: PlannedStep) -> bool:
 
 def steps_hand_over_due(*, now: datetime | None = None) -> int:
     """The scheduler's tick: the steps due within ``LOOKAHEAD`` (or overdue), and those
-    whose hand-over may have been lost (``core.handover.lost_before``), marked handed over
+    handed over and still not run ``AGAIN_AFTER`` past their time, marked handed over
     in one statement and handed to the broker to run at their due time. A refused
     hand-over is planned again for the next tick. How many were handed over."""
     now = now or timezone.now()
@@ -198,7 +201,8 @@ def steps_hand_over_due(*, now: datetime | None = None) -> int:
                 Q(status=StepStatus.PLANNED, due_at__lte=now + LOOKAHEAD)
                 | Q(
                     status=StepStatus.HANDED_OVER,
-                    handed_at__lt=handover.lost_before(now),
+                    due_at__lt=now - AGAIN_AFTER,
+                    handed_at__lt=now - AGAIN_AFTER,
                 )
             )
             .order_by("due_at")

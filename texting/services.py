@@ -500,31 +500,33 @@ def texts_sweep(*, now: datetime | None = None) -> int:
     return len(due)
 
 
-# The scheduler's tick (every second) hands over the texts due within this.
+# The scheduler's tick (every second) hands over the texts due within this, and again a
+# text still not sent this long past its time and its last hand-over (a hand-over lost
+# with a worker: sent once all the same, ``text_send``).
 LOOKAHEAD = timedelta(seconds=2)
+AGAIN_AFTER = timedelta(seconds=10)
 
 
 def texts_hand_over_due(*, now: datetime | None = None) -> int:
     """The scheduler's tick: the texts falling due within ``LOOKAHEAD`` that nothing hands
     over otherwise (stored for later: reminders, texts that waited for the morning; or
-    never handed over), marked first in one statement, then handed to the broker to be sent
-    at their due time. The sweep stays their safety net; a text handed over twice is sent
+    never handed over), and those still not sent ``AGAIN_AFTER`` past their time and their
+    last hand-over, marked first in one statement, then handed to the broker to be sent at
+    their due time. The sweep stays their safety net; a text handed over twice is sent
     once (``text_send``). How many were handed over."""
     now = now or timezone.now()
+    never = Q(dispatched_at__isnull=True) & (
+        # Not one its own commit hands over (due within HELD_BY_BROKER of being stored),
+        # unless that hand-over was lost.
+        Q(due_at__gt=F("created_at") + HELD_BY_BROKER)
+        | Q(created_at__lt=now - SWEEP_GRACE)
+    )
+    again = Q(due_at__lt=now - AGAIN_AFTER, dispatched_at__lt=now - AGAIN_AFTER)
     with transaction.atomic():
         due = list(
             Text.objects.select_for_update(skip_locked=True)
-            .filter(
-                status=TextStatus.SCHEDULED,
-                due_at__lte=now + LOOKAHEAD,
-                dispatched_at__isnull=True,
-            )
-            # Not one its own commit hands over (due within HELD_BY_BROKER of being
-            # stored), unless that hand-over was lost.
-            .filter(
-                Q(due_at__gt=F("created_at") + HELD_BY_BROKER)
-                | Q(created_at__lt=now - SWEEP_GRACE)
-            )
+            .filter(status=TextStatus.SCHEDULED, due_at__lte=now + LOOKAHEAD)
+            .filter(never | again)
             .order_by("due_at")
             .values_list("pk", "due_at")[:1000]
         )

@@ -119,7 +119,7 @@ def test_a_step_is_handed_over_once_at_its_due_time_and_run_once(
     assert Call.objects.filter(origin=CallOrigin.CADENCE).count() == 1
 
 
-def test_a_step_whose_hand_over_was_lost_is_handed_over_again(world, account, handed):
+def test_a_step_handed_over_and_not_run_is_handed_over_again(world, account, handed):
     lead_not_reached(world, account)
     first = PlannedStep.objects.get(account=account, position=0)
     make_due(first)
@@ -129,7 +129,21 @@ def test_a_step_whose_hand_over_was_lost_is_handed_over_again(world, account, ha
     handed.clear()
 
     assert steps_hand_over_due() == 0
-    later = timezone.now() + timedelta(hours=2)  # past the broker's visibility timeout
+    later = timezone.now() + timedelta(seconds=11)  # not run 10 s past its time
     PlannedStep.objects.exclude(pk=first.pk).update(due_at=later + timedelta(days=1))
     assert steps_hand_over_due(now=later) == 1
     assert [pk for pk, _ in handed] == [first.pk]
+
+
+def test_a_text_whose_hand_over_was_lost_is_handed_over_again_and_sent_once(
+    account, texts_handed
+):
+    lost = reminder(account, due_in=timedelta(milliseconds=500))
+    texts_hand_over_due()
+    later = timezone.now() + timedelta(seconds=11)
+
+    assert texts_hand_over_due(now=later) == 1  # still not sent 10 s past its time
+    clock.sleep(max(0.0, (lost.due_at - timezone.now()).total_seconds()))
+    assert [text_send(text_id=lost.pk) for _ in range(2)] == ["sent", "done"]
+    assert [text_id for text_id, _, _ in texts_handed] == [lost.pk, lost.pk]
+    assert texts_hand_over_due(now=later + timedelta(seconds=11)) == 0
