@@ -141,6 +141,8 @@ def test_a_call_step_goes_through_the_same_pipeline_and_plans_nothing_more(
         CallStatus.NOANSWER,
     )
     assert again.whisper.startswith("Follow-up call, step 2 of the cadence.")
+    # The cadence plans its own texts: texting sends none for the step's call.
+    assert Text.objects.filter(call=again).count() == 0
     assert PlannedStep.objects.filter(call=again).count() == 0
     assert PlannedStep.objects.filter(call=first).count() == 6
     # Run once: handed over again, it does nothing.
