@@ -417,16 +417,21 @@ CELERY_BEAT_SCHEDULE = {
 # texts to their 10 s sweep and hands follow-up steps over as often as that sweep runs.
 DUE_SCHEDULER = env.bool("DUE_SCHEDULER", default=True)
 DUE_TICK = timedelta(seconds=env.float("DUE_TICK_SECONDS", default=1))
+# A tick still queued when the next is sent is dropped, so a busy worker never works
+# through a backlog of them.
+_TICK_EXPIRES = {"expires": 2 * DUE_TICK.total_seconds()}
 CELERY_BEAT_SCHEDULE["cadence-due"] = {
     "task": "cadence.tasks.steps_due_task",
     "schedule": DUE_TICK
     if DUE_SCHEDULER
     else CELERY_BEAT_SCHEDULE["texts-sweep"]["schedule"],
+    "options": _TICK_EXPIRES,
 }
 if DUE_SCHEDULER:
     CELERY_BEAT_SCHEDULE["texts-due"] = {
         "task": "texting.tasks.texts_due_task",
         "schedule": DUE_TICK,
+        "options": _TICK_EXPIRES,
     }
 
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work
