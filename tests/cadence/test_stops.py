@@ -80,6 +80,12 @@ def test_a_text_opt_out_stops_the_cadence(world, account, receive):
     stopped_with(account, "The lead opted out of texts.")
 
 
+def test_a_reply_that_reads_like_an_opt_out_stops_the_cadence(world, account, receive):
+    lead_not_reached(world, account)
+    receive("Please don't text me anymore")
+    stopped_with(account, "The lead's reply may be an opt-out.")
+
+
 def test_a_managers_do_not_call_mark_stops_the_cadence_at_its_next_step(
     world, account, client, handed
 ):
