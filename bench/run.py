@@ -58,6 +58,12 @@ every figure printed next to a baseline measured in the same run:
    beside a busy dealer's burst of 2,000, its first dial p99 against the same leads alone;
    then with a pace of 5 calls/s, the most dials in any second and the quiet dealer's
    share.
+15. Due rows handed to the provider at their time (bench/due.py): BENCH_DUE_LEADS leads'
+   appointment reminders and follow-up steps falling due within BENCH_DUE_WINDOW seconds
+   of real time, on the Procfile's workers with the simulator, p50 and p99 of (handed to
+   the provider - due time) with the scheduler's one-second tick, against the same rows
+   with the 10 s sweep only. Not in the default run (twice its window: about 22 minutes
+   at 2,000 leads over ten minutes); ``BENCH_PARTS=15`` or ``all``.
 16. The dashboard with its appointment figures, speed numbers and leaderboard, and the
    day's appointments page, for an account with 100,000 calls and 20,000 appointments,
    in-process (bench/appointment_figures.py), against the dashboard's rollup figures alone
@@ -83,6 +89,7 @@ BENCH_FAIR_BURST, BENCH_FAIR_QUIET, BENCH_PACE, BENCH_PACE_BURST, BENCH_PACE_AGE
 BENCH_FAIR_WAIT (part 14's: 2000 leads, 60 leads at 1/s, 5 calls/s, 200 leads, 20 agents, 300 s),
 BENCH_APPOINTMENT_CALLS, BENCH_APPOINTMENTS, BENCH_APPOINTMENT_TIMES (part 16's: 100,000,
 20,000, 15),
+BENCH_DUE_LEADS and BENCH_DUE_WINDOW (part 15's: 2,000 leads over 600 s),
 BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench),
 BENCH_BEFORE (1 adds the runs of main before issue 22 that parts 1, 2 and 4a are set
 against, bench/before.py; off by default) and
@@ -110,6 +117,7 @@ from bench import (  # noqa: E402
     appointment_figures,
     before,
     dialing,
+    due,
     endpoints,
     export,
     fairness,
@@ -386,7 +394,7 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             report.add("3", [parse_row(t) for t in timings], [f"  {n}" for n in notes])
         if "5" in PARTS:  # in-process like part 3, before any server starts
             report.add("5", [hostile_row(t) for t in measure_hostile()])
-        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13", "14", "16"}:
+        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13", "14", "15", "16"}:
             step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
             prepare_database(env)
@@ -457,6 +465,20 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             export_rows, export_details = measure_export(env, processes)
             report.add("6", export_rows, export_details)
         processes.stop_all()
+        if "15" in PARTS:  # fresh workers for each of its two runs
+            step(
+                f"15 due rows: {due.COUNT:,} leads' reminders and follow-up steps due "
+                f"over {due.WINDOW:g} s, with the scheduler, then the 10 s sweep only"
+            )
+            due_rows, due_details = due.measure(
+                env,
+                python,
+                lambda mode: start_workers(
+                    {**mode, "SIMULATOR_TIME_SCALE": dialing.SCALE}, processes
+                ),
+                processes.stop_all,
+            )
+            report.add("15", [Row(*row) for row in due_rows], due_details)
         if "9" in PARTS:  # its own processes, database and Redis (the tests')
             step(
                 "9 recovery after faults: the fault tests and the overload (about fifteen minutes)"

@@ -35,6 +35,7 @@ class CallOrigin(models.TextChoices):
     LEAD = "lead", "Lead intake"
     CLICK_TO_CALL = "clicktocall", "Click to call"
     TEXT_REPLY = "text", "Text reply"  # the lead texted back asking for a call
+    CADENCE = "cadence", "Follow-up step"  # a step of the account's follow-up cadence
 
 
 class Call(models.Model):

@@ -1,7 +1,12 @@
 """The calls app's public services; they live in the call pipeline (``calls.pipeline``,
 whose docstring says which module holds what)."""
 
-from calls.pipeline.dispatch import attempt_dial, call_queue, call_setup
+from calls.pipeline.dispatch import (
+    attempt_dial,
+    call_again,
+    call_queue,
+    call_setup,
+)
 from calls.pipeline.events import call_event
 from calls.pipeline.fair import SetupPriority
 from calls.pipeline.records import call_recording_reissue, call_transcription_save
@@ -14,6 +19,7 @@ __all__ = [
     "agents_on_duty_hand_over",
     "attempt_dial",
     "attempt_settle",
+    "call_again",
     "call_cancel",
     "call_event",
     "call_queue",

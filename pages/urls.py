@@ -7,6 +7,7 @@ from django.urls import path
 from pages import (
     views,
     views_appointments,
+    views_cadence,
     views_coaching,
     views_consent,
     views_learnt,
@@ -40,6 +41,11 @@ urlpatterns = [
         "calls/<int:call_id>/spoken-revocation/<str:decision>",
         views_consent.call_spoken_revocation,
         name="call-spoken-revocation",
+    ),
+    path(
+        "calls/<int:call_id>/follow-up/stop",
+        views_cadence.call_cadence_stop,
+        name="call-cadence-stop",
     ),
     path(
         "calls/<int:call_id>/coaching/read",

@@ -38,6 +38,7 @@ from pages.filters import CallFilter
 from pages.forms import AppointmentForm, DashboardForm, ScoreForm, score_initial
 from pages.leaderboard import leaderboard
 from pages.views_consent import spoken_revocation_card
+from pages.views_cadence import cadence_card
 from pages.views_thread import thread_context
 from scoring.figures import dashboard_figures
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
@@ -287,6 +288,7 @@ def call_page_context(
         **_transcript_context(call),
         **thread_context(call=call, user=user),
         "told": _told(call=call, user=user),
+        "cadence_card": cadence_card(call=call, user=user),
         "appointment_card": appointment_card(
             call=call, user=user, form=appointment_form, problem=appointment_problem
         ),

@@ -33,6 +33,9 @@ FLOORS = {
     "consenting": 6,
     # handoff timers: a person must act on a lead (replies, callbacks, proposals, ...)
     "handoffs": 7,
+    # the follow-up cadence: steps for leads not reached, stopped by a reply, an
+    # appointment, an opt-out or a person; notify is its sibling
+    "cadence": 8,
     "notify": 8,  # the CRM write-back, alerts and reports read calls, scores and figures
     "pages": 9,  # the staff pages read every app; nothing imports them
     "backoffice": 9,  # reads every app; nothing imports it

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallOrigin
-from calls.services import call_queue
+from calls.services import call_again
 from consent.models import Source
 from consent.services import consent_give, consent_revoke, consent_texts_renew
 from core.logging import log_event, mask_phone
@@ -39,7 +39,6 @@ from texting.selectors import (
 )
 from texting.services import (
     MAX_BODY,
-    UNDER_WAY,
     log_on_commit,
     text_status_advance,
     text_store,
@@ -349,37 +348,11 @@ def _opt_in(
 def _call_back(call: Call) -> Call | None:
     """Queue a new call to the lead of ``call`` through the same pipeline, at once, unless
     one is under way already."""
-    under_way = Call.objects.filter(
-        account_id=call.account_id, phone=call.phone, status__in=UNDER_WAY
-    ).exists()
-    if under_way:
-        return None
     name = f"{call.first_name} {call.last_name}".strip() or "The lead"
-    return call_queue(
-        account=call.account,
-        phone=call.phone,
-        received_at=timezone.now(),
+    return call_again(
+        call=call,
         origin=CallOrigin.TEXT_REPLY,
-        team=call.team,
-        altid=call.altid,
-        source=call.source,
-        first_name=call.first_name,
-        last_name=call.last_name,
-        email=call.email,
-        call_notes=call.call_notes,
-        whisper=f"{name} texted back asking for a call. {call.whisper}".strip(),
-        lead_type=call.lead_type,
-        department=call.department,
-        called_on_make=call.called_on_make,
-        called_on_model=call.called_on_model,
-        called_on_year=call.called_on_year,
-        called_on_registration=call.called_on_registration,
-        called_on_summary=call.called_on_summary,
-        current_make=call.current_make,
-        current_model=call.current_model,
-        current_year=call.current_year,
-        current_registration=call.current_registration,
-        current_summary=call.current_summary,
+        why=f"{name} texted back asking for a call.",
     )
 
 

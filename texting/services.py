@@ -14,11 +14,17 @@ from typing import Any
 
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
+from django.db.models import F, Q
 from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call, CallStatus
-from core.handover import HELD_BY_BROKER, HandOver, to_hand_over
+from core.handover import (
+    HELD_BY_BROKER,
+    SWEEP_GRACE,
+    HandOver,
+    to_hand_over,
+)
 from core.logging import log_event, log_event_on_commit, mask_phone
 from core.sweeps import each
 from providers import messaging_for
@@ -305,6 +311,9 @@ def text_send(*, text_id: int) -> str:
             return "done"
         now = timezone.now()
         if text.due_at > now:
+            # Early (a clock ahead of the scheduler's): handed over again when due.
+            text.dispatched_at = None
+            text.save(update_fields=["dispatched_at"])
             return "not due"
         config = texting_settings_of(text.account)
         reason = _not_sendable(text, config)
@@ -488,4 +497,40 @@ def texts_sweep(*, now: datetime | None = None) -> int:
         .values_list("pk", flat=True)[:1000]
     )
     each(sweep="texts", items=due, handle=text_hand_over)
+    return len(due)
+
+
+# The scheduler's tick (every second) hands over the texts due within this, and again a
+# text still not sent this long past its time and its last hand-over (a hand-over lost
+# with a worker: sent once all the same, ``text_send``).
+LOOKAHEAD = timedelta(seconds=2)
+AGAIN_AFTER = timedelta(seconds=10)
+
+
+def texts_hand_over_due(*, now: datetime | None = None) -> int:
+    """The scheduler's tick: the texts falling due within ``LOOKAHEAD`` that nothing hands
+    over otherwise (stored for later: reminders, texts that waited for the morning; or
+    never handed over), and those still not sent ``AGAIN_AFTER`` past their time and their
+    last hand-over, marked first in one statement, then handed to the broker to be sent at
+    their due time. The sweep stays their safety net; a text handed over twice is sent
+    once (``text_send``). How many were handed over."""
+    now = now or timezone.now()
+    never = Q(dispatched_at__isnull=True) & (
+        # Not one its own commit hands over (due within HELD_BY_BROKER of being stored),
+        # unless that hand-over was lost.
+        Q(due_at__gt=F("created_at") + HELD_BY_BROKER)
+        | Q(created_at__lt=now - SWEEP_GRACE)
+    )
+    again = Q(due_at__lt=now - AGAIN_AFTER, dispatched_at__lt=now - AGAIN_AFTER)
+    with transaction.atomic():
+        due = list(
+            Text.objects.select_for_update(skip_locked=True)
+            .filter(status=TextStatus.SCHEDULED, due_at__lte=now + LOOKAHEAD)
+            .filter(never | again)
+            .order_by("due_at")
+            .values_list("pk", "due_at")[:1000]
+        )
+        Text.objects.filter(pk__in=[pk for pk, _ in due]).update(dispatched_at=now)
+    for pk, due_at in due:
+        text_hand_over(pk, eta=max(due_at, now))
     return len(due)

@@ -38,6 +38,18 @@ def texts_sweep_task() -> int:
     return count
 
 
+@shared_task(acks_late=True)
+@one_at_a_time(skipped=0)
+def texts_due_task() -> int:
+    """The scheduler's tick: hand over the texts falling due in the next moments."""
+    from texting.services import texts_hand_over_due
+
+    count = texts_hand_over_due()
+    if count:
+        log_event(log, "texting.handed_over", texts=count)
+    return count
+
+
 @shared_task(**RETRY_WHILE_DOWN)
 def simulator_text_status_task(*, text_id: int, status: str) -> bool:
     """A simulated delivery status, through the same service as Twilio's callbacks."""

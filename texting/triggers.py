@@ -34,7 +34,10 @@ def on_call_queued(sender: type, call: Call, **kwargs: object) -> None:
 
 
 def on_call_finished(sender: type, call: Call, **kwargs: object) -> None:
-    """The lead was not reached after the last attempt, or no agent took the call."""
+    """The lead was not reached after the last attempt, or no agent took the call. Not
+    for a follow-up step's call: the account's cadence plans its own texts."""
+    if call.origin == CallOrigin.CADENCE:
+        return
     if call.status in NOT_REACHED:
         _record(call, Purpose.NOT_REACHED)
         automatic_touch.send(sender=Call, call=call, purpose=Purpose.NOT_REACHED)

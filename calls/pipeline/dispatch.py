@@ -88,6 +88,50 @@ def call_queue(
     return call
 
 
+# The lead fields a call made again for the same lead copies from the call before.
+LEAD_FIELDS = (
+    "altid",
+    "source",
+    "first_name",
+    "last_name",
+    "email",
+    "call_notes",
+    "lead_type",
+    "department",
+    "called_on_make",
+    "called_on_model",
+    "called_on_year",
+    "called_on_registration",
+    "called_on_summary",
+    "current_make",
+    "current_model",
+    "current_year",
+    "current_registration",
+    "current_summary",
+)
+UNDER_WAY = (CallStatus.QUEUED, CallStatus.DIALING)
+
+
+def call_again(*, call: Call, origin: str, why: str) -> Call | None:
+    """Queue a new call to the lead of ``call`` through the same pipeline, at once (a
+    lead's "call me" reply, a follow-up step), with its lead's fields and ``why`` before
+    its whisper; None when one is under way for the lead already."""
+    under_way = Call.objects.filter(
+        account_id=call.account_id, phone=call.phone, status__in=UNDER_WAY
+    ).exists()
+    if under_way:
+        return None
+    return call_queue(
+        account=call.account,
+        phone=call.phone,
+        received_at=timezone.now(),
+        origin=origin,
+        team=call.team,
+        whisper=f"{why} {call.whisper}".strip(),
+        **{field: getattr(call, field) for field in LEAD_FIELDS},
+    )
+
+
 def call_setup(*, call_id: int) -> None:
     """Start a round for a due queued call: offer it to the available agents. Safe to run twice."""
     now = timezone.now()

@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "emails",
     "consenting",
     "handoffs",
+    "cadence",
     "notify",
     "pages",
     "core",
@@ -348,6 +349,10 @@ CELERY_TASK_ROUTES = {
     "texting.tasks.simulator_text_status_task": {"queue": "events"},
     "texting.tasks.simulator_text_reply_task": {"queue": "events"},
     "texting.tasks.text_send_task": {"queue": "calls"},
+    # A follow-up step runs beside the texts and calls it makes. The scheduler's ticks stay
+    # on `default` (the worker that runs the scheduler), so a backlog on `calls` never
+    # delays the hand-over of what falls due next.
+    "cadence.tasks.step_run_task": {"queue": "calls"},
     "calls.tasks.calls_hand_over_task": {"queue": "calls"},
     "calls.tasks.recording_store_task": {"queue": "transcription"},
     "insights.tasks.transcription_task": {"queue": "transcription"},

@@ -93,6 +93,30 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
+# The scheduler of due rows (appointment reminders, texts that waited for the morning,
+# follow-up steps): each tick hands over the rows falling due in the next two seconds with
+# an `eta` at their due time, so each reaches the provider within a second of its time;
+# the slower sweeps stay the safety net. DUE_SCHEDULER=false (the bench's baseline) leaves
+# texts to their 10 s sweep and hands follow-up steps over as often as that sweep runs.
+DUE_SCHEDULER = env.bool("DUE_SCHEDULER", default=True)
+DUE_TICK = timedelta(seconds=env.float("DUE_TICK_SECONDS", default=1))
+# A tick still queued when the next is sent is dropped, so a busy worker never works
+# through a backlog of them.
+_TICK_EXPIRES = {"expires": 2 * DUE_TICK.total_seconds()}
+CELERY_BEAT_SCHEDULE["cadence-due"] = {
+    "task": "cadence.tasks.steps_due_task",
+    "schedule": DUE_TICK
+    if DUE_SCHEDULER
+    else CELERY_BEAT_SCHEDULE["texts-sweep"]["schedule"],
+    "options": _TICK_EXPIRES,
+}
+if DUE_SCHEDULER:
+    CELERY_BEAT_SCHEDULE["texts-due"] = {
+        "task": "texting.tasks.texts_due_task",
+        "schedule": DUE_TICK,
+        "options": _TICK_EXPIRES,
+    }
+
 # Sent by every worker each time it (re)connects to the broker (config/celery.py), so work
 # left to the sweeps during a broker outage is handed over the moment it is back.
 SWEEPS_ON_CONNECT = [
