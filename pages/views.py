@@ -37,8 +37,8 @@ from pages.appointments import appointment_card
 from pages.filters import CallFilter
 from pages.forms import AppointmentForm, DashboardForm, ScoreForm, score_initial
 from pages.leaderboard import leaderboard
-from pages.views_consent import spoken_revocation_card
 from pages.views_cadence import cadence_card
+from pages.views_consent import spoken_revocation_card
 from pages.views_thread import thread_context
 from scoring.figures import dashboard_figures
 from scoring.models import CATEGORY_SLOTS, RevisionKind, Score, Scorecard
