@@ -312,9 +312,6 @@ def test_leads_go_on_while_hosts_are_lost(network, tenant, settings, tmp_path):
     faults.start()
     with ThreadPoolExecutor(max_workers=8) as pool:
         answers = list(pool.map(send, range(LEADS)))
-    faults.join(timeout=CUT_SECONDS + span + 60)
-    assert faults.error is None, faults.error
-    assert not faults.is_alive()
 
     accepted = [json.loads(body)["leadId"] for status, body in answers if status == 200]
     refused = [(status, body[:200]) for status, body in answers if status != 200]
@@ -342,6 +339,10 @@ def test_leads_go_on_while_hosts_are_lost(network, tenant, settings, tmp_path):
         process=worker,
     )
     transcripts_done = time.monotonic()
+    # The cut host back on the network (what it held may run again there: once only).
+    faults.join(timeout=CUT_SECONDS + span + 60)
+    assert faults.error is None, faults.error
+    assert not faults.is_alive()
     events = WebhookEvent.objects.filter(subject__in=[f"call:{pk}" for pk in call_ids])
     wait_for(
         lambda: (
