@@ -170,7 +170,7 @@ class RedisGroup:
         server = shutil.which("redis-server") or "/usr/bin/redis-server"
         self.primary, self.replica = network.host("redis1"), network.host("redis2")
         for host in (self.primary, self.replica):
-            line = f"{server} --port 6379 --bind {host.address} --protected-mode no --save '' --appendonly no"
+            line = f"{server} --port 6379 --bind {host.address} --protected-mode no --save '' --appendonly no --dir {network.logs}"
             if host is self.replica:
                 line += f" --replicaof {self.primary.address} 6379"
             host.start("redis", line, dict(os.environ))

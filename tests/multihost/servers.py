@@ -4,9 +4,12 @@
   its address, writing each POST it takes as a line of JSON (path, body) to a file;
 - ``stt``: a speech-to-text server speaking OpenAI's shapes (``/v1/audio/transcriptions``,
   verbose_json), what ``TRANSCRIPTION_BACKEND=remote`` calls: a few fixed segments per
-  channel, so transcription costs the test nothing but the round trip.
+  channel after ``STT_SECONDS`` (a GPU's time for a channel: a transcription takes a while,
+  so a host cut off is caught holding one), and no CPU;
+- ``mail``: the dealer's CRM mail server (aiosmtpd), writing each message it takes as a
+  line of JSON (recipients, the message as text) to a file.
 
-Standard library only: ``python -m tests.multihost.servers receiver|stt ADDRESS PORT DIR``.
+No Django: ``python -m tests.multihost.servers receiver|stt|mail ADDRESS PORT DIR``.
 """
 
 from __future__ import annotations
@@ -16,9 +19,12 @@ import ssl
 import subprocess
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+STT_SECONDS = 1.0
 
 
 class _Quiet(BaseHTTPRequestHandler):
@@ -89,6 +95,7 @@ def stt(address: str, port: int, directory: Path) -> None:
                 if b'name="language"' not in body:  # which language is spoken
                     answer: dict[str, Any] = {"language": "english", "text": "..."}
                 else:
+                    time.sleep(STT_SECONDS)
                     answer = {
                         "task": "transcribe",
                         "language": "english",
@@ -119,6 +126,23 @@ def stt(address: str, port: int, directory: Path) -> None:
     serve(ThreadingHTTPServer((address, port), Handler))
 
 
+def mail(address: str, port: int, directory: Path) -> None:
+    from aiosmtpd.controller import Controller
+
+    received = (directory / "mail.jsonl").open("a")
+
+    class Handler:
+        async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+            line = {"to": list(envelope.rcpt_tos), "message": envelope.content.decode()}
+            received.write(json.dumps(line) + "\n")
+            received.flush()
+            return "250 Message accepted for delivery"
+
+    Controller(Handler(), hostname=address, port=port).start()
+    print("serving", flush=True)
+    threading.Event().wait()
+
+
 def serve(server: ThreadingHTTPServer) -> None:
     server.daemon_threads = True
     print("serving", flush=True)
@@ -127,4 +151,6 @@ def serve(server: ThreadingHTTPServer) -> None:
 
 if __name__ == "__main__":
     kind, address, port, directory = sys.argv[1:5]
-    {"receiver": receiver, "stt": stt}[kind](address, int(port), Path(directory))
+    {"receiver": receiver, "stt": stt, "mail": mail}[kind](
+        address, int(port), Path(directory)
+    )
