@@ -23,7 +23,7 @@ from typing import Any
 
 import redis
 
-from tests.processes import BIN, ROOT, Process, TcpProxy, wait_for
+from tests.processes import BIN, Process, TcpProxy, wait_for
 
 
 def ip(*args: str, namespace: str | None = None) -> None:
@@ -105,12 +105,6 @@ class Host:
 
     def mend(self) -> None:
         ip("link", "set", "eth0", "up", namespace=self.namespace)
-
-    def stop(self) -> None:
-        for process in self.processes.values():
-            with contextlib.suppress(Exception):
-                process.stop()
-        self.kill()
 
 
 class Network:
@@ -233,6 +227,3 @@ def haproxy(host: Host, backends: list[Host], port: int) -> str:
 
 def service_path(env: dict[str, str]) -> str:
     return f"{BIN}:{env.get('PATH', os.environ['PATH'])}"
-
-
-__all__ = ["ROOT", "Host", "Network", "RedisGroup", "can_build_hosts", "haproxy"]

@@ -43,6 +43,7 @@ import re
 import threading
 import time
 import urllib.parse
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from email.message import EmailMessage
 from typing import Any
@@ -113,11 +114,16 @@ def network(tmp_path):
 
 
 def s3_environment() -> dict[str, str]:
-    """The hook for shared media storage: empty until the S3 settings exist on this branch
-    (``MEDIA_STORAGE``); then an S3 server host's address goes here."""
-    if not hasattr(django_settings, "MEDIA_STORAGE"):
-        return {}
-    return {}  # pragma: no cover - filled in with the S3 storage's settings
+    """The hook for shared media storage: nothing while this branch has no S3 settings
+    (``MEDIA_STORAGE``), the hosts sharing one file system instead. Once they exist, an S3
+    server host (moto's server mode) starts beside the others and its URL and bucket go
+    here, so recordings cross hosts as in production."""
+    if hasattr(django_settings, "MEDIA_STORAGE"):
+        warnings.warn(
+            "MEDIA_STORAGE exists: give the hosts an S3 server (s3_environment)",
+            stacklevel=2,
+        )
+    return {}
 
 
 def listening(address: str, port: int) -> bool:
