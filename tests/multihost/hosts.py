@@ -119,6 +119,9 @@ class Network:
         self.address = f"{self.subnet}.1"
         self.hosts: dict[str, Host] = {}
         self.relays: list[TcpProxy] = []
+        self._remove_namespaces()  # an earlier run's of the same name, killed outright
+        with contextlib.suppress(subprocess.CalledProcessError):
+            ip("link", "del", self.bridge)
         ip("link", "add", self.bridge, "type", "bridge")
         ip("addr", "add", f"{self.address}/24", "dev", self.bridge)
         ip("link", "set", self.bridge, "up")
@@ -140,11 +143,25 @@ class Network:
                 host.kill()
         for relay in self.relays:
             relay.down()
-        for host in self.hosts.values():
-            with contextlib.suppress(subprocess.CalledProcessError):
-                ip("netns", "del", host.namespace)
+        self._remove_namespaces()
         with contextlib.suppress(subprocess.CalledProcessError):
             ip("link", "del", self.bridge)
+
+    def _remove_namespaces(self) -> None:
+        """Every namespace of this run's name, a half-built one too, with what runs in it."""
+        listed = subprocess.run(
+            ["ip", "netns", "list"], capture_output=True, text=True, check=True
+        )
+        for namespace in (line.split()[0] for line in listed.stdout.splitlines()):
+            if namespace.startswith(f"{self.tag}-"):
+                found = subprocess.run(
+                    ["ip", "netns", "pids", namespace], capture_output=True, text=True
+                )
+                for pid in found.stdout.split():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
+                with contextlib.suppress(subprocess.CalledProcessError):
+                    ip("netns", "del", namespace)
 
 
 def answers(address: str, port: int) -> bool:
