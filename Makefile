@@ -20,7 +20,7 @@ SERVE := exec env PATH="$(CURDIR)/$(BIN):$$PATH" SIMULATOR_TIME_SCALE=$(SIMULATO
 	CELERY_WORKER_CONCURRENCY=2 $(BIN)/python -m config.serve start
 
 .DEFAULT_GOAL := help
-.PHONY: help install browser services run serve worker test lint fmt bench migrate schema screenshots
+.PHONY: help install browser services run serve worker test multihost lint fmt bench migrate schema screenshots
 
 help: ## List the commands
 	@# Two passes over the targets: the first finds the longest name, the column's width.
@@ -79,6 +79,14 @@ test: install browser services ## Run the whole suite against PostgreSQL and Red
 	@mkdir -p $(SQLITE_DIR)
 	DATABASE_URL=sqlite:///$(SQLITE_DIR)/db.sqlite3 TEST_DATABASE_NAME=$(SQLITE_DIR)/test.sqlite3 \
 		$(BIN)/pytest -p no:xdist --create-db -m "not slow" $(SQLITE_TESTS)
+
+# Hosts built with network namespaces on a private bridge (tests/multihost/): two web hosts
+# behind haproxy, two calls workers, the default+webhooks worker, two transcription hosts,
+# Redis with a replica and three sentinels; machines lost while leads arrive. Root only;
+# a few minutes. Each fault's recovery goes to FAULT_RECOVERY_LOG when it is set.
+multihost: install services ## Run the several-machines fault test (root: network namespaces, haproxy)
+	@command -v haproxy >/dev/null || (apt-get install -y -qq haproxy || (apt-get update -qq && apt-get install -y -qq haproxy))
+	$(BIN)/pytest -p no:xdist -m multihost tests/multihost $(PYTEST_ARGS)
 
 lint: install ## The pre-commit hooks on every file (ruff, django-upgrade, djLint, whitespace), then mypy
 	@# Nothing may be changed by them: a fix they make is a check that failed.

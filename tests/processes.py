@@ -193,9 +193,14 @@ class TcpProxy:
     cuts every proxied connection and refuses new ones, ``up()`` accepts again on the same
     port. Points a process at a server (PostgreSQL) that other tests keep using untouched."""
 
-    def __init__(self, target_port: int) -> None:
+    def __init__(
+        self, target_port: int, *, address: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        """``address``/``port``: where it listens (default: loopback, a free port); the
+        multi-host test listens on its bridge's address, for the hosts behind it."""
         self.target = ("127.0.0.1", target_port)
-        self.port = free_port()
+        self.address = address
+        self.port = port or free_port()
         self._lock = threading.Lock()
         self._sockets: set[socket.socket] = set()
         self._listener: socket.socket | None = None
@@ -203,7 +208,7 @@ class TcpProxy:
     def up(self) -> None:
         listener = socket.socket()
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind(("127.0.0.1", self.port))
+        listener.bind((self.address, self.port))
         listener.listen(128)
         self._listener = listener
         threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
