@@ -14,9 +14,9 @@ Procfile's commands as written:
 - PostgreSQL: this machine's own server (the test database), reached by the hosts through
   a relay on the bridge's address.
 
-Recordings are files under one ``MEDIA_ROOT`` that every host shares here (one file
-system); shared S3 storage replaces it once ``MEDIA_STORAGE`` exists (then point the hosts
-at an S3 server host: ``s3_environment`` below is the hook).
+- ``s3``: the media store, moto's S3 server (``MEDIA_STORAGE=s3``): recordings are stored
+  by the ``transcription`` hosts and read back by whichever of them transcribes, as in
+  production; nothing is written under ``MEDIA_ROOT``.
 
 While leads arrive at the balancer: ``web1`` is killed, ``calls1`` is killed, ``tx1`` is
 cut off the network for a minute, and the Redis primary is killed (the sentinels promote
@@ -43,13 +43,11 @@ import re
 import threading
 import time
 import urllib.parse
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from email.message import EmailMessage
 from typing import Any
 
 import pytest
-from django.conf import settings as django_settings
 from django.db import connection
 
 from calls.models import Call, CallAttempt, CallStatus, Leg, Recording, RecordingStatus
@@ -113,17 +111,46 @@ def network(tmp_path):
         built.remove()
 
 
-def s3_environment() -> dict[str, str]:
-    """The hook for shared media storage: nothing while this branch has no S3 settings
-    (``MEDIA_STORAGE``), the hosts sharing one file system instead. Once they exist, an S3
-    server host (moto's server mode) starts beside the others and its URL and bucket go
-    here, so recordings cross hosts as in production."""
-    if hasattr(django_settings, "MEDIA_STORAGE"):
-        warnings.warn(
-            "MEDIA_STORAGE exists: give the hosts an S3 server (s3_environment)",
-            stacklevel=2,
+S3_PORT = 5000
+S3_KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+
+
+class MediaStore:
+    """moto's S3 server on a host of its own, with the service's bucket."""
+
+    BUCKET = "leadcall-media"
+
+    def __init__(self, network: Network) -> None:
+        import boto3
+
+        host = network.host("s3")
+        self.url = f"http://{host.address}:{S3_PORT}"
+        command = f"{BIN / 'python'} -m moto.server -H {host.address} -p {S3_PORT}"
+        process = host.start("s3", command, dict(os.environ))
+        wait_for(
+            functools.partial(listening, host.address, S3_PORT),
+            normal=3,
+            what="the S3 server",
+            process=process,
         )
-    return {}
+        self.client = boto3.client(
+            "s3", endpoint_url=self.url, region_name="us-east-1", **S3_KEYS
+        )
+        self.client.create_bucket(Bucket=self.BUCKET)
+
+    def environment(self) -> dict[str, str]:
+        return {
+            "MEDIA_STORAGE": "s3",
+            "MEDIA_S3_BUCKET": self.BUCKET,
+            "MEDIA_S3_ENDPOINT_URL": self.url,
+            "MEDIA_S3_REGION": "us-east-1",
+            "MEDIA_S3_ACCESS_KEY_ID": S3_KEYS["aws_access_key_id"],
+            "MEDIA_S3_SECRET_ACCESS_KEY": S3_KEYS["aws_secret_access_key"],
+        }
+
+    def keys(self) -> set[str]:
+        listed = self.client.list_objects_v2(Bucket=self.BUCKET)
+        return {item["Key"] for item in listed.get("Contents", [])}
 
 
 def listening(address: str, port: int) -> bool:
@@ -145,6 +172,7 @@ class Service:
         db = connection.settings_dict
         database = network.relay(int(db["PORT"] or 5432))
         self.redis = RedisGroup(network)
+        self.media = MediaStore(network)
         hooks, stt, mail = (network.host(n) for n in ("hooks", "stt", "mail"))
         plain = dict(os.environ)
         for kind, host in (("receiver", hooks), ("stt", stt), ("mail", mail)):
@@ -177,7 +205,7 @@ class Service:
             DJANGO_ALLOWED_HOSTS=PUBLIC_NAME,
             GUNICORN_ACCESSLOG="",
             CELERY_BEAT_SCHEDULE_FILE=str(tmp_path / "celerybeat-schedule"),
-            **s3_environment(),
+            **self.media.environment(),
             **FAST_CALLS,
         )
         env["PATH"] = service_path(env)
@@ -452,6 +480,10 @@ def test_leads_go_on_while_hosts_are_lost(network, tenant, settings, tmp_path):
         events.filter(type="transcription_ready").values_list("subject", flat=True)
     )
     assert ready == {f"call:{pk}": 1 for pk in call_ids}
+    # Every recording in the shared store, stored by one host and read by another's work.
+    recordings = Recording.objects.filter(call_id__in=call_ids).exclude(audio="")
+    assert recordings.count() == len(call_ids)
+    assert set(recordings.values_list("audio", flat=True)) <= service.media.keys()
     # Every event reached the integrator, none twice.
     received = collections.Counter(e["id"] for e in service.deliveries())
     sent = set(events.values_list("public_id", flat=True))
