@@ -11,10 +11,12 @@ one line for each other part (the HTML, an attachment) with its type and size.
 
 from __future__ import annotations
 
+import logging
 import smtplib
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from email.header import decode_header, make_header
 from email.message import Message
@@ -27,6 +29,10 @@ from anymail.exceptions import (
 )
 from django.core.mail import EmailMessage, EmailMultiAlternatives
 from django.core.mail.backends.base import BaseEmailBackend
+from django.utils import timezone
+
+from core.handover import HELD_BY_BROKER
+from core.logging import log_event
 
 RULE = "=" * 72
 # What a send through Django's backends raises when it did not go: a mail server or a
@@ -126,3 +132,77 @@ def retry_wait(
     """The wait before the next try of a send after ``tries`` failed ones: ``first``
     seconds, doubled each time, at most ``longest``."""
     return timedelta(seconds=min(longest, first * 2 ** max(0, tries - 1)))
+
+
+# Waits between tries: 10 s, 20 s, 40 s, ... at most an hour; given up after MAX_TRIES.
+FIRST_WAIT = 10.0
+LONGEST_WAIT = 3600.0
+MAX_TRIES = 12
+
+
+@dataclass(frozen=True)
+class MailOutbox:
+    """A table of e-mails workers send (notify's messages to staff, emails' to leads): how
+    a row, once claimed (``sending``, its try counted), is sent, and how a failed try is
+    tried again or given up. Each row has ``status``, ``status_at``, ``sent_at``,
+    ``due_at``, ``dispatched_at``, ``attempts`` and ``error``."""
+
+    log: logging.Logger
+    event: str  # the log events' prefix: "notify", "emails"
+    key: str  # the row's id in the log events: "message_id", "email_id"
+    waiting: str  # the status of a row waiting for its (next) try
+    hand_over: Callable[..., object]  # (pk, countdown=seconds): a try due soon
+
+    def send(self, row: Any, email: Callable[[], EmailMessage], **fields: Any) -> str:
+        """Send ``email()`` for the claimed ``row``; ``fields`` go to the log event."""
+        try:
+            email().send(fail_silently=False)
+        except SEND_ERRORS as error:
+            return self.failed(row, error)
+        except Exception as error:  # one that cannot be built: the next try is the same
+            return self.failed(row, error, for_good=True)
+        now = timezone.now()
+        type(row).objects.filter(pk=row.pk).update(
+            status="sent", sent_at=now, status_at=now, error=""
+        )
+        ids = {self.key: row.pk}
+        log_event(self.log, f"{self.event}.sent", **ids, **fields, tries=row.attempts)
+        return "sent"
+
+    def failed(self, row: Any, error: Exception, *, for_good: bool = False) -> str:
+        """A failed try: final for a refusal, a row that cannot be built or the last try;
+        else waiting again (handed to the broker now when its wait is short)."""
+        now = timezone.now()
+        rows = type(row).objects.filter(pk=row.pk)
+        reason = f"{type(error).__name__}: {error}"[:2000]
+        ids = {self.key: row.pk, "tries": row.attempts}
+        # Only the error's type is logged: its text may quote an address (on the row only).
+        if for_good or refused_for_good(error) or row.attempts >= MAX_TRIES:
+            rows.update(status="failed", status_at=now, error=reason)
+            log_event(
+                self.log,
+                f"{self.event}.failed",
+                level=logging.WARNING,
+                **ids,
+                error=type(error).__name__,
+            )
+            return "failed"
+        wait = retry_wait(row.attempts, first=FIRST_WAIT, longest=LONGEST_WAIT)
+        rows.update(
+            status=self.waiting,
+            status_at=now,
+            due_at=now + wait,
+            dispatched_at=None,  # marked once handed over with its countdown, if soon
+            error=reason,
+        )
+        log_event(
+            self.log,
+            f"{self.event}.retry",
+            level=logging.WARNING,
+            **ids,
+            wait=wait.total_seconds(),
+            error=type(error).__name__,
+        )
+        if wait <= HELD_BY_BROKER:
+            self.hand_over(row.pk, countdown=wait.total_seconds())
+        return "retry"

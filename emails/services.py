@@ -31,7 +31,7 @@ from consent.selectors import emails_revocation
 from consent.services import consent_revoke
 from core.handover import HELD_BY_BROKER, REFUSED, HandOver, to_hand_over
 from core.logging import log_event, log_event_on_commit
-from core.mail import SEND_ERRORS, refused_for_good, retry_wait
+from core.mail import MAX_TRIES, MailOutbox
 from core.sweeps import each
 from core.text import one_line
 from emails.models import EmailSettings, EmailStatus, LeadEmail, Purpose
@@ -49,9 +49,13 @@ lead_email_hand_over = HandOver(
     ),
 )
 
-FIRST_WAIT = 10.0  # seconds, doubled after each failed try, at most LONGEST_WAIT
-LONGEST_WAIT = 3600.0
-MAX_TRIES = 12
+outbox = MailOutbox(
+    log=log,
+    event="emails",
+    key="email_id",
+    waiting=EmailStatus.QUEUED,
+    hand_over=lead_email_hand_over,
+)
 # An e-mail "sending" this long lost its worker mid-send: tried again under the same
 # Message-ID (a mail server that took it once may drop the copy), as notify does.
 SENDING_LOST_AFTER = timedelta(minutes=5)
@@ -216,28 +220,7 @@ def lead_email_send(*, email_id: int) -> str:
         email.attempts += 1
         email.message_id = email.message_id or message_id_header(email)
         email.save(update_fields=["status", "status_at", "attempts", "message_id"])
-    try:
-        lead_email_message(email).send(fail_silently=False)
-    except SEND_ERRORS as error:
-        return _failed(email, error)
-    except (
-        Exception
-    ) as error:  # an e-mail that cannot be built: the next try is the same
-        return _failed(email, error, for_good=True)
-    LeadEmail.objects.filter(pk=email.pk).update(
-        status=EmailStatus.SENT,
-        sent_at=timezone.now(),
-        status_at=timezone.now(),
-        error="",
-    )
-    log_event(
-        log,
-        "emails.sent",
-        email_id=email.pk,
-        purpose=email.purpose,
-        tries=email.attempts,
-    )
-    return "sent"
+    return outbox.send(email, lambda: lead_email_message(email), purpose=email.purpose)
 
 
 def _not_sendable(email: LeadEmail) -> str:
@@ -247,46 +230,6 @@ def _not_sendable(email: LeadEmail) -> str:
     if emails_revocation(account_id=email.account_id, email=email.to_email):
         return "The lead opted out of the account's e-mails before it was sent."
     return ""
-
-
-def _failed(email: LeadEmail, error: Exception, *, for_good: bool = False) -> str:
-    now = timezone.now()
-    reason = f"{type(error).__name__}: {error}"[:2000]
-    if for_good or refused_for_good(error) or email.attempts >= MAX_TRIES:
-        LeadEmail.objects.filter(pk=email.pk).update(
-            status=EmailStatus.FAILED, status_at=now, error=reason
-        )
-        log_event(
-            log,
-            "emails.failed",
-            level=logging.WARNING,
-            email_id=email.pk,
-            tries=email.attempts,
-            error=type(
-                error
-            ).__name__,  # the text may quote the address: on the row only
-        )
-        return "failed"
-    wait = retry_wait(email.attempts, first=FIRST_WAIT, longest=LONGEST_WAIT)
-    LeadEmail.objects.filter(pk=email.pk).update(
-        status=EmailStatus.QUEUED,
-        status_at=now,
-        due_at=now + wait,
-        dispatched_at=None,  # marked once handed over with its countdown, if soon
-        error=reason,
-    )
-    log_event(
-        log,
-        "emails.retry",
-        level=logging.WARNING,
-        email_id=email.pk,
-        tries=email.attempts,
-        wait=wait.total_seconds(),
-        error=type(error).__name__,
-    )
-    if wait <= HELD_BY_BROKER:
-        lead_email_hand_over(email.pk, countdown=wait.total_seconds())
-    return "retry"
 
 
 def lead_email_send_again(*, email: LeadEmail) -> bool:

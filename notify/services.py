@@ -19,9 +19,9 @@ from django.utils import timezone
 
 from accounts.models import Account
 from calls.models import Call
-from core.handover import HELD_BY_BROKER, REFUSED, HandOver, to_hand_over
-from core.logging import log_event, log_event_on_commit
-from core.mail import SEND_ERRORS, refused_for_good, retry_wait
+from core.handover import REFUSED, HandOver, to_hand_over
+from core.logging import log_event_on_commit
+from core.mail import MAX_TRIES, MailOutbox
 from core.sweeps import each
 from core.text import one_line
 from notify.models import Channel, Message, MessageStatus
@@ -38,10 +38,13 @@ message_hand_over = HandOver(
     ),
 )
 
-# Waits between tries: 10 s, 20 s, 40 s, ... at most an hour; given up after MAX_TRIES.
-FIRST_WAIT = 10.0
-LONGEST_WAIT = 3600.0
-MAX_TRIES = 12
+outbox = MailOutbox(
+    log=log,
+    event="notify",
+    key="message_id",
+    waiting=MessageStatus.PENDING,
+    hand_over=message_hand_over,
+)
 # A message "sending" this long lost its worker mid-send: it is tried again, under the
 # same Message-ID, so a mail server or CRM that saw it once can drop the copy.
 SENDING_LOST_AFTER = timedelta(minutes=5)
@@ -153,67 +156,7 @@ def message_send(*, message_id: int) -> str:
         message.status, message.status_at = MessageStatus.SENDING, now
         message.attempts += 1
         message.save(update_fields=["status", "status_at", "attempts"])
-    try:
-        message_email(message).send(fail_silently=False)
-    except SEND_ERRORS as error:
-        return _failed(message, error)
-    except (
-        Exception
-    ) as error:  # a message that cannot be built: the next try is the same
-        return _failed(message, error, for_good=True)
-    Message.objects.filter(pk=message.pk).update(
-        status=MessageStatus.SENT,
-        sent_at=timezone.now(),
-        status_at=timezone.now(),
-        error="",
-    )
-    log_event(
-        log,
-        "notify.sent",
-        message_id=message.pk,
-        kind=message.kind,
-        tries=message.attempts,
-    )
-    return "sent"
-
-
-def _failed(message: Message, error: Exception, *, for_good: bool = False) -> str:
-    now = timezone.now()
-    reason = f"{type(error).__name__}: {error}"[:2000]
-    if for_good or refused_for_good(error) or message.attempts >= MAX_TRIES:
-        Message.objects.filter(pk=message.pk).update(
-            status=MessageStatus.FAILED, status_at=now, error=reason
-        )
-        log_event(
-            log,
-            "notify.failed",
-            level=logging.WARNING,
-            message_id=message.pk,
-            tries=message.attempts,
-            error=type(error).__name__,  # the text may quote a name: on the row only
-        )
-        return "failed"
-    wait = retry_wait(message.attempts, first=FIRST_WAIT, longest=LONGEST_WAIT)
-    soon = wait <= HELD_BY_BROKER
-    Message.objects.filter(pk=message.pk).update(
-        status=MessageStatus.PENDING,
-        status_at=now,
-        due_at=now + wait,
-        dispatched_at=None,  # marked once handed over with its countdown, if soon
-        error=reason,
-    )
-    log_event(
-        log,
-        "notify.retry",
-        level=logging.WARNING,
-        message_id=message.pk,
-        tries=message.attempts,
-        wait=wait.total_seconds(),
-        error=type(error).__name__,
-    )
-    if soon:
-        message_hand_over(message.pk, countdown=wait.total_seconds())
-    return "retry"
+    return outbox.send(message, lambda: message_email(message), kind=message.kind)
 
 
 def message_send_again(*, message: Message) -> Message:

@@ -10,6 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from core.mail import FIRST_WAIT, MAX_TRIES
 from emails import services
 from emails.models import EmailSettings, EmailStatus, LeadEmail
 from emails.services import lead_email_send, lead_emails_sweep
@@ -60,12 +61,12 @@ def test_a_mail_server_down_is_tried_again_and_the_email_arrives_once_it_is_back
     assert stored.status == EmailStatus.QUEUED
     assert stored.attempts == 1
     assert "Connection refused" in stored.error or "Errno" in stored.error
-    assert handed_over == [(stored.pk, services.FIRST_WAIT)]
+    assert handed_over == [(stored.pk, FIRST_WAIT)]
     assert lead_email_send(email_id=stored.pk) == "not due"
 
     make_due(stored)
     assert lead_email_send(email_id=stored.pk) == "retry"
-    assert handed_over[-1] == (stored.pk, 2 * services.FIRST_WAIT)
+    assert handed_over[-1] == (stored.pk, 2 * FIRST_WAIT)
 
     smtp_server.start()
     make_due(stored)
@@ -79,12 +80,12 @@ def test_a_mail_server_down_is_tried_again_and_the_email_arrives_once_it_is_back
 
 def test_the_last_try_fails_the_email(stored, smtp_server, handed_over):
     smtp_server.stop()
-    LeadEmail.objects.filter(pk=stored.pk).update(attempts=services.MAX_TRIES - 1)
+    LeadEmail.objects.filter(pk=stored.pk).update(attempts=MAX_TRIES - 1)
 
     assert lead_email_send(email_id=stored.pk) == "failed"
 
     stored.refresh_from_db()
-    assert (stored.status, stored.attempts) == (EmailStatus.FAILED, services.MAX_TRIES)
+    assert (stored.status, stored.attempts) == (EmailStatus.FAILED, MAX_TRIES)
     assert handed_over == []
 
 

@@ -14,6 +14,7 @@ from django.core.mail import BadHeaderError
 from django.utils import timezone
 
 from core.handover import REFUSED
+from core.mail import FIRST_WAIT, MAX_TRIES
 from notify import services
 from notify.models import Message, MessageKind, MessageStatus
 from notify.services import message_queue, message_send, messages_sweep
@@ -76,14 +77,14 @@ def test_while_the_mail_server_is_down_it_is_tried_again_then_sent_once(
     assert "ConnectionRefusedError" in message.error
     assert message.due_at > timezone.now()
     # The next try is handed to the broker with its wait, and is not due before it.
-    assert dispatched[-1] == (message.pk, services.FIRST_WAIT)
+    assert dispatched[-1] == (message.pk, FIRST_WAIT)
     assert message_send(message_id=message.pk) == "not due"
 
     Message.objects.filter(pk=message.pk).update(due_at=timezone.now())
     assert message_send(message_id=message.pk) == "retry"
     message.refresh_from_db()
     assert message.attempts == 2
-    assert dispatched[-1] == (message.pk, 2 * services.FIRST_WAIT)
+    assert dispatched[-1] == (message.pk, 2 * FIRST_WAIT)
 
     smtp_server.start()
     Message.objects.filter(pk=message.pk).update(due_at=timezone.now())
@@ -139,12 +140,12 @@ def test_after_the_last_try_it_is_given_up(
     message = store(django_capture_on_commit_callbacks)
     assert message is not None
     smtp_server.stop()
-    Message.objects.filter(pk=message.pk).update(attempts=services.MAX_TRIES - 1)
+    Message.objects.filter(pk=message.pk).update(attempts=MAX_TRIES - 1)
     assert message_send(message_id=message.pk) == "failed"
     message.refresh_from_db()
     assert (message.status, message.attempts) == (
         MessageStatus.FAILED,
-        services.MAX_TRIES,
+        MAX_TRIES,
     )
 
 
@@ -271,7 +272,7 @@ def test_a_send_lost_again_and_again_is_given_up_not_retried_forever(
     message = store(django_capture_on_commit_callbacks)
     dispatched.clear()
     now = timezone.now()
-    for tries in range(1, services.MAX_TRIES + 1):
+    for tries in range(1, MAX_TRIES + 1):
         Message.objects.filter(pk=message.pk).update(
             status=MessageStatus.SENDING,
             status_at=now - services.SENDING_LOST_AFTER - timedelta(seconds=1),
@@ -279,10 +280,8 @@ def test_a_send_lost_again_and_again_is_given_up_not_retried_forever(
         )
         messages_sweep(now=now)
         message.refresh_from_db()
-        expected = MessageStatus.FAILED if tries == services.MAX_TRIES else "pending"
+        expected = MessageStatus.FAILED if tries == MAX_TRIES else "pending"
         assert message.status == expected, tries
 
-    assert len(dispatched) == services.MAX_TRIES - 1
-    assert message.error == (
-        f"The worker was lost while sending, {services.MAX_TRIES} times."
-    )
+    assert len(dispatched) == MAX_TRIES - 1
+    assert message.error == (f"The worker was lost while sending, {MAX_TRIES} times.")
