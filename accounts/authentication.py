@@ -23,6 +23,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.utils import timezone
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
+from rest_framework.views import APIView
 
 from accounts.keys import key_prefix, matches
 from accounts.models import Account, ApiCredential
@@ -31,8 +32,16 @@ from accounts.selectors import (
     api_credential_for_key,
     api_keys,
 )
-from core.api import ApiError, Forbidden, InvalidApiKey, TooManyFailures
+from core.api import (
+    ENVELOPE,
+    ApiError,
+    ContentNegotiation,
+    Forbidden,
+    InvalidApiKey,
+    TooManyFailures,
+)
 from core.throttling import (
+    CredentialRateThrottle,
     auth_failure,
     credential_rate_key,
     rate_period,
@@ -106,6 +115,20 @@ class ScoredDataKeyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return "apikey"
+
+
+class AccountKeyApi(APIView):
+    """An account's own small interface under its scored-data key (appointments,
+    consent): JSON in the house's error envelope, counted per key under the subclass's
+    ``throttle_scope``; ``account(request)`` is the key's account."""
+
+    authentication_classes = [ScoredDataKeyAuthentication]
+    content_negotiation_class = ContentNegotiation
+    throttle_classes = [CredentialRateThrottle]
+    error_shape = ENVELOPE
+
+    def account(self, request: Request) -> Account:
+        return cast(Account, request.auth)  # ScoredDataKeyAuthentication's
 
 
 def credential_counted(

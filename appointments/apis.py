@@ -6,24 +6,21 @@ envelope shape; an appointment of another account is not found."""
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, cast
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from accounts.authentication import ScoredDataKeyAuthentication
-from accounts.models import Account
+from accounts.authentication import AccountKeyApi
 from appointments.models import Actor, Appointment, Status
 from appointments.payloads import appointment_object
 from appointments.selectors import appointment_for_account
 from appointments.services import NotAllowed, appointment_change
-from core.api import ENVELOPE, ApiError, ContentNegotiation, NotFound, ValidationFailed
+from core.api import ApiError, NotFound, ValidationFailed
 from core.schema import RETRY_AFTER, ErrorEnvelope, error_responses
-from core.throttling import CredentialRateThrottle
 from core.validation import digits_only
 from webhooks.schema import (
     AppointmentEventOut,  # the events' appointment, the same object
@@ -57,15 +54,8 @@ class AppointmentMarkIn(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=1000)
 
 
-class _AccountApi(APIView):
-    authentication_classes = [ScoredDataKeyAuthentication]
-    content_negotiation_class = ContentNegotiation
-    throttle_classes = [CredentialRateThrottle]
+class _AccountApi(AccountKeyApi):
     throttle_scope = "appointments"
-    error_shape = ENVELOPE
-
-    def account(self, request: Request) -> Account:
-        return cast(Account, request.auth)  # ScoredDataKeyAuthentication's
 
 
 KEY = OpenApiParameter("apikey", str, required=True, description="The account's key.")

@@ -6,7 +6,7 @@ envelope shape, and reads and writes that account's ledger only."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
@@ -14,18 +14,15 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
-from accounts.authentication import ScoredDataKeyAuthentication
-from accounts.models import Account
+from accounts.authentication import AccountKeyApi
 from consent.selectors import calls_revocation
 from consenting.payloads import consent_object
 from consenting.selectors import consent_history
 from consenting.services import integrator_consent
-from core.api import ENVELOPE, ApiError, ContentNegotiation, ValidationFailed
+from core.api import ApiError, ValidationFailed
 from core.phones import to_e164
 from core.schema import RETRY_AFTER, ErrorEnvelope, error_responses
-from core.throttling import CredentialRateThrottle
 from texting.selectors import opt_out_in_force
 from webhooks.schema import ConsentOut  # the events' consent, the same object
 
@@ -101,15 +98,8 @@ ERRORS = error_responses(
 )
 
 
-class ConsentApi(APIView):
-    authentication_classes = [ScoredDataKeyAuthentication]
-    content_negotiation_class = ContentNegotiation
-    throttle_classes = [CredentialRateThrottle]
+class ConsentApi(AccountKeyApi):
     throttle_scope = "consent"
-    error_shape = ENVELOPE
-
-    def account(self, request: Request) -> Account:
-        return cast(Account, request.auth)  # ScoredDataKeyAuthentication's
 
     @extend_schema(
         tags=["Consent"],
