@@ -259,7 +259,8 @@ def measure(
         f"  17 notes: {BURST_AGENTS} agents; simulator scale {SCALE}; a step's p99 over "
         f"{round(RATES[0] * WINDOW)}+ leads. This machine has 2 cores shared by gunicorn, "
         "PostgreSQL, Redis, the default worker and every calls worker (each a pool of one "
-        "process a core): 2 and 4 calls processes cannot scale linearly here, and a "
-        "higher knee with more processes is mostly the pool's extra concurrency, not cores."
+        "process a core): 2 and 4 calls processes cannot scale linearly here (more "
+        "processes add pool slots, not cores); the knee lies between the rate met and "
+        "the next one run."
     )
     return rows, details
