@@ -254,7 +254,13 @@ def main() -> None:
     poster.lead_ids.clear()
     poster.batch = secrets.token_hex(4)  # new prospect ids: none may be a duplicate
     started = time.perf_counter()
-    noop = noop_latencies(count, rate, clients, timeout)
+    # ``"noop": false``: no baseline of no-op tasks (part 17 steps the rate, its baseline
+    # is another run of itself).
+    noop = (
+        noop_latencies(count, rate, clients, timeout)
+        if options.get("noop", True)
+        else []
+    )
     noop_seconds = time.perf_counter() - started
     started = time.perf_counter()
     paced(count, rate, clients, poster.post)

@@ -42,10 +42,10 @@ CELERY_APP = os.environ.get("BENCH_CELERY_APP", "bench.celery_noop")
 # simulated call is a dozen pipeline tasks; two shared cores play a few calls a second).
 WEBHOOK_RATE = float(os.environ.get("BENCH_WEBHOOK_RATE", "3")) or 3.0
 # Which parts to run, e.g. BENCH_PARTS=4 while working on dialing. By default every part
-# but 9 (the fault tests and the overload, about fifteen minutes) and 15 (due rows, twice
-# its ten-minute window), so a default run ends within about half an hour here;
+# but 9 (the fault tests and the overload, about fifteen minutes), 15 (due rows, twice
+# its ten-minute window) and 17 (the capacity curve, up to 18 windows of 30 s), so a default run ends within about half an hour here;
 # BENCH_PARTS=all runs them too.
-ALL_PARTS = "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16"
+ALL_PARTS = "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"
 DEFAULT_PARTS = "1,2,3,4,5,6,7,8,10,11,12,13,14,16"
 _WANTED_PARTS = os.environ.get("BENCH_PARTS", DEFAULT_PARTS).replace(" ", "")
 PARTS = set((ALL_PARTS if _WANTED_PARTS == "all" else _WANTED_PARTS).split(","))

@@ -68,6 +68,12 @@ every figure printed next to a baseline measured in the same run:
    day's appointments page, for an account with 100,000 calls and 20,000 appointments,
    in-process (bench/appointment_figures.py), against the dashboard's rollup figures alone
    and the bare view.
+17. Capacity (bench/capacity.py): leads at sustained rates (BENCH_CAPACITY_RATES, 2 to 16
+   leads/s, BENCH_CAPACITY_WINDOW s each, 30) with 1, 2 and 4 calls-worker processes
+   (BENCH_CAPACITY_WORKERS), up to the first rate whose receipt -> first dial p99 is over
+   1 s: the curve (p50 and p99 a rate), each one's knee against 1 process's, and the CPU a
+   lead by process kind at the knee. Not in the default run (up to 18 windows, about 12
+   minutes); ``BENCH_PARTS=17`` or ``all``.
 
 Tests never assert timings; this prints them (parts 3 and 5 are what the ADF tests
 used to time). Every process started here is stopped at
@@ -76,7 +82,7 @@ bench database is dropped (``BENCH_KEEP_DB=1`` keeps it; the next run recreates 
 Each part's figures are printed as it ends; the exit status is 1 when an aim was missed.
 
 Knobs (environment): BENCH_SECONDS (per HTTP endpoint, 5), BENCH_WORKERS (gunicorn, 4),
-BENCH_PARTS (e.g. "3,5" or "2,4,6" or "13"; every part but 9 by default, "all" for
+BENCH_PARTS (e.g. "3,5" or "2,4,6" or "13"; every part but 9, 15 and 17 by default, "all" for
 all), BENCH_DIAL_LEADS (200, the burst),
 BENCH_DIAL_CLIENTS (4), BENCH_QUEUE_LEADS (100), BENCH_QUEUE_RATE (leads/s, 5),
 BENCH_QUEUE_AGENTS (4), BENCH_DIAL_SCALE (the simulator's, 0.01), BENCH_DIAL_WAIT (s, 120),
@@ -90,6 +96,8 @@ BENCH_FAIR_WAIT (part 14's: 2000 leads, 60 leads at 1/s, 5 calls/s, 200 leads, 2
 BENCH_APPOINTMENT_CALLS, BENCH_APPOINTMENTS, BENCH_APPOINTMENT_TIMES (part 16's: 100,000,
 20,000, 15),
 BENCH_DUE_LEADS and BENCH_DUE_WINDOW (part 15's: 2,000 leads over 600 s),
+BENCH_CAPACITY_WORKERS, BENCH_CAPACITY_RATES, BENCH_CAPACITY_WINDOW and
+BENCH_CAPACITY_WAIT (part 17's: "1,2,4", "2,4,6,8,12,16" leads/s, 30 s, 30 s),
 BENCH_REDIS_URL (the broker and cache, redis://127.0.0.1:6379/15), BENCH_DB_NAME (leadcall_bench),
 BENCH_BEFORE (1 adds the runs of main before issue 22 that parts 1, 2 and 4a are set
 against, bench/before.py; off by default) and
@@ -116,6 +124,7 @@ sys.path.insert(0, str(ROOT))
 from bench import (  # noqa: E402
     appointment_figures,
     before,
+    capacity,
     dialing,
     due,
     endpoints,
@@ -394,11 +403,25 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
             report.add("3", [parse_row(t) for t in timings], [f"  {n}" for n in notes])
         if "5" in PARTS:  # in-process like part 3, before any server starts
             report.add("5", [hostile_row(t) for t in measure_hostile()])
-        if PARTS & {"1", "2", "4", "6", "7", "8", "11", "12", "13", "14", "15", "16"}:
+        if PARTS & {
+            "1",
+            "2",
+            "4",
+            "6",
+            "7",
+            "8",
+            "11",
+            "12",
+            "13",
+            "14",
+            "15",
+            "16",
+            "17",
+        }:
             step(f"preparing database {DB_NAME} and Redis {REDIS_URL}")
             flush_redis()
             prepare_database(env)
-        if PARTS & {"1", "2", "4", "7", "8", "11", "12", "14"}:
+        if PARTS & {"1", "2", "4", "7", "8", "11", "12", "14", "17"}:
             seed = seed_service(env)
             start_gunicorn(processes, env, port)
         # Main before issue 22, for parts 1, 2 and 4a's same-run yardstick.
@@ -454,6 +477,16 @@ def main() -> None:  # noqa: C901  (one branch per part of the bench, in order)
                 port, env, python, processes, Row
             )
             report.add("14", fair_rows, fair_details)
+        if "17" in PARTS:  # its own workers, 1, 2 and 4 calls processes in turn
+            step(
+                f"17 capacity: {', '.join(map(str, capacity.WORKERS))} calls worker(s), "
+                f"leads/s {', '.join(f'{r:g}' for r in capacity.RATES)} for "
+                f"{capacity.WINDOW:g} s each, up to the first p99 over 1 s"
+            )
+            capacity_rows, capacity_details = capacity.measure(
+                port, env, seed, processes, Row
+            )
+            report.add("17", capacity_rows, capacity_details)
         if "8" in PARTS:
             step(f"8 pages: seeding {pages.CALLS:,} calls, then timing the pages")
             page_rows, page_details = pages.measure(
