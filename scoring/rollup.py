@@ -37,6 +37,7 @@ from scoring.models import (
     RollupOffer,
     RollupResponse,
     RollupStale,
+    RollupStaleDay,
 )
 from scoring.percentiles import Spread, spread
 from scoring.selectors import day_start
@@ -166,6 +167,10 @@ def stale_days(reach: list[Reached], first: date, last: date) -> dict[int, set[d
         days[account_id].add(
             timezone.localtime(received_at, held[account_id][0]).date()
         )
+    for account_id, day in RollupStaleDay.objects.filter(
+        account_id__in=list(held), day__gte=first, day__lte=last
+    ).values_list("account_id", "day"):
+        days[account_id].add(day)
     return days
 
 
