@@ -6,7 +6,7 @@ whose outcome nobody marked. Read by the morning report and the dashboard."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -158,26 +158,34 @@ def _counts(
             add(tuple(keys), f"due_{status}", count)
     rolled = parts.rolled_rows()
     if rolled is not None:
-        for *keys, count in plain_rows(
-            RollupDay.objects.filter(rolled)
-            .values_list(*call_keys)
-            .annotate(**summed(["answered"]))
-            .order_by()
-        ):
-            add(tuple(keys), "answered", count)
-        columns = ["leads_set", *DUE.values()]
-        for row in plain_rows(
-            RollupAppointment.objects.filter(rolled)
-            .values_list(*call_keys)
-            .annotate(**summed(columns))
-            .order_by()
-        ):
-            keys, counted = row[: len(call_keys)], row[len(call_keys) :]
-            add(tuple(keys), "leads_set", counted[0])
-            for status, count in zip(DUE, counted[1:], strict=True):
-                add(tuple(keys), "due", count)
-                add(tuple(keys), f"due_{status}", count)
+        _rolled_counts(rolled, call_keys, add)
     return groups
+
+
+def _rolled_counts(
+    rolled: Q, call_keys: list[str], add: Callable[[tuple[Any, ...], str, int], None]
+) -> None:
+    """The counts of the rollup's days: answered calls from RollupDay, the rest from
+    RollupAppointment, each grouped by agent, source and account."""
+    for *keys, count in plain_rows(
+        RollupDay.objects.filter(rolled)
+        .values_list(*call_keys)
+        .annotate(**summed(["answered"]))
+        .order_by()
+    ):
+        add(tuple(keys), "answered", count)
+    columns = ["leads_set", *DUE.values()]
+    for row in plain_rows(
+        RollupAppointment.objects.filter(rolled)
+        .values_list(*call_keys)
+        .annotate(**summed(columns))
+        .order_by()
+    ):
+        group, counted = tuple(row[: len(call_keys)]), row[len(call_keys) :]
+        add(group, "leads_set", counted[0])
+        for status, count in zip(DUE, counted[1:], strict=True):
+            add(group, "due", count)
+            add(group, f"due_{status}", count)
 
 
 def _figures(counts: Counter[str]) -> AppointmentFigures:
