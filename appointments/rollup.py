@@ -18,6 +18,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.db.models import Count, Q
+from django.utils import timezone
 
 from appointments.models import (
     AGREED,
@@ -29,7 +30,7 @@ from appointments.models import (
 from calls.models import Call, CallStatus
 from scoring.models import RollupStale, RollupStaleDay
 from scoring.rollup import ONE_DAY, Split
-from scoring.rollup_build import _day_of
+from scoring.rollup_build import TODAY_MARGIN, _day_of
 from scoring.selectors import day_start
 
 DUE = {status: f"due_{status}" for status in AGREED}
@@ -119,21 +120,26 @@ def starting_in(parts: Split) -> Q | None:
 
 def on_appointment_saved(instance: Appointment, **_: Any) -> None:
     """An appointment was made or changed: the day it starts is read from the data until
-    the sweep has computed it again (in the transaction of the change)."""
-    zone = ZoneInfo(instance.account.timezone)
-    RollupStaleDay.objects.create(
-        account_id=instance.account_id,
-        day=instance.starts_at.astimezone(zone).date(),
-    )
+    the sweep has computed it again (in the transaction of the change). One starting
+    later than now (most: set for a coming day) needs none: its day is the account's
+    today at the earliest, which the rollup never holds (``TODAY_MARGIN`` as for calls)."""
+    if instance.starts_at < timezone.now() + TODAY_MARGIN:
+        RollupStaleDay.objects.create(
+            account_id=instance.account_id, at=instance.starts_at
+        )
 
 
 def on_change_saved(instance: AppointmentChange, created: bool, **_: Any) -> None:
     """An appointment was set: its call's day counts one more lead set."""
-    if created and instance.status_to == Status.SET:
+    if not created or instance.status_to != Status.SET:
+        return
+    if AppointmentChange.appointment.is_cached(instance):
+        call_id = instance.appointment.call_id
+    else:
         call_id = (
             Appointment.objects.filter(pk=instance.appointment_id)
             .values_list("call_id", flat=True)
             .first()
         )
-        if call_id is not None:
-            RollupStale.objects.create(call_id=call_id)
+    if call_id is not None:
+        RollupStale.objects.create(call_id=call_id)

@@ -245,11 +245,11 @@ def _refresh_marked(limit: int) -> int:
     )[:limit]:
         by_account[account_id].append((pk, received_at))
     # Days marked as such (an appointment of the day changed): their own marks.
-    day_marks: dict[int, list[tuple[int, date]]] = defaultdict(list)
-    for pk, account_id, day in RollupStaleDay.objects.order_by("pk").values_list(
-        "pk", "account_id", "day"
+    day_marks: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
+    for pk, account_id, at in RollupStaleDay.objects.order_by("pk").values_list(
+        "pk", "account_id", "at"
     )[:limit]:
-        day_marks[account_id].append((pk, day))
+        day_marks[account_id].append((pk, at))
     computed = 0
     for account_id in sorted({*by_account, *day_marks}):
         marks = by_account.get(account_id, [])
@@ -259,7 +259,7 @@ def _refresh_marked(limit: int) -> int:
             zone = ZoneInfo(coverage.timezone)
             through = coverage.through
             days = {timezone.localtime(at, zone).date() for _, at in marks}
-            days |= {day for _, day in marked_days}
+            days |= {timezone.localtime(at, zone).date() for _, at in marked_days}
             for day in sorted(d for d in days if through is not None and d <= through):
                 _write(account_id, zone, day, day)
                 computed += 1
