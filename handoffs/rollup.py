@@ -63,12 +63,18 @@ def write_days(
     RollupSpeed.objects.bulk_create(written, batch_size=1000)
 
 
-def on_text_saved(instance: Text, created: bool, **_: Any) -> None:
+def on_text_saved(
+    instance: Text,
+    created: bool,
+    update_fields: frozenset[str] | None = None,
+    **_: Any,
+) -> None:
     """A text to a lead that may be their call's first touch or first human: the call's
     day is read from the data until the sweep has computed it again."""
     if instance.call_id is None or instance.direction != Direction.OUT:
         return
-    if not created and instance.status != TextStatus.CANCELED:
+    moved = update_fields is not None and "due_at" in update_fields  # quiet hours
+    if not created and not moved and instance.status != TextStatus.CANCELED:
         return  # a status of a text already counted (a canceled one no longer counts)
     if instance.purpose not in AUTOMATIC and not (
         instance.purpose == Purpose.REPLY and instance.sent_by_id is not None
