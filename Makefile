@@ -67,7 +67,7 @@ SQLITE_TESTS := tests/test_outbox.py tests/test_hand_over_bounded.py tests/test_
 	tests/texting/test_automatic.py tests/texting/test_one_number.py tests/texting/test_possible_opt_out.py \
 	tests/calls/test_lost_legs.py \
 	tests/calls/test_recordings_sweep.py tests/calls/test_speech_recordings.py tests/insights \
-	tests/pages/test_said_search.py tests/appointments tests/handoffs tests/consent tests/emails tests/cadence
+	tests/pages/test_said_search.py tests/pages/test_figures_rollup.py tests/appointments tests/handoffs tests/consent tests/emails tests/cadence
 SQLITE_DIR := var/test-sqlite
 
 # PostgreSQL and Redis for the suite: started when stopped, installed when missing (as root).

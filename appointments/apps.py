@@ -5,9 +5,12 @@ class AppointmentsConfig(AppConfig):
     name = "appointments"
 
     def ready(self) -> None:
-        from appointments import effects, reminders, triggers  # noqa: F401 (effects)
+        from django.db.models.signals import post_save
+
+        from appointments import effects, reminders, rollup, triggers  # noqa: F401
+        from appointments.models import Appointment, AppointmentChange
         from calls.signals import transcription_saved
-        from scoring.signals import score_saved
+        from scoring.signals import rollup_written, score_saved
         from texting.signals import lead_replied
 
         # What a scorer records and what a call's transcript says become appointments,
@@ -19,4 +22,17 @@ class AppointmentsConfig(AppConfig):
         # A lead's reply to a reminder: C confirms, R asks a person to move it.
         lead_replied.connect(
             reminders.on_lead_replied, dispatch_uid="appointments.reply"
+        )
+        # The appointment counts rolled up beside the dashboard's rollup, and the days
+        # an appointment's change touches marked for it.
+        rollup_written.connect(rollup.write_days, dispatch_uid="appointments.rollup")
+        post_save.connect(
+            rollup.on_appointment_saved,
+            sender=Appointment,
+            dispatch_uid="appointments.rollup_day",
+        )
+        post_save.connect(
+            rollup.on_change_saved,
+            sender=AppointmentChange,
+            dispatch_uid="appointments.rollup_set",
         )

@@ -6,7 +6,7 @@ whose outcome nobody marked. Read by the morning report and the dashboard."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
@@ -16,10 +16,25 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from accounts.models import Account
-from appointments.models import AGREED, Appointment, AppointmentChange, Status
+from appointments.models import (
+    AGREED,
+    Appointment,
+    AppointmentChange,
+    RollupAppointment,
+    Status,
+)
+from appointments.rollup import DUE, starting_in
 from calls.models import Call, CallStatus
 from core.planning import without_jit
-from scoring.selectors import local_days
+from scoring.models import RollupDay
+from scoring.rollup import (
+    Split,
+    accounts_reached,
+    plain_rows,
+    split,
+    stale_days,
+    summed,
+)
 
 # What each breakdown groups by: the call's field, and the appointment's path to it.
 BY = {
@@ -27,6 +42,15 @@ BY = {
     "source": ("source", "call__source"),
     "account": ("account_id", "account_id"),
 }
+
+
+def _parts(pairs: list[tuple[int, str]], first: date, last: date) -> Split:
+    """Where each account's days ``first``..``last`` are read: the rollup's rows or the
+    data (scoring/rollup.py's split, with its stale marks)."""
+    reach = accounts_reached(
+        Account.objects.filter(pk__in=[pk for pk, _ in pairs]), rollup=True
+    )
+    return split(reach, stale_days(reach, first, last), first, last)
 
 
 @dataclass(frozen=True)
@@ -89,44 +113,79 @@ def _counts(
     groups: dict[str, dict[Hashable, Counter[str]]] = {"all": {}, **{b: {} for b in by}}
 
     def add(keys: tuple[Any, ...], counter: str, count: int) -> None:
+        if not count:  # a rollup row's zero: no group the data would not have
+            return
         named = dict(zip(BY, keys, strict=True))
         groups["all"].setdefault(None, Counter())[counter] += count
         for name in by:
             groups[name].setdefault(named[name], Counter())[counter] += count
 
-    answered = Call.objects.filter(
-        local_days(accounts=pairs, first=first, last=last), status=CallStatus.ANSWER
-    )
+    # Each account's days the dashboard's rollup holds are read from its rows (the
+    # calls answered from RollupDay, the appointments from RollupAppointment), the
+    # others (today, a day not built yet or changed since) from the data.
+    parts = _parts(pairs, first, last)
     call_keys = [BY[b][0] for b in BY]
-    for *keys, count in (
-        answered.order_by().values_list(*call_keys).annotate(n=Count("pk"))
+    calls = parts.calls()
+    if calls is not None:
+        answered = Call.objects.filter(calls, status=CallStatus.ANSWER)
+        for *keys, count in (
+            answered.order_by().values_list(*call_keys).annotate(n=Count("pk"))
+        ):
+            add(tuple(keys), "answered", count)
+        # A lead counts once however often its appointment was set again (moved); a
+        # call is in one group of each grouping, so the distinct counts add up.
+        made_keys = [f"appointment__{BY[b][1]}" for b in BY]
+        made_set = (
+            AppointmentChange.objects.filter(
+                status_to=Status.SET, appointment__call__in=answered
+            )
+            .order_by()
+            .values_list(*made_keys)
+            .annotate(n=Count("appointment__call_id", distinct=True))
+        )
+        for *keys, count in made_set:
+            add(tuple(keys), "leads_set", count)
+    starting = starting_in(parts)
+    if starting is not None:
+        due = (
+            Appointment.objects.filter(starting, status__in=AGREED, starts_at__lt=now)
+            .order_by()
+            .values_list("status", *(BY[b][1] for b in BY))
+            .annotate(n=Count("pk"))
+        )
+        for status, *keys, count in due:
+            add(tuple(keys), "due", count)
+            add(tuple(keys), f"due_{status}", count)
+    rolled = parts.rolled_rows()
+    if rolled is not None:
+        _rolled_counts(rolled, call_keys, add)
+    return groups
+
+
+def _rolled_counts(
+    rolled: Q, call_keys: list[str], add: Callable[[tuple[Any, ...], str, int], None]
+) -> None:
+    """The counts of the rollup's days: answered calls from RollupDay, the rest from
+    RollupAppointment, each grouped by agent, source and account."""
+    for *keys, count in plain_rows(
+        RollupDay.objects.filter(rolled)
+        .values_list(*call_keys)
+        .annotate(**summed(["answered"]))
+        .order_by()
     ):
         add(tuple(keys), "answered", count)
-    # A lead counts once however often its appointment was set again (moved); a call is
-    # in one group of each grouping, so the distinct counts add up.
-    made_keys = [f"appointment__{BY[b][1]}" for b in BY]
-    made_set = (
-        AppointmentChange.objects.filter(
-            status_to=Status.SET, appointment__call__in=answered
-        )
+    columns = ["leads_set", *DUE.values()]
+    for row in plain_rows(
+        RollupAppointment.objects.filter(rolled)
+        .values_list(*call_keys)
+        .annotate(**summed(columns))
         .order_by()
-        .values_list(*made_keys)
-        .annotate(n=Count("appointment__call_id", distinct=True))
-    )
-    for *keys, count in made_set:
-        add(tuple(keys), "leads_set", count)
-    due = (
-        Appointment.objects.filter(
-            starting_on(pairs, first, last), status__in=AGREED, starts_at__lt=now
-        )
-        .order_by()
-        .values_list("status", *(BY[b][1] for b in BY))
-        .annotate(n=Count("pk"))
-    )
-    for status, *keys, count in due:
-        add(tuple(keys), "due", count)
-        add(tuple(keys), f"due_{status}", count)
-    return groups
+    ):
+        group, counted = tuple(row[: len(call_keys)]), row[len(call_keys) :]
+        add(group, "leads_set", counted[0])
+        for status, count in zip(DUE, counted[1:], strict=True):
+            add(group, "due", count)
+            add(group, f"due_{status}", count)
 
 
 def _figures(counts: Counter[str]) -> AppointmentFigures:

@@ -168,3 +168,27 @@ class Reminder(models.Model):
         return (
             f"{self.get_kind_display()} reminder of appointment {self.appointment_id}"
         )
+
+
+class RollupAppointment(models.Model):
+    """The appointment counts of one account's day (appointments/rollup.py), per agent
+    and source of the call (None: no call): ``leads_set``, the answered leads received
+    that day an appointment was set for; ``due_*``, the agreed appointments starting that
+    day by status. Beside the dashboard's rollup (scoring), computed with its days."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    agent_id = models.IntegerField(null=True)
+    # None (not ""): an appointment without a call has no source, as the data says.
+    source = models.CharField(max_length=45, null=True)  # noqa: DJ001
+    leads_set = models.PositiveIntegerField(default=0)
+    due_set = models.PositiveIntegerField(default=0)
+    due_confirmed = models.PositiveIntegerField(default=0)
+    due_kept = models.PositiveIntegerField(default=0)
+    due_no_show = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        indexes = [models.Index(fields=["account", "day"])]
+
+    def __str__(self) -> str:
+        return f"Appointments of account {self.account_id} on {self.day}"

@@ -11,7 +11,8 @@ class HandoffsConfig(AppConfig):
         from appointments.models import AppointmentChange
         from calls.signals import call_finished, lead_answered, transcription_saved
         from consenting.models import SpokenRevocation
-        from handoffs import effects, triggers  # noqa: F401 (effects registers its handler)
+        from handoffs import effects, rollup, triggers  # noqa: F401 (effects)
+        from scoring.signals import rollup_written
         from texting.models import OptOut, Text
         from texting.signals import lead_replied
 
@@ -40,4 +41,10 @@ class HandoffsConfig(AppConfig):
             triggers.on_spoken_revocation_saved,
             sender=SpokenRevocation,
             dispatch_uid="handoffs.spoken_opt_out",
+        )
+        # The speed numbers rolled up beside the dashboard's rollup, and a call's day
+        # marked when a text may change its first touch or first human.
+        rollup_written.connect(rollup.write_days, dispatch_uid="handoffs.rollup")
+        post_save.connect(
+            rollup.on_text_saved, sender=Text, dispatch_uid="handoffs.rollup_text"
         )

@@ -119,3 +119,24 @@ class Handoff(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()}: {self.phone}"
+
+
+class RollupSpeed(models.Model):
+    """How many leads of one account's day, taken by one agent (or none), were first
+    touched (``kind`` "touch") or first reached by a person ("human") after each whole
+    second, and how many leads the day had ("lead", ``seconds`` 0): the per-second
+    histograms the speed numbers' percentiles are read from (handoffs/rollup.py), as
+    scoring's RollupResponse keeps response times."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    day = models.DateField()
+    agent_id = models.IntegerField(null=True)
+    kind = models.CharField(max_length=5)
+    seconds = models.PositiveIntegerField()
+    calls = models.PositiveIntegerField()
+
+    class Meta:
+        indexes = [models.Index(fields=["account", "day"])]
+
+    def __str__(self) -> str:
+        return f"{self.calls} leads {self.kind} in {self.seconds} s on {self.day}"

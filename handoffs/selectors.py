@@ -26,9 +26,15 @@ from django.utils import timezone
 from accounts.models import Account
 from calls.models import Call, CallAttempt, Leg
 from core.planning import without_jit
-from handoffs.models import Handoff
+from handoffs.models import Handoff, RollupSpeed
 from scoring.percentiles import from_spread
-from scoring.selectors import local_days
+from scoring.rollup import (
+    accounts_reached,
+    plain_rows,
+    split,
+    stale_days,
+    summed,
+)
 from texting.models import AUTOMATIC, Direction, Purpose, Text, TextStatus
 
 FRACTIONS = (0.5, 0.9)
@@ -76,17 +82,17 @@ def speed_figures(
 ) -> dict[int | None, Speed]:
     """The two speed numbers of the leads the accounts received on their local days
     ``first`` to ``last``: overall (key None) and per account (its id), or per agent of
-    the call (``by="agent_id"``; a lead no agent took counts overall only). One query;
-    the percentiles are PostgreSQL's ``percentile_cont`` arithmetic."""
+    the call (``by="agent_id"``; a lead no agent took counts overall only). The days the
+    dashboard's rollup holds are read from its per-second histograms, the rest from the
+    calls (a query each at most); the percentiles are PostgreSQL's ``percentile_cont``
+    arithmetic over the merged counts."""
     if by not in ("account_id", "agent_id"):
         raise ValueError(by)
-    calls = Call.objects.filter(local_days(accounts=accounts, first=first, last=last))
     leads: dict[int | None, int] = defaultdict(int)
     touch: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
     human: dict[int | None, dict[int, int]] = defaultdict(lambda: defaultdict(int))
-    spread = _spread_in_sql if connection.vendor == "postgresql" else _spread_per_call
     counters = {"touch": touch, "human": human}
-    for kind, group, seconds, count in spread(calls, by):
+    for kind, group, seconds, count in _spread_of_range(accounts, first, last, by):
         for key in (None, group) if group is not None else (None,):
             if kind == "lead":
                 leads[key] += count
@@ -106,6 +112,35 @@ def speed_figures(
             human_p90=human_p90,
         )
     return figures
+
+
+def _spread_of_range(
+    accounts: QuerySet[Account], first: date, last: date, by: str
+) -> Spread:
+    """The spread of the range: each account's days the dashboard's rollup holds from its
+    ``RollupSpeed`` histograms (handoffs/rollup.py), the others (today, a day not built
+    yet or changed since) from the calls: a query each at most."""
+    reach = accounts_reached(accounts, rollup=True)
+    parts = split(reach, stale_days(reach, first, last), first, last)
+    calls = parts.calls()
+    if calls is not None:
+        yield from spread_of(Call.objects.filter(calls), by)
+    rolled = parts.rolled_rows()
+    if rolled is not None:
+        yield from plain_rows(
+            RollupSpeed.objects.filter(rolled)
+            .values_list("kind", by, "seconds")
+            .annotate(**summed(["calls"]))
+            .order_by()
+        )
+
+
+def spread_of(calls: QuerySet[Call], by: str) -> Spread:
+    """The spread of ``calls`` grouped by ``by``: counted by PostgreSQL in one query, or a
+    call at a time on the embedded SQLite."""
+    if connection.vendor == "postgresql":
+        return _spread_in_sql(calls, by)
+    return _spread_per_call(calls, by)
 
 
 # ("lead", group, 0, leads), ("touch", group, seconds, leads), ("human", ...): the leads

@@ -531,3 +531,17 @@ class RollupHour(models.Model):
 
     def __str__(self) -> str:
         return f"{self.hour:%Y-%m-%d %H}:00 UTC of account {self.account_id}"
+
+
+class RollupStaleDay(models.Model):
+    """An account's local day whose figures changed though none of its calls did (an
+    appointment starting then changed status), named by a moment of it (``at``; its day
+    is cut in the account's timezone when read, as a call's is): read from the data until
+    the rollup sweep has computed the day again and removed the mark."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="+")
+    at = models.DateTimeField()
+    marked_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"The day of {self.at} at account {self.account_id} changed"

@@ -37,6 +37,7 @@ from scoring.models import (
     RollupOffer,
     RollupResponse,
     RollupStale,
+    RollupStaleDay,
 )
 from scoring.percentiles import Spread, spread
 from scoring.selectors import day_start
@@ -143,8 +144,8 @@ def accounts_reached(accounts: QuerySet[Account], *, rollup: bool) -> list[Reach
 
 
 def stale_days(reach: list[Reached], first: date, last: date) -> dict[int, set[date]]:
-    """The days from ``first`` to ``last`` the rollup holds but a call of which changed
-    since (a stale mark), per account: one query, none when the rollup holds no such day."""
+    """The days from ``first`` to ``last`` the rollup holds but a call of which (or the
+    day itself: ``RollupStaleDay``) changed since (a stale mark), per account: one query, none when the rollup holds no such day."""
     held = {
         account.pk: (ZoneInfo(account.zone), account.through)
         for account in reach
@@ -156,16 +157,24 @@ def stale_days(reach: list[Reached], first: date, last: date) -> dict[int, set[d
     latest = max(
         day_start(min(last, through) + ONE_DAY, zone) for zone, through in held.values()
     )
-    marked = RollupStale.objects.filter(
-        call__account_id__in=list(held),
-        call__received_at__gte=earliest,
-        call__received_at__lt=latest,
-    ).values_list("call__account_id", "call__received_at")
-    days: dict[int, set[date]] = defaultdict(set)
-    for account_id, received_at in marked:
-        days[account_id].add(
-            timezone.localtime(received_at, held[account_id][0]).date()
+    # The calls marked, and the days marked as such (by a moment of them), in one query.
+    marked = (
+        RollupStale.objects.filter(
+            call__account_id__in=list(held),
+            call__received_at__gte=earliest,
+            call__received_at__lt=latest,
         )
+        .values_list("call__account_id", "call__received_at")
+        .union(
+            RollupStaleDay.objects.filter(
+                account_id__in=list(held), at__gte=earliest, at__lt=latest
+            ).values_list("account_id", "at"),
+            all=True,
+        )
+    )
+    days: dict[int, set[date]] = defaultdict(set)
+    for account_id, moment in marked:
+        days[account_id].add(timezone.localtime(moment, held[account_id][0]).date())
     return days
 
 

@@ -37,9 +37,11 @@ from scoring.models import (
     RollupOffer,
     RollupResponse,
     RollupStale,
+    RollupStaleDay,
 )
 from scoring.rollup import CALL_COUNTS, HOUR_COUNTS, OFFER_COUNTS, ONE_DAY, dicts
 from scoring.selectors import day_start
+from scoring.signals import rollup_written
 
 CHUNK_DAYS = 31  # days computed in one transaction
 SWEEP_DAYS = 1000  # account-days one sweep adds at most
@@ -176,6 +178,13 @@ def _locked(account_id: int) -> RollupCoverage:
 def _forget(coverage: RollupCoverage) -> None:
     for model in DAY_MODELS:
         model.objects.filter(account_id=coverage.account_id).delete()
+    rollup_written.send(
+        sender=RollupCoverage,
+        account_id=coverage.account_id,
+        zone=None,
+        first=None,
+        last=None,
+    )
     coverage.through = None
     coverage.save(update_fields=["timezone", "through", "updated_at"])
 
@@ -235,18 +244,28 @@ def _refresh_marked(limit: int) -> int:
         "pk", "call__account_id", "call__received_at"
     )[:limit]:
         by_account[account_id].append((pk, received_at))
+    # Days marked as such (an appointment of the day changed): their own marks.
+    day_marks: dict[int, list[tuple[int, datetime]]] = defaultdict(list)
+    for pk, account_id, at in RollupStaleDay.objects.order_by("pk").values_list(
+        "pk", "account_id", "at"
+    )[:limit]:
+        day_marks[account_id].append((pk, at))
     computed = 0
-    for account_id, marks in by_account.items():
+    for account_id in sorted({*by_account, *day_marks}):
+        marks = by_account.get(account_id, [])
+        marked_days = day_marks.get(account_id, [])
         with transaction.atomic():
             coverage = _locked(account_id)
             zone = ZoneInfo(coverage.timezone)
             through = coverage.through
             days = {timezone.localtime(at, zone).date() for _, at in marks}
+            days |= {timezone.localtime(at, zone).date() for _, at in marked_days}
             for day in sorted(d for d in days if through is not None and d <= through):
                 _write(account_id, zone, day, day)
                 computed += 1
             # Only the marks read: one written since stays, for the next sweep.
             RollupStale.objects.filter(pk__in=[pk for pk, _ in marks]).delete()
+            RollupStaleDay.objects.filter(pk__in=[pk for pk, _ in marked_days]).delete()
     return computed
 
 
@@ -351,5 +370,8 @@ def _write(account_id: int, zone: ZoneInfo, first: date, last: date) -> int:
             )
         ),
         batch_size=1000,
+    )
+    rollup_written.send(
+        sender=RollupCoverage, account_id=account_id, zone=zone, first=first, last=last
     )
     return sum(row.received for row in rows)
