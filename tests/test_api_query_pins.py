@@ -181,9 +181,9 @@ REQUESTS = [
     Request("user create", create, 26, 24, 201),
     Request("user update", update, 24, 22),
     # texting_optout.decided_by, who set or changed an appointment, who recorded a
-    # consent ledger entry, who closed a handoff, and who decided a spoken revocation,
-    # set null too
-    Request("user delete", delete, 30, 28),
+    # consent ledger entry, who closed a handoff, who decided a spoken revocation, and who
+    # stopped a lead's follow-up steps, set null too
+    Request("user delete", delete, 31, 29),
     Request("user find by email", find_email, 3, 1),
     Request("user code available", code_available, 3, 1),
     # the consent ledger read for a revocation of calls, and the request's consent added

@@ -38,8 +38,9 @@ LEAD = "+13035550123"
 # the call to time its conversation when the lead answers (issue 37: the duration, the
 # recording and its speech agree); the pipeline's own statements did not change. 58 since
 # an agent connected closes the lead's handoff timers (issue 39: one UPDATE on their
-# partial unique index, in the answer's transaction).
-STATEMENTS_PER_ANSWERED_CALL = 58
+# partial unique index, in the answer's transaction). 59 since it also stops the lead's
+# planned follow-up steps (issue 39's cadence: one UPDATE, in the same transaction).
+STATEMENTS_PER_ANSWERED_CALL = 59
 
 
 @pytest.fixture

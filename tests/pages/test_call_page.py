@@ -137,7 +137,8 @@ def test_the_call_page_costs_the_same_queries_however_many_revisions(
             by_user=world.manager,
         )
     client = signed_in(world.manager)
-    # 16: the appointment card reads the appointments (with who set them) and their
-    # changes (with who made them), two queries whatever their number.
-    with django_assert_max_num_queries(16):
+    # 17: the appointment card reads the appointments (with who set them) and their
+    # changes (with who made them), two queries whatever their number; the follow-up card
+    # its next planned step and the spoken-revocation card its suggestion, one each.
+    with django_assert_max_num_queries(17):
         page(client, world.agent_call)
