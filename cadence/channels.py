@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from cadence.models import Channel, PlannedStep, StepStatus, Template
 from calls.models import CallOrigin
-from calls.services import call_again
+from calls.services import SetupPriority, call_again
 from texting import compose
 from texting.models import Purpose, Text
 from texting.selectors import opted_out, texting_settings_of
@@ -29,6 +29,7 @@ def _call(step: PlannedStep) -> Outcome:
         call=step.call,
         origin=CallOrigin.CADENCE,
         why=f"Follow-up call, step {step.position + 1} of the cadence.",
+        priority=SetupPriority.LATER,  # never ahead of a new lead (issue 40)
     )
     if made is None:
         return Outcome(StepStatus.SKIPPED, "A call to the lead was under way already.")

@@ -112,10 +112,17 @@ LEAD_FIELDS = (
 UNDER_WAY = (CallStatus.QUEUED, CallStatus.DIALING)
 
 
-def call_again(*, call: Call, origin: str, why: str) -> Call | None:
+def call_again(
+    *,
+    call: Call,
+    origin: str,
+    why: str,
+    priority: SetupPriority = SetupPriority.FRESH,
+) -> Call | None:
     """Queue a new call to the lead of ``call`` through the same pipeline, at once (a
-    lead's "call me" reply, a follow-up step), with its lead's fields and ``why`` before
-    its whisper; None when one is under way for the lead already."""
+    lead's "call me" reply, a follow-up step: ``SetupPriority.LATER``, behind new leads),
+    with its lead's fields and ``why`` before its whisper; None when one is under way for
+    the lead already."""
     under_way = Call.objects.filter(
         account_id=call.account_id, phone=call.phone, status__in=UNDER_WAY
     ).exists()
@@ -127,6 +134,7 @@ def call_again(*, call: Call, origin: str, why: str) -> Call | None:
         received_at=timezone.now(),
         origin=origin,
         team=call.team,
+        priority=priority,
         whisper=f"{why} {call.whisper}".strip(),
         **{field: getattr(call, field) for field in LEAD_FIELDS},
     )

@@ -13,6 +13,8 @@ from django.utils import timezone
 from cadence.models import Cadence, CadenceStep, Channel, PlannedStep, StepStatus
 from cadence.services import step_run, steps_hand_over_due
 from calls.models import Call, CallOrigin, CallStatus, NoAgentPolicy
+from calls.pipeline import broker
+from calls.services import SetupPriority
 from tests.cadence.conftest import (
     ANSWERS,
     LEAD,
@@ -121,8 +123,16 @@ def test_a_text_step_is_sent_through_the_simulator(world, account, handed, dispa
 
 
 def test_a_call_step_goes_through_the_same_pipeline_and_plans_nothing_more(
-    world, account, handed
+    world, account, handed, monkeypatch
 ):
+    setups: dict[int, SetupPriority] = {}
+    real = broker.dispatch_setup
+
+    def dispatch_setup(call_id, *args, priority=SetupPriority.FRESH, **kwargs):
+        setups[call_id] = priority
+        return real(call_id, *args, priority=priority, **kwargs)
+
+    monkeypatch.setattr(broker, "dispatch_setup", dispatch_setup)
     first = lead_not_reached(world, account)
     day1 = PlannedStep.objects.get(account=account, position=1)
     make_due(day1)
@@ -141,6 +151,11 @@ def test_a_call_step_goes_through_the_same_pipeline_and_plans_nothing_more(
         CallStatus.NOANSWER,
     )
     assert again.whisper.startswith("Follow-up call, step 2 of the cadence.")
+    # Set up behind every new lead (issue 40's fair order), the lead's own call was not.
+    assert (setups[first.pk], setups[again.pk]) == (
+        SetupPriority.FRESH,
+        SetupPriority.LATER,
+    )
     # The cadence plans its own texts: texting sends none for the step's call.
     assert Text.objects.filter(call=again).count() == 0
     assert PlannedStep.objects.filter(call=again).count() == 0
