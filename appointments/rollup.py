@@ -30,7 +30,7 @@ from appointments.models import (
 from calls.models import Call, CallStatus
 from scoring.models import RollupStale, RollupStaleDay
 from scoring.rollup import ONE_DAY, Split
-from scoring.rollup_build import TODAY_MARGIN, _day_of
+from scoring.rollup_build import TODAY_MARGIN, day_of
 from scoring.selectors import day_start
 
 DUE = {status: f"due_{status}" for status in AGREED}
@@ -67,7 +67,7 @@ def write_days(
         AppointmentChange.objects.filter(
             status_to=Status.SET, appointment__call__in=answered
         )
-        .annotate(day=_day_of(days, zone, "appointment__call__received_at"))
+        .annotate(day=day_of(days, zone, "appointment__call__received_at"))
         .order_by()
         .values_list("day", "appointment__call__agent_id", "appointment__call__source")
         .annotate(n=Count("appointment__call_id", distinct=True))
@@ -80,7 +80,7 @@ def write_days(
             starts_at__lt=end,
             status__in=AGREED,
         )
-        .annotate(day=_day_of(days, zone, "starts_at"))
+        .annotate(day=day_of(days, zone, "starts_at"))
         .order_by()
         .values_list("day", "status", "call__agent_id", "call__source")
         .annotate(n=Count("pk"))

@@ -283,7 +283,7 @@ def _first_day(account_id: int, zone: ZoneInfo) -> date | None:
 # --- computing days from the calls
 
 
-def _day_of(days: list[date], zone: ZoneInfo, received: str) -> Case:
+def day_of(days: list[date], zone: ZoneInfo, received: str) -> Case:
     """Which of ``days`` (consecutive, in ``zone``) a call was received on, by the bounds
     the dashboard's range uses (``day_start``): the rollup and the calls never disagree
     on a call's day, whatever the database makes of timezones."""
@@ -310,7 +310,7 @@ def _write(account_id: int, zone: ZoneInfo, first: date, last: date) -> int:
         "received_at__lt": day_start(last + ONE_DAY, zone),
     }
     calls = Call.objects.filter(**bounds).annotate(
-        day=_day_of(days, zone, "received_at")
+        day=day_of(days, zone, "received_at")
     )
     rows = [
         RollupDay(
@@ -351,7 +351,7 @@ def _write(account_id: int, zone: ZoneInfo, first: date, last: date) -> int:
                     agent__isnull=False,
                     **{f"call__{name}": value for name, value in bounds.items()},
                 )
-                .annotate(day=_day_of(days, zone, "call__received_at"))
+                .annotate(day=day_of(days, zone, "call__received_at"))
                 .values("day", "agent")
                 .annotate(**OFFER_COUNTS)
                 .order_by()

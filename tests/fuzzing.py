@@ -119,11 +119,12 @@ def steer_lead_intake(
     credentials: str,
     document: bool,
     text: st.SearchStrategy[str] = ANY_TEXT,
+    in_form: bool | None = None,
 ) -> None:
     """Lead intake: ``credentials`` (a key of ``Fuzzed.api_user_and_key``) in the form's
-    fields or, drawn for a form and always for an XML body, in the headers; with
-    ``document``, the tenant's lead with ``text`` in it as the form's ``xml`` or as the
-    body."""
+    fields or in the headers (for a form: ``in_form``, drawn when None; always headers
+    for an XML body); with ``document``, the tenant's lead with ``text`` in it as the
+    form's ``xml`` or as the body."""
     api_user, key = fuzzed.api_user_and_key(credentials)
     lead = None
     if document:
@@ -135,7 +136,9 @@ def steer_lead_intake(
             provider_name=data.draw(text, label="provider name"),
         )
     if isinstance(case.body, dict):
-        if data.draw(st.booleans(), label="credentials as the form's fields"):
+        if in_form is None:
+            in_form = data.draw(st.booleans(), label="credentials as the form's fields")
+        if in_form:
             case.body.update({"apiuser": api_user, "apikey": key})
         else:
             case.body.pop("apiuser", None)
